@@ -1,0 +1,13 @@
+/*
+ * cli/commands.h - the subcommands of the gpufleet binary.
+ *
+ * Each subcommand is one function taking the arguments after its name
+ * (argv[0] is the subcommand name) and returning the process exit status.
+ * Adding a subcommand is one file and one line in the table in main.c.
+ */
+#ifndef GF_CLI_COMMANDS_H
+#define GF_CLI_COMMANDS_H
+
+int gf_cmd_simulate(int argc, char **argv);
+
+#endif /* GF_CLI_COMMANDS_H */

@@ -1,0 +1,52 @@
+/*
+ * cli/main.c - the gpufleet binary: dispatch to a subcommand.
+ *
+ * Wiring only: every subcommand lives in its own cli/cmd_*.c file and is
+ * listed once in the table below.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "simulate", gf_cmd_simulate, "replay a trace against the cluster under each placement policy" },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: gpufleet <command> [options]\n\ncommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'gpufleet <command> --help' describes a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("gpufleet 0.1.0\n");
+		return 0;
+	}
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "gpufleet: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

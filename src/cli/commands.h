@@ -9,5 +9,6 @@
 #define GF_CLI_COMMANDS_H
 
 int gf_cmd_simulate(int argc, char **argv);
+int gf_cmd_agent(int argc, char **argv);
 
 #endif /* GF_CLI_COMMANDS_H */

@@ -17,6 +17,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "simulate", gf_cmd_simulate, "replay a trace against the cluster under each placement policy" },
+	{ "agent", gf_cmd_agent, "GPU node agent: dcgm-exporter compatible /metrics, pod attribution, topology" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

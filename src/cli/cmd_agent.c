@@ -1,10 +1,338 @@
-/* cli/cmd_agent.c - placeholder while the node agent lands (same commit series). */
+/*
+ * cli/cmd_agent.c - `gpufleet agent`: argument parsing and wiring only.
+ *
+ * Builds a gf_agent (src/agent), serves it with gfhttp on /metrics,
+ * /health, /inventory and /, optionally publishes the inventory on the
+ * Node object, and stops gracefully on SIGINT/SIGTERM.  The signals are
+ * blocked before any thread starts and taken with sigtimedwait() in the
+ * main thread, which also runs the periodic Node publish.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/kube.h"
 #include "cli/commands.h"
+#include "http/server.h"
+
+#define METRICS_CAP (8u << 20) /* 8 MiB: 64 GPUs x 32 pods x 40 metrics fits */
+
+struct opts {
+	struct gf_agent_config cfg;
+	const char *address;
+	const char *node;
+	const char *kubeconfig;
+	bool once, inventory, publish, no_hostname;
+	unsigned long publish_s;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpufleet agent [options]\n"
+		"GPU node agent: dcgm-exporter compatible metrics on /metrics, pod attribution,\n"
+		"GPU inventory and topology (docs/agent.md).\n\n"
+		"  -a, --address [HOST]:PORT  listen address (default :9400; env DCGM_EXPORTER_LISTEN)\n"
+		"  -c, --interval-ms MS       max age of served values (default 1000; 0 = per scrape)\n"
+		"      --nvml-lib PATH        NVML library (default libnvidia-ml.so.1; env GF_NVML_LIB)\n"
+		"      --allow-no-nvml        serve an empty set when NVML is missing or fails\n"
+		"      --no-kubernetes        no pod/namespace/container labels\n"
+		"      --proc-root DIR        host /proc (default /proc; needs hostPID in a pod)\n"
+		"      --log-root DIR         kubelet log root with containers/ and pods/ (default /var/log)\n"
+		"      --sys-root DIR         sysfs root for NUMA nodes (default /sys)\n"
+		"      --node-name NAME       node name (default $NODE_NAME, else the host name)\n"
+		"      --no-hostname          omit the hostname label\n"
+		"      --once                 print the metrics once to stdout and exit\n"
+		"      --inventory            print the inventory/topology JSON and exit\n"
+		"      --publish-node         publish GPU labels and topology annotation on the Node\n"
+		"      --kubeconfig PATH      API server access (default: in-cluster service account)\n"
+		"      --publish-interval-s N republish period (default 300)\n");
+}
+
+static bool parse_ulong(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* "[HOST]:PORT" -> host (may be "") and port. */
+static bool parse_address(const char *a, char *host, size_t n, uint16_t *port)
+{
+	const char *c = strrchr(a, ':');
+	unsigned long p;
+	if (!c || (size_t)(c - a) >= n || !parse_ulong(c + 1, 65535, &p))
+		return false;
+	memcpy(host, a, (size_t)(c - a));
+	host[c - a] = '\0';
+	*port = (uint16_t)p;
+	return true;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->cfg.interval_ms = 1000;
+	o->cfg.kubernetes = true;
+	o->publish_s = 300;
+	o->address = getenv("DCGM_EXPORTER_LISTEN");
+	if (!o->address || !*o->address)
+		o->address = ":9400";
+	o->cfg.nvml_path = getenv("GF_NVML_LIB");
+	o->node = getenv("NODE_NAME");
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		unsigned long n;
+#define NEEDV()                                                                       \
+	do {                                                                          \
+		if (!v) {                                                             \
+			fprintf(stderr, "gpufleet agent: %s needs a value\n", a);     \
+			return 2;                                                     \
+		}                                                                     \
+		i++;                                                                  \
+	} while (0)
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return -1;
+		} else if (!strcmp(a, "-a") || !strcmp(a, "--address")) {
+			NEEDV();
+			o->address = v;
+		} else if (!strcmp(a, "-c") || !strcmp(a, "--interval-ms")) {
+			NEEDV();
+			if (!parse_ulong(v, 3600000, &n)) {
+				fprintf(stderr, "gpufleet agent: --interval-ms: '%s' is not 0..3600000\n", v);
+				return 2;
+			}
+			o->cfg.interval_ms = (unsigned)n;
+		} else if (!strcmp(a, "--nvml-lib")) {
+			NEEDV();
+			o->cfg.nvml_path = v;
+		} else if (!strcmp(a, "--allow-no-nvml")) {
+			o->cfg.allow_no_nvml = true;
+		} else if (!strcmp(a, "--no-kubernetes")) {
+			o->cfg.kubernetes = false;
+		} else if (!strcmp(a, "--proc-root")) {
+			NEEDV();
+			o->cfg.proc_root = v;
+		} else if (!strcmp(a, "--log-root")) {
+			NEEDV();
+			o->cfg.log_root = v;
+		} else if (!strcmp(a, "--sys-root")) {
+			NEEDV();
+			o->cfg.sys_root = v;
+		} else if (!strcmp(a, "--node-name")) {
+			NEEDV();
+			o->node = v;
+		} else if (!strcmp(a, "--no-hostname")) {
+			o->no_hostname = true;
+		} else if (!strcmp(a, "--once")) {
+			o->once = true;
+		} else if (!strcmp(a, "--inventory")) {
+			o->inventory = true;
+		} else if (!strcmp(a, "--publish-node")) {
+			o->publish = true;
+		} else if (!strcmp(a, "--kubeconfig")) {
+			NEEDV();
+			o->kubeconfig = v;
+		} else if (!strcmp(a, "--publish-interval-s")) {
+			NEEDV();
+			if (!parse_ulong(v, 86400, &n) || n == 0) {
+				fprintf(stderr, "gpufleet agent: --publish-interval-s: '%s' is not 1..86400\n", v);
+				return 2;
+			}
+			o->publish_s = n;
+		} else {
+			fprintf(stderr, "gpufleet agent: unknown option '%s'\n", a);
+			usage(stderr);
+			return 2;
+		}
+#undef NEEDV
+	}
+	return 0;
+}
+
+struct serve_ctx {
+	gf_agent *agent;
+	const char *node;
+};
+
+static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	struct serve_ctx *c = ud;
+	(void)req;
+	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	gf_err e = gf_agent_render_metrics(c->agent, &resp->body);
+	if (e)
+		gf_http_response_error(resp, 500, "metrics: %s", gf_strerror(e));
+}
+
+static void h_inventory(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	struct serve_ctx *c = ud;
+	(void)req;
+	resp->content_type = "application/json";
+	gf_err e = gf_agent_render_inventory(c->agent, c->node, &resp->body);
+	if (e)
+		gf_http_response_error(resp, 500, "inventory: %s", gf_strerror(e));
+}
+
+static void h_health(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	(void)ud;
+	(void)req;
+	gf_obuf_puts(&resp->body, "ok\n");
+}
+
+static void h_index(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	(void)ud;
+	(void)req;
+	resp->content_type = "text/html; charset=utf-8";
+	gf_obuf_puts(&resp->body, "<html><head><title>gpufleet agent</title></head><body>"
+				  "<h1>gpufleet agent</h1><p><a href=\"/metrics\">Metrics</a> "
+				  "<a href=\"/inventory\">Inventory</a> "
+				  "<a href=\"/health\">Health</a></p></body></html>\n");
+}
+
+static int print_once(gf_agent *a, const struct opts *o)
+{
+	struct gf_obuf b;
+	gf_obuf_init(&b, METRICS_CAP);
+	gf_err e = o->inventory ? gf_agent_render_inventory(a, o->node, &b)
+				: gf_agent_render_metrics(a, &b);
+	if (!e && b.len)
+		fwrite(b.data, 1, b.len, stdout);
+	if (o->inventory)
+		putchar('\n');
+	gf_obuf_release(&b);
+	if (e) {
+		fprintf(stderr, "gpufleet agent: %s\n", gf_strerror(e));
+		return 1;
+	}
+	return 0;
+}
+
+static void publish(gf_agent *a, const struct opts *o, const struct gf_kube_conn *kc)
+{
+	char err[512];
+	gf_err e = gf_agent_publish_node(a, kc, o->node, err, sizeof(err));
+	if (e)
+		fprintf(stderr, "gpufleet agent: publishing on node %s failed: %s\n", o->node, err);
+	else
+		fprintf(stderr, "gpufleet agent: published GPU labels and topology on node %s\n", o->node);
+}
+
 int gf_cmd_agent(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "gpufleet agent: not built yet\n");
-	return 1;
+	struct opts o;
+	int rc = parse_opts(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	char hostbuf[256] = "";
+	if (!o.node || !*o.node) {
+		if (gethostname(hostbuf, sizeof(hostbuf) - 1) == 0)
+			o.node = hostbuf;
+		else
+			o.node = "";
+	}
+	o.cfg.hostname = o.no_hostname ? NULL : o.node;
+	char host[64];
+	uint16_t port;
+	if (!parse_address(o.address, host, sizeof(host), &port)) {
+		fprintf(stderr, "gpufleet agent: --address: '%s' is not [HOST]:PORT\n", o.address);
+		return 2;
+	}
+
+	/* Block the stop signals before any thread exists; taken below. */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+	char err[512];
+	gf_agent *agent;
+	gf_err e = gf_agent_create(&o.cfg, &agent, err, sizeof(err));
+	if (e) {
+		fprintf(stderr, "gpufleet agent: %s\n", err);
+		if (e == GF_NOENT || e == GF_UNAVAILABLE || e == GF_UNSUPPORTED)
+			fprintf(stderr, "gpufleet agent: is the NVIDIA driver installed and its library "
+					"visible (NVIDIA runtime, LD_LIBRARY_PATH)?  --allow-no-nvml serves "
+					"an empty set instead\n");
+		return 1;
+	}
+	if (o.once || o.inventory) {
+		rc = print_once(agent, &o);
+		gf_agent_destroy(agent);
+		return rc;
+	}
+
+	struct gf_kube_conn kc;
+	bool have_kube = false;
+	if (o.publish) {
+		e = o.kubeconfig ? gf_kube_conn_from_kubeconfig(&kc, o.kubeconfig, err, sizeof(err))
+				 : gf_kube_conn_in_cluster(&kc, err, sizeof(err));
+		if (e) {
+			fprintf(stderr, "gpufleet agent: --publish-node: %s\n", err);
+			gf_agent_destroy(agent);
+			return 1;
+		}
+		have_kube = true;
+	}
+
+	struct serve_ctx ctx = { agent, o.node };
+	const struct gf_http_route routes[] = {
+		{ "GET", "/metrics", h_metrics, &ctx },
+		{ "GET", "/inventory", h_inventory, &ctx },
+		{ "GET", "/health", h_health, &ctx },
+		{ "GET", "/", h_index, &ctx },
+	};
+	struct gf_http_config hc = {
+		.bind_addr = host,
+		.port = port,
+		.routes = routes,
+		.nroutes = sizeof(routes) / sizeof(routes[0]),
+		.max_body = 4096,
+		.max_response = METRICS_CAP,
+	};
+	gf_http_server *srv;
+	e = gf_http_server_create(&hc, &srv);
+	if (e) {
+		fprintf(stderr, "gpufleet agent: cannot listen on %s: %s\n", o.address, gf_strerror(e));
+		if (have_kube)
+			gf_kube_conn_release(&kc);
+		gf_agent_destroy(agent);
+		return 1;
+	}
+	fprintf(stderr, "gpufleet agent: %u GPUs, serving on http://%s:%u/metrics\n",
+		gf_agent_gpu_count(agent), host[0] ? host : "0.0.0.0", gf_http_server_port(srv));
+
+	if (have_kube)
+		publish(agent, &o, &kc);
+	for (;;) {
+		struct timespec ts = { have_kube ? (time_t)o.publish_s : 3600, 0 };
+		int sig = sigtimedwait(&sigs, NULL, &ts);
+		if (sig == SIGINT || sig == SIGTERM)
+			break;
+		if (sig < 0 && errno == EAGAIN && have_kube)
+			publish(agent, &o, &kc);
+	}
+	fprintf(stderr, "gpufleet agent: stopping\n");
+	gf_http_server_destroy(srv);
+	if (have_kube)
+		gf_kube_conn_release(&kc);
+	gf_agent_destroy(agent);
+	return 0;
 }

@@ -1,0 +1,91 @@
+/*
+ * http/server.h - a small HTTP/1.1 server on libmicrohttpd with a route table.
+ *
+ * Reused by the node agent (/metrics), the scheduler extender and the
+ * external metrics API.  The caller gives a table of (method, path,
+ * handler); the server answers 404 for an unknown path, 405 for a known
+ * path with another method, 413 for a body over max_body, 431 (from
+ * libmicrohttpd) for headers over the connection memory limit, 500 when a
+ * handler's response overflows max_response.  Every such error has a
+ * one-line plain-text body naming what was wrong, and the server keeps
+ * serving.
+ *
+ * Threading: one internal polling thread (libmicrohttpd's
+ * MHD_USE_INTERNAL_POLLING_THREAD); handlers run on it, one at a time, so
+ * a handler may keep state in its user data without locking against other
+ * requests (but must lock against the caller's own threads).
+ *
+ * Per-request memory: the request body and the response body live in
+ * per-request bounded buffers freed when the request completes.
+ */
+#ifndef GF_HTTP_SERVER_H
+#define GF_HTTP_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "http/obuf.h"
+
+typedef struct gf_http_server gf_http_server;
+
+/* What a handler sees.  All pointers are valid only during the call. */
+struct gf_http_request {
+	const char *method; /* "GET", "PATCH", ... */
+	const char *path;   /* URL path without the query string */
+	const char *body;   /* NUL-terminated; "" when there is none */
+	size_t body_len;
+	void *conn_;        /* internal: for gf_http_request_header() */
+};
+
+/* What a handler fills.  status defaults to 200, content_type to
+ * "text/plain; charset=utf-8"; body is capped at the server's max_response. */
+struct gf_http_response {
+	unsigned status;
+	const char *content_type; /* must outlive the call: use a literal */
+	struct gf_obuf body;
+};
+
+/* A handler.  It never fails as such: it sets resp->status (and a body)
+ * for errors.  If body overflows its cap the client gets a 500. */
+typedef void (*gf_http_handler)(void *ud, const struct gf_http_request *req,
+				struct gf_http_response *resp);
+
+struct gf_http_route {
+	const char *method; /* exact, e.g. "GET"; GET routes also answer HEAD */
+	const char *path;   /* exact match */
+	gf_http_handler fn;
+	void *ud;
+};
+
+struct gf_http_config {
+	const char *bind_addr;  /* IPv4 literal; NULL or "" = all interfaces */
+	uint16_t port;          /* 0 = any free port (see gf_http_server_port) */
+	const struct gf_http_route *routes; /* copied by pointer: must outlive the server */
+	size_t nroutes;
+	size_t max_body;        /* request body cap, bytes (0 = 64 KiB) */
+	size_t max_response;    /* response body cap, bytes (0 = 4 MiB) */
+	unsigned max_conns;     /* 0 = 64 */
+	unsigned timeout_s;     /* idle connection timeout (0 = 30 s) */
+};
+
+/* Start serving.  On success *out owns a running server (destroy it).
+ * Errors: GF_INVAL (bad config or address), GF_UNAVAILABLE (bind/listen
+ * failed, e.g. port in use), GF_NOMEM. */
+gf_err gf_http_server_create(const struct gf_http_config *cfg, gf_http_server **out);
+
+/* The port actually bound (useful with port 0). */
+uint16_t gf_http_server_port(const gf_http_server *s);
+
+/* Graceful stop: stop accepting, let the request in progress finish,
+ * close connections, join the thread, free.  NULL is a no-op. */
+void gf_http_server_destroy(gf_http_server *s);
+
+/* A request header by name (case-insensitive) or NULL. */
+const char *gf_http_request_header(const struct gf_http_request *req, const char *name);
+
+/* Convenience: set status and a one-line text body (printf format). */
+void gf_http_response_error(struct gf_http_response *resp, unsigned status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif /* GF_HTTP_SERVER_H */

@@ -598,9 +598,13 @@ static void render(gf_agent *a, struct gf_obuf *o)
 		for (unsigned i = 0; i < a->ngpus; i++)
 			gf_obuf_printf(o, "gpufleet_gpu_up{%s} %d\n", a->gpus[i].labels,
 				       a->gpus[i].up ? 1 : 0);
-		gf_obuf_puts(o, "# HELP gpufleet_gpu_process_memory_used_bytes GPU memory used by "
-				"the processes of a pod (compute processes only).\n"
-				"# TYPE gpufleet_gpu_process_memory_used_bytes gauge\n");
+		bool pods = false;
+		for (unsigned i = 0; i < a->ngpus; i++)
+			pods |= a->gpus[i].up && a->gpus[i].npods;
+		if (pods)
+			gf_obuf_puts(o, "# HELP gpufleet_gpu_process_memory_used_bytes GPU memory used "
+					"by the processes of a pod (compute processes only).\n"
+					"# TYPE gpufleet_gpu_process_memory_used_bytes gauge\n");
 		for (unsigned i = 0; i < a->ngpus; i++) {
 			const struct gf_agent_gpu *g = &a->gpus[i];
 			for (unsigned k = 0; g->up && k < g->npods; k++) {

@@ -9,6 +9,8 @@
  *   systemd driver:   /kubepods.slice/kubepods-burstable.slice/
  *                       kubepods-burstable-pod<uid_with_underscores>.slice/
  *                       cri-containerd-<id>.scope | crio-<id>.scope | docker-<id>.scope
+ *   containerd's "slice:prefix:id" leaf (kind, cgroupfs inside systemd):
+ *                     .../kubepods-burstable-pod<uid>.slice:cri-containerd:<id>
  *   any prefix before them (kind, nested kubelets, /system.slice/...).
  * The pod component is the one whose text after "pod" (after stripping
  * ".slice") is a UID: 36 chars 8-4-4-4-12 ('_' or '-') or 32 hex (static
@@ -134,10 +136,10 @@ static void parse_path(const char *p, size_t n, struct gf_cgroup_ident *id)
 	bool in_pod = false;
 	size_t i = 0;
 	while (i < n) {
-		while (i < n && p[i] == '/')
+		while (i < n && (p[i] == '/' || p[i] == ':'))
 			i++;
 		size_t j = i;
-		while (j < n && p[j] != '/')
+		while (j < n && p[j] != '/' && p[j] != ':')
 			j++;
 		if (j > i) {
 			if (!in_pod)

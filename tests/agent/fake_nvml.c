@@ -144,7 +144,10 @@ static int do_init(void)
 		fprintf(stderr, "fake NVML: GF_FAKE_NVML_STATE is not set\n");
 		return GF_NVML_ERROR_DRIVER_NOT_LOADED;
 	}
-	if (!st) {
+	if (!inited) { /* first init (again): start from the file, fresh counters */
+		free(st);
+		st = NULL;
+		memset(calls, 0, sizeof(calls));
 		maybe_reload();
 		if (!st)
 			return GF_NVML_ERROR_UNKNOWN;

@@ -1,10 +1,663 @@
-/* cli/cmd_simulate.c - placeholder while the simulator lands (same commit series). */
+/*
+ * cli/cmd_simulate.c - `gpufleet simulate`: argument parsing and wiring.
+ *
+ * Reads the trace files, hands their bytes to the engine's parsers, runs one
+ * experiment per (policy, seed) on a small pool of threads (runs share the
+ * prepared experiment read-only and are independent, so the output does not
+ * depend on the thread count), then prints the table and writes the CSV and
+ * HTML files asked for.  Progress goes to stderr once a run takes longer than
+ * a moment.  Nothing is printed as a result unless every run succeeded.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cli/commands.h"
+#include "cli/files.h"
+#include "sim/openb.h"
+#include "sim/reference.h"
+#include "sim/report.h"
+#include "sim/trace.h"
+
+#define MAX_SEEDS 10000
+#define MAX_POLICIES 32
+
+static const char usage_text[] =
+	"usage: gpufleet simulate [options]\n"
+	"\n"
+	"Replay a pod trace against a cluster under placement policies, as in the\n"
+	"openb experiment of the FGD paper (USENIX ATC'23), and compare GPU allocation\n"
+	"and fragmentation.  With no options: the bundled Alibaba openb default trace,\n"
+	"every policy, the paper's setting (tune 1.3, seeds 42-51), the paper's\n"
+	"figures beside ours.\n"
+	"\n"
+	"options:\n"
+	"  --nodes FILE         node list CSV (sn,cpu_milli,memory_mib,gpu,model)\n"
+	"                       [data/openb/openb_node_list_gpu_node.csv]\n"
+	"  --pods FILE          pod list CSV (name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec])\n"
+	"                       [data/openb/openb_pod_list_default.csv]\n"
+	"  --policy NAME[,...]  policies to run [all]: %s\n"
+	"  --seeds LIST         seeds, e.g. 42-51 or 42 or 1,5,7-9 [42-51]\n"
+	"  --tune X             append pods until the GPU request is X times the GPU capacity [1.3]\n"
+	"  --curves-csv FILE    write the allocation curves, one row per policy and seed\n"
+	"                       (workload,sc_policy,tune,seed,total_gpus,0,1,...,130; values in %%)\n"
+	"  --report FILE.html   write a self-contained HTML report with charts\n"
+	"  --reproduce          for every bundled workload with published results, run the paper's\n"
+	"                       six policies over seeds 42-51 and compare alloc@130 with the paper;\n"
+	"                       counts the means within 0.5 points of the paper's; exits 1 unless\n"
+	"                       every mean lies inside the paper's range over seeds and FGD beats BestFit\n"
+	"  --jobs N             runs in parallel [number of CPUs]\n"
+	"  --feature NAME=on|off  switch an engine feature (benchmarks): %s\n"
+	"  --quiet              no progress on stderr\n"
+	"  -h, --help           this text\n"
+	"\n"
+	"Data files are looked up in $GPUFLEET_DATA, else in the source tree's data/.\n";
+
+struct job {
+	const gf_openb *x;
+	const struct gf_policy_ops *ops;
+	struct gf_openb_config cfg;
+	struct gf_openb_result res;
+	gf_err err;
+};
+
+struct pool {
+	struct job *jobs;
+	size_t njobs;
+	size_t next;
+	size_t done;
+	pthread_mutex_t lock;
+};
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+
+	for (;;) {
+		size_t i;
+
+		pthread_mutex_lock(&p->lock);
+		i = p->next++;
+		pthread_mutex_unlock(&p->lock);
+		if (i >= p->njobs)
+			return NULL;
+		p->jobs[i].err = gf_openb_run(p->jobs[i].x, p->jobs[i].ops, &p->jobs[i].cfg,
+					      &p->jobs[i].res);
+		pthread_mutex_lock(&p->lock);
+		p->done++;
+		pthread_mutex_unlock(&p->lock);
+	}
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Run all jobs on n threads; progress on stderr after the first second. */
+static gf_err run_jobs(struct job *jobs, size_t njobs, int nthreads, bool quiet, const char *what)
+{
+	struct pool p = { .jobs = jobs, .njobs = njobs };
+	pthread_t tid[64];
+	int started = 0;
+	double t0 = now_seconds();
+	bool shown = false;
+
+	if (nthreads < 1)
+		nthreads = 1;
+	if (nthreads > 64)
+		nthreads = 64;
+	if ((size_t)nthreads > njobs)
+		nthreads = (int)njobs;
+	pthread_mutex_init(&p.lock, NULL);
+	for (int i = 0; i < nthreads; i++)
+		if (!pthread_create(&tid[started], NULL, worker, &p))
+			started++;
+	if (started == 0)
+		worker(&p);
+	bool tty = isatty(STDERR_FILENO);
+	double last = 0;
+
+	for (;;) {
+		size_t done;
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		double t = now_seconds() - t0;
+
+		pthread_mutex_lock(&p.lock);
+		done = p.done;
+		pthread_mutex_unlock(&p.lock);
+		/* After the first second: a live line on a terminal, else a line every 5 s. */
+		if (!quiet && t > 1.0 && done < njobs && t - last >= (tty ? 0.2 : 5.0)) {
+			fprintf(stderr, tty ? "\rsimulate: %s: %zu/%zu runs, %.0f s " :
+					      "simulate: %s: %zu/%zu runs, %.0f s\n",
+				what, done, njobs, t);
+			shown = tty;
+			last = t;
+		}
+		if (done == njobs)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	for (int i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	pthread_mutex_destroy(&p.lock);
+	if (shown)
+		fputc('\n', stderr);
+	for (size_t i = 0; i < njobs; i++) {
+		if (jobs[i].err) {
+			fprintf(stderr, "gpufleet simulate: run of %s, seed %llu failed: %s\n",
+				jobs[i].ops->label, (unsigned long long)jobs[i].cfg.seed,
+				gf_strerror(jobs[i].err));
+			return jobs[i].err;
+		}
+	}
+	return GF_OK;
+}
+
+/* Parse "42-51", "42", "1,5,7-9". */
+static int parse_seeds(const char *s, uint64_t *out, int max)
+{
+	int n = 0;
+	const char *p = s;
+
+	while (*p) {
+		char *e;
+		unsigned long long a, b;
+
+		errno = 0;
+		if (*p < '0' || *p > '9')
+			return -1;
+		a = strtoull(p, &e, 10);
+		b = a;
+		if (errno)
+			return -1;
+		if (*e == '-') {
+			p = e + 1;
+			if (*p < '0' || *p > '9')
+				return -1;
+			b = strtoull(p, &e, 10);
+			if (errno || b < a)
+				return -1;
+		}
+		for (unsigned long long v = a; v <= b; v++) {
+			if (n == max)
+				return -1;
+			out[n++] = v;
+			if (v == b)
+				break;
+		}
+		if (*e == ',')
+			e++;
+		else if (*e)
+			return -1;
+		p = e;
+	}
+	return n;
+}
+
+/* The workload name of a pod file: basename without ".csv". */
+static void workload_name(const char *path, char *out, size_t outlen)
+{
+	const char *b = strrchr(path, '/');
+	size_t n;
+
+	b = b ? b + 1 : path;
+	n = strlen(b);
+	if (n > 4 && !strcmp(b + n - 4, ".csv"))
+		n -= 4;
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, b, n);
+	out[n] = '\0';
+}
+
+struct inputs {
+	struct gf_catalog cat;
+	struct gf_node_spec *nodes;
+	size_t nnodes;
+	struct gf_pod_spec *pods;
+	size_t npods;
+	gf_openb *x;
+};
+
+static void inputs_release(struct inputs *in)
+{
+	gf_openb_destroy(in->x);
+	free(in->nodes);
+	free(in->pods);
+	gf_catalog_release(&in->cat);
+	memset(in, 0, sizeof(*in));
+}
+
+static int load_inputs(const char *nodes_path, const char *pods_path, struct inputs *in)
+{
+	struct gf_trace_error terr;
+	char *data;
+	size_t len;
+	gf_err err;
+
+	memset(in, 0, sizeof(*in));
+	if (gf_catalog_init(&in->cat))
+		return -1;
+	if (gf_read_file(nodes_path, &data, &len))
+		goto fail;
+	err = gf_trace_parse_nodes(data, len, nodes_path, &in->cat, &in->nodes, &in->nnodes, &terr);
+	free(data);
+	if (err) {
+		fprintf(stderr, "gpufleet simulate: %s\n", terr.msg);
+		goto fail;
+	}
+	if (gf_read_file(pods_path, &data, &len))
+		goto fail;
+	err = gf_trace_parse_pods(data, len, pods_path, &in->cat, &in->pods, &in->npods, &terr);
+	free(data);
+	if (err) {
+		fprintf(stderr, "gpufleet simulate: %s\n", terr.msg);
+		goto fail;
+	}
+	int64_t gpus = 0;
+
+	for (size_t i = 0; i < in->nnodes; i++)
+		gpus += in->nodes[i].ngpus;
+	if (gpus == 0) {
+		fprintf(stderr, "gpufleet simulate: %s: the cluster has no GPU; expected at least one node with gpu > 0\n",
+			nodes_path);
+		goto fail;
+	}
+	err = gf_openb_create(in->nodes, in->nnodes, in->pods, in->npods, &in->cat, &in->x);
+	if (err) {
+		fprintf(stderr, "gpufleet simulate: cannot prepare the experiment: %s\n", gf_strerror(err));
+		goto fail;
+	}
+	return 0;
+fail:
+	inputs_release(in);
+	return -1;
+}
+
+static int load_reference(const char *data_dir, struct gf_reference *ref)
+{
+	struct gf_trace_error terr;
+	char path[4096];
+	char *data;
+	size_t len;
+	gf_err err;
+
+	snprintf(path, sizeof(path), "%s/openb/fgd-reference-results.csv", data_dir);
+	if (gf_read_file(path, &data, &len))
+		return -1;
+	err = gf_reference_parse(data, len, path, ref, &terr);
+	free(data);
+	if (err) {
+		fprintf(stderr, "gpufleet simulate: %s\n", terr.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int write_output(const char *path, const struct gf_buf *b)
+{
+	if (gf_buf_error(b)) {
+		fprintf(stderr, "gpufleet simulate: cannot render %s: %s\n", path,
+			gf_strerror(gf_buf_error(b)));
+		return -1;
+	}
+	return gf_write_file(path, b->data ? b->data : "", b->len);
+}
+
+/* --reproduce: every bundled workload with reference rows, the paper's policies, seeds 42-51. */
+static int reproduce(const char *data_dir, const struct gf_reference *ref, int jobs, bool quiet,
+		     struct gf_features feat)
+{
+	char nodes_path[4096];
+	const char *seen[64];
+	int nseen = 0, bad = 0, off = 0, rows = 0;
+	size_t npol;
+	const struct gf_policy_ops *const *all = gf_policy_all(&npol);
+
+	snprintf(nodes_path, sizeof(nodes_path), "%s/openb/openb_node_list_gpu_node.csv", data_dir);
+	printf("%-26s %-14s %9s %9s %7s %s\n", "workload", "policy", "ours@130", "paper@130", "diff",
+	       "paper range over seeds");
+	for (size_t r = 0; r < ref->n; r++) {
+		const char *w = ref->rows[r].workload;
+		char pods_path[4096];
+		bool dup = false;
+
+		for (int k = 0; k < nseen; k++)
+			dup |= !strcmp(seen[k], w);
+		if (dup || nseen == 64)
+			continue;
+		seen[nseen++] = w;
+		snprintf(pods_path, sizeof(pods_path), "%s/openb/%s.csv", data_dir, w);
+		if (access(pods_path, R_OK))
+			continue;	/* a workload the repository does not ship */
+
+		struct inputs in;
+
+		if (load_inputs(nodes_path, pods_path, &in))
+			return 2;
+		struct job js[6 * 10];
+		size_t nj = 0;
+
+		for (size_t k = 0; k < npol; k++) {
+			if (!all[k]->in_paper)
+				continue;
+			for (uint64_t seed = 42; seed <= 51; seed++) {
+				js[nj] = (struct job){ .x = in.x, .ops = all[k] };
+				js[nj].cfg = gf_openb_config_default();
+				js[nj].cfg.seed = seed;
+				js[nj].cfg.features = feat;
+				nj++;
+			}
+		}
+		if (run_jobs(js, nj, jobs, quiet, w)) {
+			inputs_release(&in);
+			return 2;
+		}
+		double fgd = NAN, bestfit = NAN;
+
+		for (size_t j = 0; j < nj; j += 10) {
+			struct gf_report_series s = { .label = js[j].ops->label, .nruns = 10 };
+			struct gf_openb_result runs[10];
+
+			for (int i = 0; i < 10; i++)
+				runs[i] = js[j + (size_t)i].res;
+			s.runs = runs;
+			double ours = gf_report_mean(&s, GF_CURVE_ALLOC, 130);
+			const struct gf_reference_row *row = gf_reference_find(ref, w, s.label);
+
+			if (!strcmp(s.label, "FGD"))
+				fgd = ours;
+			if (!strcmp(s.label, "BestFit"))
+				bestfit = ours;
+			if (!row) {
+				printf("%-26s %-14s %9.2f %9s\n", w, s.label, ours, "-");
+				continue;
+			}
+			double d = ours - row->alloc130;
+			bool close = fabs(d) <= 0.5;
+			bool in_range = ours >= row->alloc_min130 && ours <= row->alloc_max130;
+
+			rows++;
+			off += !close;
+			bad += !in_range;
+			printf("%-26s %-14s %9.2f %9.2f %+7.2f %.2f..%.2f%s%s\n", w, s.label, ours,
+			       row->alloc130, d, row->alloc_min130, row->alloc_max130,
+			       close ? "" : "   more than 0.5 points off",
+			       in_range ? "" : "   OUTSIDE the paper's range");
+		}
+		if (!(fgd > bestfit)) {
+			printf("%-26s FGD (%.2f) does not lead BestFit (%.2f)\n", w, fgd, bestfit);
+			bad++;
+		}
+		for (size_t j = 0; j < nj; j++)
+			gf_openb_result_release(&js[j].res);
+		inputs_release(&in);
+	}
+	if (nseen == 0) {
+		fprintf(stderr, "gpufleet simulate: no workloads in the reference file\n");
+		return 2;
+	}
+	printf("\n%d of %d means within 0.5 points of the paper's mean\n", rows - off, rows);
+	printf("%s: %d check(s) failed (each mean inside the paper's min..max over its seeds; "
+	       "FGD ahead of BestFit on every workload)\n", bad ? "FAIL" : "OK", bad);
+	return bad ? 1 : 0;
+}
+
 int gf_cmd_simulate(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "gpufleet simulate: not built yet\n");
-	return 1;
+	static const struct option longopts[] = {
+		{ "nodes", required_argument, NULL, 'n' },
+		{ "pods", required_argument, NULL, 'p' },
+		{ "policy", required_argument, NULL, 'P' },
+		{ "seeds", required_argument, NULL, 's' },
+		{ "tune", required_argument, NULL, 't' },
+		{ "curves-csv", required_argument, NULL, 'c' },
+		{ "report", required_argument, NULL, 'r' },
+		{ "reproduce", no_argument, NULL, 'R' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "feature", required_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *data_dir = gf_data_dir();
+	char nodes_default[4096], pods_default[4096];
+	const char *nodes_path = nodes_default, *pods_path = pods_default;
+	const char *policy_arg = NULL, *seeds_arg = "42-51", *csv_path = NULL, *html_path = NULL;
+	double tune = 1.3;
+	bool do_reproduce = false, quiet = false;
+	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+	struct gf_features feat = gf_features_default();
+	static uint64_t seeds[MAX_SEEDS];
+	int nseeds, opt;
+	const struct gf_policy_ops *pols[MAX_POLICIES];
+	size_t npols = 0, nall;
+	const struct gf_policy_ops *const *all = gf_policy_all(&nall);
+	int rc = 2;
+
+	snprintf(nodes_default, sizeof(nodes_default), "%s/openb/openb_node_list_gpu_node.csv", data_dir);
+	snprintf(pods_default, sizeof(pods_default), "%s/openb/openb_pod_list_default.csv", data_dir);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		char *e;
+
+		switch (opt) {
+		case 'n': nodes_path = optarg; break;
+		case 'p': pods_path = optarg; break;
+		case 'P': policy_arg = optarg; break;
+		case 's': seeds_arg = optarg; break;
+		case 'c': csv_path = optarg; break;
+		case 'r': html_path = optarg; break;
+		case 'R': do_reproduce = true; break;
+		case 'q': quiet = true; break;
+		case 't':
+			errno = 0;
+			tune = strtod(optarg, &e);
+			if (errno || e == optarg || *e || !(tune > 0) || tune > 100) {
+				fprintf(stderr, "gpufleet simulate: --tune: expected a number in (0, 100], found \"%s\"\n", optarg);
+				return 2;
+			}
+			break;
+		case 'j':
+			errno = 0;
+			jobs = strtol(optarg, &e, 10);
+			if (errno || e == optarg || *e || jobs < 1 || jobs > 64) {
+				fprintf(stderr, "gpufleet simulate: --jobs: expected 1..64, found \"%s\"\n", optarg);
+				return 2;
+			}
+			break;
+		case 'f': {
+			char name[64];
+			const char *eq = strchr(optarg, '=');
+			enum gf_feature f;
+			size_t l = eq ? (size_t)(eq - optarg) : 0;
+
+			if (!eq || l >= sizeof(name) || (strcmp(eq + 1, "on") && strcmp(eq + 1, "off"))) {
+				fprintf(stderr, "gpufleet simulate: --feature: expected NAME=on or NAME=off, found \"%s\"\n", optarg);
+				return 2;
+			}
+			memcpy(name, optarg, l);
+			name[l] = '\0';
+			if (!gf_feature_lookup(name, &f)) {
+				fprintf(stderr, "gpufleet simulate: --feature: unknown feature \"%s\"\n", name);
+				return 2;
+			}
+			feat.on[f] = !strcmp(eq + 1, "on");
+			break;
+		}
+		case 'h': {
+			char names[512] = "", feats[256] = "";
+
+			for (size_t k = 0; k < nall; k++)
+				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+					 k ? ", " : "", all[k]->name);
+			for (int k = 0; k < GF_FEAT_COUNT_; k++)
+				snprintf(feats + strlen(feats), sizeof(feats) - strlen(feats), "%s%s",
+					 k ? ", " : "", gf_feature_name((enum gf_feature)k));
+			printf(usage_text, names, feats);
+			return 0;
+		}
+		default:
+			fprintf(stderr, "gpufleet simulate: try 'gpufleet simulate --help'\n");
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "gpufleet simulate: unexpected argument \"%s\"\n", argv[optind]);
+		return 2;
+	}
+
+	struct gf_reference ref = { 0 };
+
+	if (load_reference(data_dir, &ref))
+		fprintf(stderr, "gpufleet simulate: (the paper's figures will not be shown)\n");
+	if (do_reproduce) {
+		rc = reproduce(data_dir, &ref, (int)jobs, quiet, feat);
+		gf_reference_release(&ref);
+		return rc;
+	}
+
+	if (policy_arg) {
+		const char *p = policy_arg;
+
+		while (*p) {
+			const char *comma = strchr(p, ',');
+			size_t l = comma ? (size_t)(comma - p) : strlen(p);
+			char name[64];
+			const struct gf_policy_ops *ops;
+
+			if (l == 0 || l >= sizeof(name) || npols == MAX_POLICIES) {
+				fprintf(stderr, "gpufleet simulate: --policy: bad list \"%s\"\n", policy_arg);
+				goto out_ref;
+			}
+			memcpy(name, p, l);
+			name[l] = '\0';
+			ops = gf_policy_find(name);
+			if (!ops) {
+				fprintf(stderr, "gpufleet simulate: --policy: unknown policy \"%s\"; known: ", name);
+				for (size_t k = 0; k < nall; k++)
+					fprintf(stderr, "%s%s", k ? ", " : "", all[k]->name);
+				fputc('\n', stderr);
+				goto out_ref;
+			}
+			pols[npols++] = ops;
+			p += l;
+			if (*p == ',')
+				p++;
+		}
+	} else {
+		for (size_t k = 0; k < nall && k < MAX_POLICIES; k++)
+			pols[npols++] = all[k];
+	}
+	nseeds = parse_seeds(seeds_arg, seeds, MAX_SEEDS);
+	if (nseeds <= 0) {
+		fprintf(stderr, "gpufleet simulate: --seeds: expected a list like 42-51 or 1,5,7-9 (at most %d seeds), found \"%s\"\n",
+			MAX_SEEDS, seeds_arg);
+		goto out_ref;
+	}
+
+	struct inputs in;
+
+	if (load_inputs(nodes_path, pods_path, &in))
+		goto out_ref;
+
+	size_t nj = npols * (size_t)nseeds;
+	struct job *js = calloc(nj, sizeof(*js));
+	struct gf_report_series *series = calloc(npols, sizeof(*series));
+	struct gf_openb_result *runs = calloc(nj, sizeof(*runs));
+	char workload[GF_NAME_MAX], cluster[GF_NAME_MAX];
+
+	if (!js || !series || !runs) {
+		fprintf(stderr, "gpufleet simulate: out of memory\n");
+		goto out_jobs;
+	}
+	for (size_t k = 0; k < npols; k++) {
+		for (int i = 0; i < nseeds; i++) {
+			struct job *j = &js[k * (size_t)nseeds + (size_t)i];
+
+			j->x = in.x;
+			j->ops = pols[k];
+			j->cfg = gf_openb_config_default();
+			j->cfg.tune = tune;
+			j->cfg.seed = seeds[i];
+			j->cfg.features = feat;
+		}
+	}
+	if (run_jobs(js, nj, (int)jobs, quiet, "replaying"))
+		goto out_jobs;
+
+	workload_name(pods_path, workload, sizeof(workload));
+	workload_name(nodes_path, cluster, sizeof(cluster));
+	for (size_t k = 0; k < npols; k++) {
+		for (int i = 0; i < nseeds; i++)
+			runs[k * (size_t)nseeds + (size_t)i] = js[k * (size_t)nseeds + (size_t)i].res;
+		series[k].label = pols[k]->label;
+		series[k].nruns = nseeds;
+		series[k].runs = &runs[k * (size_t)nseeds];
+		series[k].seeds = seeds;
+		series[k].paper = gf_reference_figures(
+			fabs(tune - 1.3) < 1e-9 ? gf_reference_find(&ref, workload, pols[k]->label) : NULL);
+	}
+	struct gf_report rep = {
+		.workload = workload, .cluster = cluster, .nnodes = in.nnodes,
+		.ngpus = gf_openb_ngpus(in.x), .tune = tune, .seeds = seeds_arg,
+		.nseries = (int)npols, .series = series,
+	};
+	struct gf_buf b;
+
+	gf_buf_init(&b, 64u << 20);
+	gf_report_table(&rep, &b);
+	if (gf_buf_error(&b)) {
+		gf_buf_release(&b);
+		goto out_jobs;
+	}
+	if (csv_path) {
+		struct gf_buf c;
+
+		gf_buf_init(&c, 256u << 20);
+		gf_report_curves_csv(&rep, &c);
+		int bad = write_output(csv_path, &c);
+
+		gf_buf_release(&c);
+		if (bad) {
+			gf_buf_release(&b);
+			goto out_jobs;
+		}
+	}
+	if (html_path) {
+		struct gf_buf h;
+
+		gf_buf_init(&h, 64u << 20);
+		gf_report_html(&rep, &h);
+		int bad = write_output(html_path, &h);
+
+		gf_buf_release(&h);
+		if (bad) {
+			gf_buf_release(&b);
+			goto out_jobs;
+		}
+	}
+	fputs(b.data, stdout);
+	gf_buf_release(&b);
+	rc = 0;
+out_jobs:
+	for (size_t j = 0; js && j < nj; j++)
+		gf_openb_result_release(&js[j].res);
+	free(js);
+	free(series);
+	free(runs);
+	inputs_release(&in);
+out_ref:
+	gf_reference_release(&ref);
+	return rc;
 }

@@ -1,0 +1,170 @@
+/*
+ * bench/bench_simulate.c - how fast the engine replays the openb default trace.
+ *
+ * Prints, for one FGD replay (tune 1.3, seed 42), the CPU time of the engine
+ * with its shortcuts switched off (the plain method: every feasible node
+ * scored for every pod, every GPU tried) and on, best of REPS runs each, and
+ * the ratio - both measured in this run on this machine.  It checks that
+ * every configuration gives the same curves (a shortcut that changed a result
+ * would be a bug).  Then the time of the six paper policies x 10 seeds on one
+ * core.
+ *
+ * Reproduce: make bench   (or build/bench/bench_simulate [REPS])
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim/openb.h"
+#include "sim/trace.h"
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+		fprintf(stderr, "bench: cannot read %s\n", path);
+		exit(2);
+	}
+	buf = malloc((size_t)n + 1);
+	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		fprintf(stderr, "bench: cannot read %s\n", path);
+		exit(2);
+	}
+	fclose(f);
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool same_curves(const struct gf_openb_result *a, const struct gf_openb_result *b)
+{
+	if (a->nbuckets != b->nbuckets || a->placed != b->placed || a->failed != b->failed)
+		return false;
+	for (int x = 0; x < a->nbuckets; x++) {
+		if (memcmp(&a->alloc[x], &b->alloc[x], sizeof(double)) ||
+		    memcmp(&a->frag[x], &b->frag[x], sizeof(double)))
+			return false;
+	}
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	int reps = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 3;
+	struct gf_catalog cat;
+	struct gf_trace_error terr;
+	struct gf_node_spec *nodes;
+	struct gf_pod_spec *pods;
+	size_t nn, np, len;
+	gf_openb *x;
+	char *data;
+
+	if (reps < 1)
+		reps = 1;
+	gf_catalog_init(&cat);
+	data = slurp(GF_SOURCE_DIR "/data/openb/openb_node_list_gpu_node.csv", &len);
+	if (gf_trace_parse_nodes(data, len, "nodes", &cat, &nodes, &nn, &terr)) {
+		fprintf(stderr, "bench: %s\n", terr.msg);
+		return 2;
+	}
+	free(data);
+	data = slurp(GF_SOURCE_DIR "/data/openb/openb_pod_list_default.csv", &len);
+	if (gf_trace_parse_pods(data, len, "pods", &cat, &pods, &np, &terr)) {
+		fprintf(stderr, "bench: %s\n", terr.msg);
+		return 2;
+	}
+	free(data);
+	if (gf_openb_create(nodes, nn, pods, np, &cat, &x))
+		return 2;
+
+	struct {
+		const char *name;
+		bool cache, dedup;
+	} cfgs[] = {
+		{ "plain (no shortcuts)", false, false },
+		{ "+ DEDUP_GPU_CANDIDATES", false, true },
+		{ "+ SCORE_CACHE", true, false },
+		{ "both (default)", true, true },
+	};
+	enum { NCFG = sizeof(cfgs) / sizeof(cfgs[0]) };
+	struct gf_openb_result res[NCFG];
+	double best[NCFG];
+
+	printf("FGD replay of openb_pod_list_default (%zu nodes, %zu pods, tune 1.3, seed 42), one core, best of %d\n\n",
+	       nn, np, reps);
+	printf("%-24s %10s %14s %14s %8s\n", "engine", "seconds", "scores computed", "from cache", "speed-up");
+	for (int c = 0; c < NCFG; c++) {
+		struct gf_openb_config cfg = gf_openb_config_default();
+
+		cfg.features.on[GF_FEAT_SCORE_CACHE] = cfgs[c].cache;
+		cfg.features.on[GF_FEAT_DEDUP_GPU_CANDIDATES] = cfgs[c].dedup;
+		best[c] = INFINITY;
+		for (int r = 0; r < reps; r++) {
+			struct gf_openb_result tmp;
+			double t0 = cpu_seconds();
+
+			if (gf_openb_run(x, &gf_policy_fgd, &cfg, &tmp)) {
+				fprintf(stderr, "bench: run failed\n");
+				return 2;
+			}
+			double t = cpu_seconds() - t0;
+
+			if (t < best[c])
+				best[c] = t;
+			if (r == 0)
+				res[c] = tmp;
+			else
+				gf_openb_result_release(&tmp);
+		}
+		printf("%-24s %10.3f %14llu %14llu %7.1fx\n", cfgs[c].name, best[c],
+		       (unsigned long long)res[c].scores_computed, (unsigned long long)res[c].scores_cached,
+		       best[0] / best[c]);
+	}
+	int mismatch = 0;
+
+	for (int c = 1; c < NCFG; c++)
+		mismatch += !same_curves(&res[0], &res[c]);
+	printf("\nFGD alloc@130 %.2f %%; all configurations give identical curves: %s\n",
+	       res[NCFG - 1].alloc[130], mismatch ? "NO (bug)" : "yes");
+
+	size_t npol;
+	const struct gf_policy_ops *const *all = gf_policy_all(&npol);
+	double t0 = cpu_seconds();
+	int runs = 0;
+
+	for (size_t k = 0; k < npol; k++) {
+		if (!all[k]->in_paper)
+			continue;
+		for (uint64_t seed = 42; seed <= 51; seed++) {
+			struct gf_openb_config cfg = gf_openb_config_default();
+			struct gf_openb_result r;
+
+			cfg.seed = seed;
+			if (gf_openb_run(x, all[k], &cfg, &r))
+				return 2;
+			gf_openb_result_release(&r);
+			runs++;
+		}
+	}
+	printf("six paper policies x 10 seeds (%d runs) on one core: %.2f s\n", runs, cpu_seconds() - t0);
+	for (int c = 0; c < NCFG; c++)
+		gf_openb_result_release(&res[c]);
+	gf_openb_destroy(x);
+	free(nodes);
+	free(pods);
+	gf_catalog_release(&cat);
+	return mismatch ? 1 : 0;
+}

@@ -1,0 +1,118 @@
+/*
+ * cluster/model.h - what a node and a pod are to the engine.
+ *
+ * Transparent value types: a node's fixed description (struct gf_node_spec)
+ * and a pod's request (struct gf_pod_spec), plus the catalog that interns GPU
+ * model names and model-constraint strings into small ids so that the hot
+ * paths compare integers, never strings.
+ *
+ * Units: CPU in milli-cores (1000 = one core), memory in MiB, GPU share in
+ * milli-GPU (1000 = one whole GPU), GPU memory in MiB.
+ *
+ * The fields under "room for what comes next" are carried through loaders and
+ * copies but no policy reads them yet: GPU memory, MIG, topology inside a
+ * node, priorities, tenants, gangs and time.
+ */
+#ifndef GF_CLUSTER_MODEL_H
+#define GF_CLUSTER_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+
+#define GF_MAX_GPUS 16		/* GPUs in one node */
+#define GF_MILLI_PER_GPU 1000	/* one whole GPU, in milli-GPU */
+#define GF_MAX_MODELS 64	/* distinct GPU model names in one catalog */
+#define GF_MAX_SPECS 4096	/* distinct model-constraint strings */
+#define GF_NAME_MAX 64		/* node and pod names, with the NUL */
+#define GF_SPEC_MAX 256		/* a model-constraint string, with the NUL */
+
+/* GPU topology inside a node; -1 = not published. */
+struct gf_gpu_topo {
+	int8_t numa;		/* NUMA node the GPU hangs off */
+	int8_t nvlink_island;	/* GPUs with the same island share NVLink */
+};
+
+struct gf_node_spec {
+	char name[GF_NAME_MAX];
+	int64_t cpu_milli;	/* allocatable CPU */
+	int64_t mem_mib;	/* allocatable memory */
+	int ngpus;		/* 0..GF_MAX_GPUS */
+	int model;		/* catalog model id; -1 = no GPU model */
+	/* room for what comes next: */
+	int64_t gpu_mem_mib;	/* memory of each GPU; 0 = unknown */
+	bool mig_capable;
+	struct gf_gpu_topo topo[GF_MAX_GPUS];
+};
+
+struct gf_pod_spec {
+	char name[GF_NAME_MAX];
+	int64_t cpu_milli;	/* CPU request (= limit) */
+	int64_t mem_mib;	/* memory request (= limit) */
+	int gpu_count;		/* GPUs wanted; 0 = CPU-only pod */
+	int gpu_milli;		/* share of each GPU, 1..1000; 0 iff gpu_count == 0 */
+	int spec;		/* catalog constraint id; 0 = any GPU model */
+	/* room for what comes next: */
+	int64_t gpu_mem_mib;	/* GPU memory per GPU; 0 = not asked */
+	int32_t priority;
+	uint32_t tenant;
+	uint32_t gang;		/* 0 = not in a gang */
+	int64_t arrival;	/* virtual time, seconds; unused by packing runs */
+	int64_t duration;	/* seconds; < 0 = runs forever */
+};
+
+/* The GPU share a pod asks of the whole cluster, in milli-GPU. */
+static inline int64_t gf_pod_gpu_request(const struct gf_pod_spec *p)
+{
+	return (int64_t)p->gpu_milli * p->gpu_count;
+}
+
+/* A model-constraint string, normalised ("V100M16|V100M32"), and the models it allows. */
+struct gf_spec_entry {
+	char text[GF_SPEC_MAX];
+	uint64_t model_mask;	/* bit m set: model id m is allowed */
+};
+
+/*
+ * The catalog interns names.  Embeddable: gf_catalog_init() / gf_catalog_release().
+ * Spec id 0 is always the empty constraint ("any model").
+ */
+struct gf_catalog {
+	int nmodels;
+	char models[GF_MAX_MODELS][GF_NAME_MAX];
+	int nspecs;
+	int spec_cap;
+	struct gf_spec_entry *specs;	/* owned */
+};
+
+gf_err gf_catalog_init(struct gf_catalog *cat);
+void gf_catalog_release(struct gf_catalog *cat);
+
+/*
+ * Intern a GPU model name of len bytes (no NUL needed).  Sets *id.  Errors:
+ * GF_INVAL for an empty or over-long name, GF_TOOBIG past GF_MAX_MODELS.
+ */
+gf_err gf_catalog_model(struct gf_catalog *cat, const char *name, size_t len, int *id);
+
+/*
+ * Intern a model constraint as written in a trace: models separated by '|'.
+ * Empty tokens are dropped, the rest re-joined with '|' (duplicates kept), so
+ * "|A||B" and "A|B" are the same constraint; an empty result is id 0.  Each
+ * token is interned as a model.  Errors: as gf_catalog_model, GF_TOOBIG for a
+ * string over GF_SPEC_MAX or past GF_MAX_SPECS, GF_NOMEM.
+ */
+gf_err gf_catalog_spec(struct gf_catalog *cat, const char *text, size_t len, int *id);
+
+/* May a GPU of model `model` (-1 = none) serve constraint `spec`? */
+static inline bool gf_catalog_allows(const struct gf_catalog *cat, int spec, int model)
+{
+	if (spec == 0)
+		return true;
+	if (model < 0)
+		return false;
+	return (cat->specs[spec].model_mask >> model) & 1;
+}
+
+#endif /* GF_CLUSTER_MODEL_H */

@@ -1,0 +1,64 @@
+/*
+ * policy/sched.h - one placement decision: filter, score, select, pick GPUs.
+ *
+ * gf_sched is an opaque handle binding one policy to one cluster.  It owns
+ * the policy's private state, scratch buffers and the score cache; it never
+ * changes the cluster (the caller binds the placement it returns).
+ *
+ * The decision for pod p (spec: shared/specs/openb-fgd-experiment.md 2.2, 3):
+ *   1. F = nodes passing gf_cluster_fits(), in node order.
+ *   2. F empty: GF_UNSCHEDULABLE.  |F| = 1: that node, unscored.
+ *   3. Otherwise the policy's choose(), or the maximum score, ties broken by
+ *      the lowest node priority (GF_TIE_PRIORITY) or uniformly at random
+ *      (GF_TIE_RANDOM, drawing from the caller's generator).
+ *   4. GPUs: CPU-only pods none; whole-GPU pods the lowest-indexed fully free
+ *      GPUs; sharing pods by the policy's gpu_select.
+ *
+ * Score cache (feature SCORE_CACHE): scores of cacheable policies are kept
+ * per (pod shape, node) with the node's version, and reused while the node is
+ * unchanged.  A pod shape is (cpu, memory, GPU count, milli, constraint).
+ */
+#ifndef GF_POLICY_SCHED_H
+#define GF_POLICY_SCHED_H
+
+#include "core/features.h"
+#include "policy/policy.h"
+
+enum gf_outcome {
+	GF_PLACED,
+	GF_UNSCHEDULABLE,	/* no node passes the filter */
+};
+
+struct gf_placement {
+	uint32_t node;
+	int ngpus;
+	uint8_t gpus[GF_MAX_GPUS];
+	uint32_t nfeasible;	/* nodes that passed the filter */
+};
+
+typedef struct gf_sched gf_sched;
+
+/*
+ * Create a scheduler for policy ops over env (env's pointers must outlive
+ * it).  Node priorities start as the node indices.  Errors: GF_INVAL (the
+ * policy needs a target workload and env->target is NULL), GF_NOMEM, or the
+ * policy's create() error.
+ */
+gf_err gf_sched_create(const struct gf_policy_ops *ops, const struct gf_policy_env *env,
+		       gf_sched **out);
+void gf_sched_destroy(gf_sched *s);
+
+/* Set the tie-break priority of every node (prio[i] for node i; copied). */
+void gf_sched_set_priorities(gf_sched *s, const uint32_t *prio);
+
+/*
+ * Decide where pod p goes.  Fills *out on GF_PLACED.  rng is used by random
+ * policies and random tie-breaks (may be NULL for policies that use neither).
+ */
+enum gf_outcome gf_sched_place(gf_sched *s, const struct gf_pod_spec *p, struct gf_rng *rng,
+			       struct gf_placement *out);
+
+/* Scores computed / served from the cache since creation (for benchmarks). */
+void gf_sched_stats(const gf_sched *s, uint64_t *computed, uint64_t *cached);
+
+#endif /* GF_POLICY_SCHED_H */

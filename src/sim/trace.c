@@ -1,0 +1,361 @@
+/*
+ * sim/trace.c - CSV trace parsers.
+ *
+ * One pass over the buffer, one line at a time (bounded by
+ * GF_TRACE_LINE_MAX), fields split on ',' into a fixed array of slices; the
+ * header maps column names to positions.  Every value is checked for syntax
+ * and range before it is stored; the first error stops the parse and the
+ * partial output is freed, so a caller never sees half a trace.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/trace.h"
+
+#define MAX_FIELDS 64
+
+struct slice {
+	const char *p;
+	size_t len;
+};
+
+struct reader {
+	const char *data, *end, *cur;
+	const char *file;
+	long lineno;
+	struct slice field[MAX_FIELDS];
+	int nfields;
+	struct gf_trace_error *err;
+};
+
+struct column {
+	const char *name;
+	bool required;
+	int index;	/* position in the header; -1 if absent */
+};
+
+static gf_err fail(struct reader *r, gf_err code, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(r->err->msg, sizeof(r->err->msg), "%s:%ld: ", r->file, r->lineno);
+
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < sizeof(r->err->msg))
+		vsnprintf(r->err->msg + n, sizeof(r->err->msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* Quote a field for an error message, cut to a readable length. */
+static const char *show(const struct slice *s, char *buf, size_t buflen)
+{
+	size_t n = s->len < 40 ? s->len : 40;
+
+	snprintf(buf, buflen, "\"%.*s%s\"", (int)n, s->p, s->len > n ? "..." : "");
+	return buf;
+}
+
+/* Next non-blank line split into fields; returns 0 at end of input, 1 with a line, -1 on error. */
+static int next_line(struct reader *r, gf_err *code)
+{
+	for (;;) {
+		const char *start = r->cur, *nl;
+		size_t len;
+
+		if (start >= r->end)
+			return 0;
+		nl = memchr(start, '\n', (size_t)(r->end - start));
+		len = nl ? (size_t)(nl - start) : (size_t)(r->end - start);
+		r->cur = nl ? nl + 1 : r->end;
+		r->lineno++;
+		if (len > 0 && start[len - 1] == '\r')
+			len--;
+		if (len > GF_TRACE_LINE_MAX) {
+			*code = fail(r, GF_TOOBIG, "line is %zu bytes long; the limit is %d", len,
+				     GF_TRACE_LINE_MAX);
+			return -1;
+		}
+		if (len == 0)
+			continue;
+		if (memchr(start, '\0', len)) {
+			*code = fail(r, GF_PARSE, "line contains a NUL byte");
+			return -1;
+		}
+		r->nfields = 0;
+		for (size_t i = 0, f = 0; i <= len; i++) {
+			if (i == len || start[i] == ',') {
+				if (r->nfields == MAX_FIELDS) {
+					*code = fail(r, GF_PARSE, "more than %d columns", MAX_FIELDS);
+					return -1;
+				}
+				r->field[r->nfields].p = start + f;
+				r->field[r->nfields].len = i - f;
+				r->nfields++;
+				f = i + 1;
+			}
+		}
+		return 1;
+	}
+}
+
+static gf_err read_header(struct reader *r, struct column *cols, int ncols, const char *what)
+{
+	gf_err code = GF_OK;
+	int got = next_line(r, &code);
+
+	if (got < 0)
+		return code;
+	if (got == 0) {
+		r->lineno = r->lineno ? r->lineno : 1;
+		return fail(r, GF_PARSE, "file is empty; expected a header line naming the %s columns",
+			    what);
+	}
+	for (int c = 0; c < ncols; c++) {
+		cols[c].index = -1;
+		for (int f = 0; f < r->nfields; f++) {
+			if (r->field[f].len == strlen(cols[c].name) &&
+			    !memcmp(r->field[f].p, cols[c].name, r->field[f].len)) {
+				cols[c].index = f;
+				break;
+			}
+		}
+		if (cols[c].index < 0 && cols[c].required)
+			return fail(r, GF_PARSE, "header lacks the column \"%s\" (a %s list needs %s)",
+				    cols[c].name, what, what[0] == 'n' ?
+				    "sn,cpu_milli,memory_mib,gpu,model" :
+				    "name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec]");
+	}
+	return GF_OK;
+}
+
+/* The field of column c on the current line; an error if the line is too short. */
+static gf_err field_of(struct reader *r, const struct column *c, struct slice *out)
+{
+	if (c->index < 0) {
+		out->p = "";
+		out->len = 0;
+		return GF_OK;
+	}
+	if (c->index >= r->nfields)
+		return fail(r, GF_PARSE, "column %d (%s) is missing: the line has %d columns",
+			    c->index + 1, c->name, r->nfields);
+	*out = r->field[c->index];
+	return GF_OK;
+}
+
+static gf_err get_int(struct reader *r, const struct column *c, int64_t min, int64_t max,
+		      int64_t *out)
+{
+	struct slice s = { "", 0 };
+	char buf[64], shown[64];
+	gf_err err = field_of(r, c, &s);
+	int64_t v = 0;
+
+	if (err)
+		return err;
+	if (s.len == 0 || s.len >= sizeof(buf))
+		goto bad;
+	for (size_t i = 0; i < s.len; i++) {
+		if (s.p[i] < '0' || s.p[i] > '9') {
+			if (i == 0 && s.p[i] == '-' && s.len > 1)
+				continue;
+			goto bad;
+		}
+	}
+	memcpy(buf, s.p, s.len);
+	buf[s.len] = '\0';
+	errno = 0;
+	v = strtoll(buf, NULL, 10);
+	if (errno == ERANGE || v < min || v > max)
+		return fail(r, GF_PARSE, "column %d (%s): expected an integer in %lld..%lld, found %s",
+			    c->index + 1, c->name, (long long)min, (long long)max,
+			    show(&s, shown, sizeof(shown)));
+	*out = v;
+	return GF_OK;
+bad:
+	return fail(r, GF_PARSE, "column %d (%s): expected %s integer, found %s", c->index + 1,
+		    c->name, min >= 0 ? "a non-negative" : "an", show(&s, shown, sizeof(shown)));
+}
+
+static gf_err get_name(struct reader *r, const struct column *c, char *out, size_t outlen)
+{
+	struct slice s = { "", 0 };
+	gf_err err = field_of(r, c, &s);
+
+	if (err)
+		return err;
+	if (s.len == 0)
+		return fail(r, GF_PARSE, "column %d (%s): expected a name, found an empty field",
+			    c->index + 1, c->name);
+	if (s.len >= outlen)
+		return fail(r, GF_TOOBIG, "column %d (%s): name is %zu bytes; the limit is %zu",
+			    c->index + 1, c->name, s.len, outlen - 1);
+	memcpy(out, s.p, s.len);
+	out[s.len] = '\0';
+	return GF_OK;
+}
+
+/* Grow *arr (of elem-size items) to hold at least n+1. */
+static gf_err reserve(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return GF_OK;
+	if (n >= GF_TRACE_MAX_ROWS)
+		return GF_TOOBIG;
+	size_t ncap = *cap ? *cap * 2 : 1024;
+	void *p = realloc(*arr, ncap * elem);
+
+	if (!p)
+		return GF_NOMEM;
+	*arr = p;
+	*cap = ncap;
+	return GF_OK;
+}
+
+#define CPU_MAX 1000000000LL	/* a million cores, in milli-CPU */
+#define MEM_MAX 1000000000LL	/* ~950 TiB, in MiB */
+
+enum { N_SN, N_CPU, N_MEM, N_GPU, N_MODEL, N_NCOLS };
+
+gf_err gf_trace_parse_nodes(const char *data, size_t len, const char *file, struct gf_catalog *cat,
+			    struct gf_node_spec **out, size_t *n, struct gf_trace_error *err)
+{
+	struct reader r = { .data = data, .end = data + len, .cur = data, .file = file, .err = err };
+	struct column cols[N_NCOLS] = {
+		[N_SN] = { "sn", true, -1 }, [N_CPU] = { "cpu_milli", true, -1 },
+		[N_MEM] = { "memory_mib", true, -1 }, [N_GPU] = { "gpu", true, -1 },
+		[N_MODEL] = { "model", true, -1 },
+	};
+	struct gf_node_spec *nodes = NULL;
+	size_t count = 0, cap = 0;
+	gf_err code;
+	int got;
+
+	*out = NULL;
+	*n = 0;
+	code = read_header(&r, cols, N_NCOLS, "node");
+	if (code)
+		return code;
+	while ((got = next_line(&r, &code)) > 0) {
+		struct gf_node_spec *s;
+		int64_t v;
+		struct slice model = { "", 0 };
+
+		code = reserve((void **)&nodes, &cap, count, sizeof(*nodes));
+		if (code) {
+			fail(&r, code, "cannot hold more nodes (%s)", gf_strerror(code));
+			goto fail;
+		}
+		s = &nodes[count];
+		memset(s, 0, sizeof(*s));
+		s->model = -1;
+		for (int g = 0; g < GF_MAX_GPUS; g++)
+			s->topo[g] = (struct gf_gpu_topo){ -1, -1 };
+		if ((code = get_name(&r, &cols[N_SN], s->name, sizeof(s->name))) ||
+		    (code = get_int(&r, &cols[N_CPU], 0, CPU_MAX, &s->cpu_milli)) ||
+		    (code = get_int(&r, &cols[N_MEM], 0, MEM_MAX, &s->mem_mib)) ||
+		    (code = get_int(&r, &cols[N_GPU], 0, GF_MAX_GPUS, &v)) ||
+		    (code = field_of(&r, &cols[N_MODEL], &model)))
+			goto fail;
+		s->ngpus = (int)v;
+		if (s->ngpus > 0 && model.len > 0) {
+			code = gf_catalog_model(cat, model.p, model.len, &s->model);
+			if (code) {
+				fail(&r, code, "column %d (model): %s", cols[N_MODEL].index + 1,
+				     code == GF_TOOBIG ? "more distinct GPU models than the limit of 64"
+						       : "GPU model name too long (limit 63 bytes)");
+				goto fail;
+			}
+		}
+		count++;
+	}
+	if (got < 0)
+		goto fail;
+	if (count == 0) {
+		code = fail(&r, GF_PARSE, "no nodes: expected at least one line after the header");
+		goto fail;
+	}
+	*out = nodes;
+	*n = count;
+	return GF_OK;
+fail:
+	free(nodes);
+	return code ? code : GF_PARSE;
+}
+
+enum { P_NAME, P_CPU, P_MEM, P_NGPU, P_MILLI, P_SPEC, P_NCOLS };
+
+gf_err gf_trace_parse_pods(const char *data, size_t len, const char *file, struct gf_catalog *cat,
+			   struct gf_pod_spec **out, size_t *n, struct gf_trace_error *err)
+{
+	struct reader r = { .data = data, .end = data + len, .cur = data, .file = file, .err = err };
+	struct column cols[P_NCOLS] = {
+		[P_NAME] = { "name", true, -1 }, [P_CPU] = { "cpu_milli", true, -1 },
+		[P_MEM] = { "memory_mib", true, -1 }, [P_NGPU] = { "num_gpu", true, -1 },
+		[P_MILLI] = { "gpu_milli", true, -1 }, [P_SPEC] = { "gpu_spec", false, -1 },
+	};
+	struct gf_pod_spec *pods = NULL;
+	size_t count = 0, cap = 0;
+	gf_err code;
+	int got;
+
+	*out = NULL;
+	*n = 0;
+	code = read_header(&r, cols, P_NCOLS, "pod");
+	if (code)
+		return code;
+	while ((got = next_line(&r, &code)) > 0) {
+		struct gf_pod_spec *p;
+		int64_t ngpu, milli;
+		struct slice spec = { "", 0 };
+
+		code = reserve((void **)&pods, &cap, count, sizeof(*pods));
+		if (code) {
+			fail(&r, code, "cannot hold more pods (%s)", gf_strerror(code));
+			goto fail;
+		}
+		p = &pods[count];
+		memset(p, 0, sizeof(*p));
+		p->duration = -1;
+		if ((code = get_name(&r, &cols[P_NAME], p->name, sizeof(p->name))) ||
+		    (code = get_int(&r, &cols[P_CPU], 0, CPU_MAX, &p->cpu_milli)) ||
+		    (code = get_int(&r, &cols[P_MEM], 0, MEM_MAX, &p->mem_mib)) ||
+		    (code = get_int(&r, &cols[P_NGPU], 0, GF_MAX_GPUS, &ngpu)) ||
+		    (code = get_int(&r, &cols[P_MILLI], 0, 1000000, &milli)) ||
+		    (code = field_of(&r, &cols[P_SPEC], &spec)))
+			goto fail;
+		if (ngpu > 0) {
+			if (milli == 0) {
+				code = fail(&r, GF_PARSE,
+					    "column %d (gpu_milli): a pod asking for %lld GPU(s) needs a share in 1..1000, found 0",
+					    cols[P_MILLI].index + 1, (long long)ngpu);
+				goto fail;
+			}
+			p->gpu_count = (int)ngpu;
+			p->gpu_milli = milli > GF_MILLI_PER_GPU ? GF_MILLI_PER_GPU : (int)milli;
+			code = gf_catalog_spec(cat, spec.p, spec.len, &p->spec);
+			if (code) {
+				fail(&r, code, "column %d (gpu_spec): %s", cols[P_SPEC].index + 1,
+				     code == GF_NOMEM ? "out of memory"
+						      : "constraint too long or too many distinct models/constraints");
+				goto fail;
+			}
+		}
+		count++;
+	}
+	if (got < 0)
+		goto fail;
+	if (count == 0) {
+		code = fail(&r, GF_PARSE, "no pods: expected at least one line after the header");
+		goto fail;
+	}
+	*out = pods;
+	*n = count;
+	return GF_OK;
+fail:
+	free(pods);
+	return code ? code : GF_PARSE;
+}

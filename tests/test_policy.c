@@ -1,0 +1,280 @@
+/* tests/test_policy.c - policy/: each policy's score and GPU choice on hand-computed cases. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "policy/sched.h"
+#include "testutil.h"
+
+struct fixture {
+	struct gf_catalog cat;
+	gf_cluster *c;
+	struct gf_target t;
+	struct gf_policy_env env;
+};
+
+static struct fixture *fx_new(const struct gf_node_spec *nodes, size_t n)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	gf_catalog_init(&f->cat);
+	assert_int_equal(gf_cluster_create(nodes, n, &f->c), GF_OK);
+	/* FGD's target: one class, 1000 mCPU x 500 mGPU x 1, any model. */
+	f->t.nclasses = 1;
+	f->t.cls = calloc(1, sizeof(*f->t.cls));
+	f->t.acc = malloc((GF_MAX_MODELS + 1) * sizeof(bool));
+	f->t.cls[0] = (struct gf_frag_class){ .cpu_milli = 1000, .gpu_milli = 500, .gpu_count = 1, .p = 1.0 };
+	for (int m = 0; m <= GF_MAX_MODELS; m++)
+		f->t.acc[m] = true;
+	f->env = (struct gf_policy_env){ .cluster = f->c, .cat = &f->cat, .target = &f->t,
+					 .features = gf_features_default() };
+	return f;
+}
+
+static void fx_free(struct fixture *f)
+{
+	gf_target_release(&f->t);
+	gf_cluster_destroy(f->c);
+	gf_catalog_release(&f->cat);
+	free(f);
+}
+
+static int64_t score(struct fixture *f, const struct gf_policy_ops *ops, size_t node,
+		     const struct gf_pod_spec *p, int *hint)
+{
+	void *st = NULL;
+	int h = -1;
+	int64_t s;
+
+	if (ops->create)
+		assert_int_equal(ops->create(&f->env, &st), GF_OK);
+	s = ops->score(st, &f->env, node, p, &h);
+	if (ops->destroy)
+		ops->destroy(st);
+	if (hint)
+		*hint = h;
+	return s;
+}
+
+static void bind(struct fixture *f, size_t node, const struct gf_pod_spec *p, const uint8_t *g)
+{
+	assert_int_equal(gf_cluster_bind(f->c, node, p, g), GF_OK);
+}
+
+static void test_best_fit_and_dot_product(void **state)
+{
+	struct gf_node_spec n = tu_node("n", 64000, 256000, 8, -1);
+	struct fixture *f = fx_new(&n, 1);
+	struct gf_pod_spec p = tu_pod("p", 4000, 1000, 1, 500, 0);
+
+	(void)state;
+	/* d = 0.5*60000/128000 + 0.5*7500/8000 = 0.703125 -> floor(29.6875) */
+	assert_int_equal(score(f, &gf_policy_best_fit, 0, &p, NULL), 29);
+	/* v_n.v_q = 0.5*0.03125 + 1*0.0625 = 0.078125 -> floor(100*(1-0.0390625)) */
+	assert_int_equal(score(f, &gf_policy_dot_product, 0, &p, NULL), 96);
+	fx_free(f);
+}
+
+static void test_gpu_packing(void **state)
+{
+	struct gf_node_spec n[3] = {
+		tu_node("eight", 64000, 256000, 8, -1),
+		tu_node("two", 64000, 256000, 2, -1),
+		tu_node("used", 64000, 256000, 4, -1),
+	};
+	struct fixture *f = fx_new(n, 3);
+	struct gf_pod_spec share = tu_pod("s", 1000, 1000, 1, 400, 0);
+	struct gf_pod_spec big = tu_pod("b", 1000, 1000, 1, 600, 0);
+	struct gf_pod_spec cpu = tu_pod("c", 1000, 1000, 0, 0, 0);
+	struct gf_pod_spec half = tu_pod("h", 1000, 1000, 1, 500, 0);
+	uint8_t g0[] = { 0 };
+
+	(void)state;
+	bind(f, 2, &half, g0);	/* "used": g = [500, 1000, 1000, 1000] */
+	assert_int_equal(score(f, &gf_policy_gpu_packing, 0, &share, NULL), 25);	/* max(33-8, 8) */
+	assert_int_equal(score(f, &gf_policy_gpu_packing, 1, &share, NULL), 31);	/* max(33-2, 2) */
+	/* partly used GPU (500 free): S = 50, 100 - 5 */
+	assert_int_equal(score(f, &gf_policy_gpu_packing, 2, &share, NULL), 95);
+	/* 600 does not fit the partly used GPU: one fully free GPU used, 50 - 1 */
+	assert_int_equal(score(f, &gf_policy_gpu_packing, 2, &big, NULL), 49);
+	assert_int_equal(score(f, &gf_policy_gpu_packing, 2, &cpu, NULL), 0);
+	fx_free(f);
+}
+
+static void test_gpu_clustering(void **state)
+{
+	struct gf_node_spec n = tu_node("n", 64000, 256000, 8, -1);
+	struct fixture *f = fx_new(&n, 1);
+	struct gf_pod_spec share = tu_pod("s", 1000, 1000, 1, 600, 0);
+	struct gf_pod_spec whole = tu_pod("w", 1000, 1000, 1, 1000, 0);
+	struct gf_pod_spec cpu = tu_pod("c", 1000, 1000, 0, 0, 0);
+	uint8_t g0[] = { 0 }, g1[] = { 1 };
+
+	(void)state;
+	assert_int_equal(score(f, &gf_policy_gpu_clustering, 0, &share, NULL), 25);	/* idle node */
+	bind(f, 0, &share, g0);	/* G = 7400: base = 25*600/8000 = 1 */
+	assert_int_equal(score(f, &gf_policy_gpu_clustering, 0, &share, NULL), 76);	/* only its tag */
+	assert_int_equal(score(f, &gf_policy_gpu_clustering, 0, &whole, NULL), 1);	/* other tags only */
+	bind(f, 0, &whole, g1);	/* G = 6400: base = 25*1600/8000 = 5 */
+	assert_int_equal(score(f, &gf_policy_gpu_clustering, 0, &share, NULL), 55);	/* mixed tags */
+	assert_int_equal(score(f, &gf_policy_gpu_clustering, 0, &cpu, NULL), 0);
+	fx_free(f);
+}
+
+static void test_fgd_score_and_gpu(void **state)
+{
+	struct gf_node_spec n[2] = { tu_node("a", 8000, 64000, 2, -1), tu_node("b", 8000, 64000, 2, -1) };
+	struct fixture *f = fx_new(n, 2);
+	struct gf_pod_spec p500 = tu_pod("p5", 1000, 100, 1, 500, 0);
+	struct gf_pod_spec p400 = tu_pod("p4", 1000, 100, 1, 400, 0);
+	struct gf_pod_spec p600 = tu_pod("p6", 1000, 100, 1, 600, 0);
+	uint8_t g1[] = { 1 };
+	int hint;
+
+	(void)state;
+	/* Empty node: F_before = 0.  500 on a full GPU leaves 500 (fits the class): Delta 0 -> 50. */
+	assert_int_equal(score(f, &gf_policy_fgd, 0, &p500, &hint), 50);
+	assert_int_equal(hint, 0);
+	/* 600 leaves 400 < 500: F_after = 400, sigmoid(-0.4) = 0.4013 -> 40. */
+	assert_int_equal(score(f, &gf_policy_fgd, 0, &p600, &hint), 40);
+	/* Node b: g = [1000, 600].  A 600 pod: on GPU 1 -> [1000, 0]: F stays 0 (50); on GPU 0
+	 * -> [400, 600]: F = 400 (40).  FGD takes the higher-indexed, partly used GPU. */
+	bind(f, 1, &p400, g1);
+	assert_int_equal(score(f, &gf_policy_fgd, 1, &p600, &hint), 50);
+	assert_int_equal(hint, 1);
+
+	/* Through the framework: both nodes score 50 for p600?  Node a scores 40, node b 50. */
+	gf_sched *s;
+	struct gf_placement pl;
+
+	assert_int_equal(gf_sched_create(&gf_policy_fgd, &f->env, &s), GF_OK);
+	assert_int_equal(gf_sched_place(s, &p600, NULL, &pl), GF_PLACED);
+	assert_int_equal(pl.node, 1);
+	assert_int_equal(pl.ngpus, 1);
+	assert_int_equal(pl.gpus[0], 1);
+	gf_sched_destroy(s);
+	fx_free(f);
+}
+
+static void test_k8s_resources_fit(void **state)
+{
+	struct gf_node_spec n = tu_node("n", 8000, 16000, 2, -1);
+	struct fixture *f = fx_new(&n, 1);
+	struct gf_pod_spec p = tu_pod("p", 2000, 4000, 1, 1000, 0);
+	struct gf_pod_spec cpu = tu_pod("c", 2000, 4000, 0, 0, 0);
+
+	(void)state;
+	/* least: cpu 75, memory 75, GPU (2000-1000)*100/2000 = 50 -> 200/3 = 66 */
+	assert_int_equal(score(f, &gf_policy_k8s_least_allocated, 0, &p, NULL), 66);
+	/* most: 25, 25, 50 -> 33 */
+	assert_int_equal(score(f, &gf_policy_k8s_most_allocated, 0, &p, NULL), 33);
+	/* a CPU-only pod is not scored on the GPU: (75 + 75) / 2 */
+	assert_int_equal(score(f, &gf_policy_k8s_least_allocated, 0, &cpu, NULL), 75);
+	fx_free(f);
+}
+
+/* Equal scores go to the lowest priority number, whatever the node order. */
+static void test_tie_break_priority(void **state)
+{
+	struct gf_node_spec n[3] = {
+		tu_node("a", 8000, 16000, 2, -1), tu_node("b", 8000, 16000, 2, -1),
+		tu_node("c", 8000, 16000, 2, -1),
+	};
+	struct fixture *f = fx_new(n, 3);
+	struct gf_pod_spec cpu = tu_pod("c", 1000, 1000, 0, 0, 0);
+	uint32_t prio[3] = { 2, 0, 1 };
+	struct gf_placement pl;
+	gf_sched *s;
+
+	(void)state;
+	assert_int_equal(gf_sched_create(&gf_policy_gpu_packing, &f->env, &s), GF_OK);
+	assert_int_equal(gf_sched_place(s, &cpu, NULL, &pl), GF_PLACED);
+	assert_int_equal(pl.node, 0);	/* default priorities: node order */
+	gf_sched_set_priorities(s, prio);
+	assert_int_equal(gf_sched_place(s, &cpu, NULL, &pl), GF_PLACED);
+	assert_int_equal(pl.node, 1);
+	assert_int_equal(pl.nfeasible, 3);
+	gf_sched_destroy(s);
+	fx_free(f);
+}
+
+/* Whole-GPU pods take the lowest-indexed fully free GPUs; sharing pods best fit. */
+static void test_gpu_choice(void **state)
+{
+	struct gf_node_spec n = tu_node("n", 64000, 256000, 4, -1);
+	struct fixture *f = fx_new(&n, 1);
+	struct gf_pod_spec p600 = tu_pod("a", 1000, 1000, 1, 600, 0);
+	struct gf_pod_spec p300 = tu_pod("b", 1000, 1000, 1, 300, 0);
+	struct gf_pod_spec p200 = tu_pod("d", 1000, 1000, 1, 200, 0);
+	struct gf_pod_spec two = tu_pod("c", 1000, 1000, 2, 1000, 0);
+	struct gf_pod_spec three = tu_pod("e", 1000, 1000, 3, 1000, 0);
+	struct gf_placement pl;
+	gf_sched *s;
+	uint8_t g1[] = { 1 }, g3[] = { 3 };
+
+	(void)state;
+	bind(f, 0, &p600, g1);	/* g = [1000, 400, 1000, 1000] */
+	bind(f, 0, &p300, g3);	/* g = [1000, 400, 1000, 700] */
+	assert_int_equal(gf_sched_create(&gf_policy_best_fit, &f->env, &s), GF_OK);
+	assert_int_equal(gf_sched_place(s, &two, NULL, &pl), GF_PLACED);
+	assert_int_equal(pl.ngpus, 2);
+	assert_int_equal(pl.gpus[0], 0);
+	assert_int_equal(pl.gpus[1], 2);
+	assert_int_equal(gf_sched_place(s, &p200, NULL, &pl), GF_PLACED);
+	assert_int_equal(pl.gpus[0], 1);	/* smallest free that fits: 400 */
+	assert_int_equal(gf_sched_place(s, &three, NULL, &pl), GF_UNSCHEDULABLE);
+	assert_int_equal(pl.nfeasible, 0);
+	gf_sched_destroy(s);
+	fx_free(f);
+}
+
+/* Random draws only feasible nodes, reproducibly, and roughly uniformly. */
+static void test_random(void **state)
+{
+	struct gf_node_spec n[3] = {
+		tu_node("a", 8000, 16000, 2, -1), tu_node("b", 500, 16000, 2, -1),
+		tu_node("c", 8000, 16000, 2, -1),
+	};
+	struct fixture *f = fx_new(n, 3);
+	struct gf_pod_spec p = tu_pod("p", 1000, 10, 1, 100, 0);
+	int hits[3] = { 0 };
+	struct gf_rng r1, r2;
+	gf_sched *s;
+
+	(void)state;
+	assert_int_equal(gf_sched_create(&gf_policy_random, &f->env, &s), GF_OK);
+	gf_rng_init(&r1, 7);
+	gf_rng_init(&r2, 7);
+	for (int i = 0; i < 2000; i++) {
+		struct gf_placement a, b;
+
+		assert_int_equal(gf_sched_place(s, &p, &r1, &a), GF_PLACED);
+		assert_int_equal(gf_sched_place(s, &p, &r2, &b), GF_PLACED);
+		assert_int_equal(a.node, b.node);
+		assert_int_equal(a.gpus[0], b.gpus[0]);
+		hits[a.node]++;
+	}
+	assert_int_equal(hits[1], 0);	/* node b lacks CPU */
+	assert_in_range(hits[0], 850, 1150);
+	gf_sched_destroy(s);
+	fx_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_best_fit_and_dot_product),
+		cmocka_unit_test(test_gpu_packing),
+		cmocka_unit_test(test_gpu_clustering),
+		cmocka_unit_test(test_fgd_score_and_gpu),
+		cmocka_unit_test(test_k8s_resources_fit),
+		cmocka_unit_test(test_tie_break_priority),
+		cmocka_unit_test(test_gpu_choice),
+		cmocka_unit_test(test_random),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,151 @@
+/* tests/test_trace.c - sim/trace: CSV parsing, normalisation and error messages. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "sim/reference.h"
+#include "sim/trace.h"
+
+static gf_err pods(const char *text, struct gf_catalog *cat, struct gf_pod_spec **out, size_t *n,
+		   struct gf_trace_error *err)
+{
+	return gf_trace_parse_pods(text, strlen(text), "pods.csv", cat, out, n, err);
+}
+
+static void expect_pod_error(const char *text, const char *msg)
+{
+	struct gf_catalog cat;
+	struct gf_trace_error err;
+	struct gf_pod_spec *out = (void *)1;
+	size_t n = 99;
+
+	gf_catalog_init(&cat);
+	assert_int_not_equal(pods(text, &cat, &out, &n, &err), GF_OK);
+	assert_null(out);	/* nothing half-parsed comes back */
+	assert_int_equal(n, 0);
+	if (!strstr(err.msg, msg)) {
+		print_error("message \"%s\" lacks \"%s\"\n", err.msg, msg);
+		fail();
+	}
+	gf_catalog_release(&cat);
+}
+
+static void test_pods_parse_and_normalise(void **state)
+{
+	struct gf_catalog cat;
+	struct gf_trace_error err;
+	struct gf_pod_spec *p;
+	size_t n;
+	const char *text =
+		"name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos\r\n"
+		"p0,1000,2048,0,500,V100M16,LS\r\n"	/* CPU-only: milli and spec dropped */
+		"\n"
+		"p1,2000,0,1,1500,|T4||,BE\n"		/* milli capped at 1000; spec normalised */
+		"p2,3000,10,2,1000,,LS\n";
+
+	(void)state;
+	gf_catalog_init(&cat);
+	assert_int_equal(pods(text, &cat, &p, &n, &err), GF_OK);
+	assert_int_equal(n, 3);
+	assert_string_equal(p[0].name, "p0");
+	assert_int_equal(p[0].gpu_count, 0);
+	assert_int_equal(p[0].gpu_milli, 0);
+	assert_int_equal(p[0].spec, 0);
+	assert_int_equal(p[1].gpu_milli, 1000);
+	assert_string_equal(cat.specs[p[1].spec].text, "T4");
+	assert_int_equal(p[2].gpu_count, 2);
+	assert_int_equal(p[2].cpu_milli, 3000);
+	assert_int_equal(p[2].mem_mib, 10);
+	free(p);
+
+	/* The multigpu files have five columns only. */
+	assert_int_equal(pods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\nq,1,2,1,50\n", &cat, &p, &n, &err),
+			 GF_OK);
+	assert_int_equal(p[0].gpu_milli, 50);
+	free(p);
+	gf_catalog_release(&cat);
+}
+
+static void test_pods_errors(void **state)
+{
+	(void)state;
+	expect_pod_error("", "pods.csv:1: file is empty");
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu\n", "header lacks the column \"gpu_milli\"");
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n", "no pods");
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,2,x,4\n",
+			 "pods.csv:2: column 4 (num_gpu): expected a non-negative integer, found \"x\"");
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,2,1,500\nq,-5,2,1,4\n",
+			 "pods.csv:3: column 2 (cpu_milli): expected an integer in 0..");
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,2,17,500\n",
+			 "column 4 (num_gpu): expected an integer in 0..16, found \"17\"");
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,2\n",
+			 "pods.csv:2: column 4 (num_gpu) is missing: the line has 3 columns");
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,2,1,0\n",
+			 "column 5 (gpu_milli): a pod asking for 1 GPU(s) needs a share in 1..1000, found 0");
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n,1,2,1,5\n",
+			 "column 1 (name): expected a name, found an empty field");
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,99999999999999999999,2,1,5\n",
+			 "column 2 (cpu_milli): expected an integer");
+}
+
+static void test_nodes(void **state)
+{
+	struct gf_catalog cat;
+	struct gf_trace_error err;
+	struct gf_node_spec *nd = (void *)1;
+	size_t n;
+	const char *ok = "sn,cpu_milli,memory_mib,gpu,model\na,96000,1024,8,G2\nb,1000,10,0,\nc,1,1,2,G2\n";
+
+	(void)state;
+	gf_catalog_init(&cat);
+	assert_int_equal(gf_trace_parse_nodes(ok, strlen(ok), "nodes.csv", &cat, &nd, &n, &err), GF_OK);
+	assert_int_equal(n, 3);
+	assert_int_equal(nd[0].ngpus, 8);
+	assert_int_equal(nd[0].model, nd[2].model);
+	assert_int_equal(nd[1].model, -1);
+	assert_int_equal(cat.nmodels, 1);
+	free(nd);
+	const char *bad = "sn,cpu_milli,memory_mib,gpu,model\na,96000,1024,4.5,G2\n";
+
+	assert_int_equal(gf_trace_parse_nodes(bad, strlen(bad), "nodes.csv", &cat, &nd, &n, &err), GF_PARSE);
+	assert_null(nd);
+	assert_string_equal(err.msg, "nodes.csv:2: column 4 (gpu): expected a non-negative integer, found \"4.5\"");
+	gf_catalog_release(&cat);
+}
+
+static void test_reference(void **state)
+{
+	struct gf_reference ref;
+	struct gf_trace_error err;
+	const char *text =
+		"workload,policy,seeds,alloc_at_100,alloc_at_130,alloc_min_130,alloc_max_130,frag_at_100,frag_at_130\n"
+		"w,FGD,10,95.2,95.39,95.27,95.49,4.73,4.57\n";
+	const char *bad =
+		"workload,policy,seeds,alloc_at_100,alloc_at_130,alloc_min_130,alloc_max_130,frag_at_100,frag_at_130\n"
+		"w,FGD,10,95.2,abc,95.27,95.49,4.73,4.57\n";
+
+	(void)state;
+	assert_int_equal(gf_reference_parse(text, strlen(text), "ref.csv", &ref, &err), GF_OK);
+	assert_int_equal(ref.n, 1);
+	assert_non_null(gf_reference_find(&ref, "w", "FGD"));
+	assert_null(gf_reference_find(&ref, "w", "BestFit"));
+	assert_float_equal(gf_reference_figures(gf_reference_find(&ref, "w", "FGD")).alloc130, 95.39, 1e-12);
+	gf_reference_release(&ref);
+	assert_int_equal(gf_reference_parse(bad, strlen(bad), "ref.csv", &ref, &err), GF_PARSE);
+	assert_string_equal(err.msg, "ref.csv:2: column 5: expected a percentage 0..100, found \"abc\"");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pods_parse_and_normalise),
+		cmocka_unit_test(test_pods_errors),
+		cmocka_unit_test(test_nodes),
+		cmocka_unit_test(test_reference),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,233 @@
+/*
+ * tests/agent/test_agent_kube.c - the Node publisher against a tiny local
+ * API endpoint (gfhttp): the request it sends (PATCH, merge-patch content
+ * type, bearer token, labels and topology annotation), error reporting,
+ * and the kubeconfig reader (current-context, *-data base64).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "agent/agent.h"
+#include "agent/kube.h"
+#include "http/server.h"
+
+struct seen {
+	int n;
+	char method[16], ctype[128], auth[256];
+	char *body;
+};
+
+static void h_node(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	struct seen *s = ud;
+	s->n++;
+	snprintf(s->method, sizeof(s->method), "%s", req->method);
+	const char *ct = gf_http_request_header(req, "Content-Type");
+	const char *au = gf_http_request_header(req, "Authorization");
+	snprintf(s->ctype, sizeof(s->ctype), "%s", ct ? ct : "");
+	snprintf(s->auth, sizeof(s->auth), "%s", au ? au : "");
+	free(s->body);
+	s->body = strdup(req->body);
+	resp->content_type = "application/json";
+	gf_obuf_puts(&resp->body, "{\"kind\":\"Node\"}");
+}
+
+static char dir[64];
+static char state_path[128];
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+static int setup(void **st)
+{
+	(void)st;
+	snprintf(dir, sizeof(dir), "/tmp/gf-kube-test-XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(state_path, sizeof(state_path), "%s/state", dir);
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "cp %s/two_gpus.state %s", GF_AGENT_DATA, state_path);
+	if (system(cmd))
+		return -1;
+	setenv("GF_FAKE_NVML_STATE", state_path, 1);
+	return 0;
+}
+
+static int teardown(void **st)
+{
+	(void)st;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+static void kubeconfig(const char *path, uint16_t port)
+{
+	char text[2048];
+	snprintf(text, sizeof(text),
+		 "apiVersion: v1\n"
+		 "clusters:\n"
+		 "- cluster:\n"
+		 "    server: https://wrong.example:6443\n"
+		 "  name: other\n"
+		 "- cluster:\n"
+		 "    server: \"http://127.0.0.1:%u/\"\n"
+		 "  name: test\n"
+		 "contexts:\n"
+		 "- context:\n"
+		 "    cluster: other\n"
+		 "    user: other\n"
+		 "  name: other\n"
+		 "- context:\n"
+		 "    cluster: test\n"
+		 "    user: tester\n"
+		 "  name: test\n"
+		 "current-context: test\n"
+		 "kind: Config\n"
+		 "users:\n"
+		 "- name: other\n"
+		 "  user:\n"
+		 "    token: wrong-token\n"
+		 "- name: tester\n"
+		 "  user:\n"
+		 "    token: s3cret\n"
+		 "    client-key-data: aGVsbG8=\n",
+		 port);
+	write_file(path, text);
+}
+
+static void test_publish_sends_merge_patch(void **st)
+{
+	(void)st;
+	struct seen seen = { 0 };
+	const struct gf_http_route routes[] = {
+		{ "PATCH", "/api/v1/nodes/node-a", h_node, &seen },
+	};
+	struct gf_http_config hc = { .bind_addr = "127.0.0.1", .routes = routes, .nroutes = 1,
+				     .max_body = 1 << 20 };
+	gf_http_server *srv;
+	assert_int_equal(gf_http_server_create(&hc, &srv), GF_OK);
+	char kc_path[160];
+	snprintf(kc_path, sizeof(kc_path), "%s/kubeconfig", dir);
+	kubeconfig(kc_path, gf_http_server_port(srv));
+
+	struct gf_kube_conn kc;
+	char err[512] = "";
+	assert_int_equal(gf_kube_conn_from_kubeconfig(&kc, kc_path, err, sizeof(err)), GF_OK);
+	char want[64];
+	snprintf(want, sizeof(want), "http://127.0.0.1:%u", gf_http_server_port(srv));
+	assert_string_equal(kc.server, want); /* current-context's cluster, '/' trimmed */
+	assert_string_equal(kc.token, "s3cret");
+	assert_int_equal(kc.key_len, 5);
+	assert_memory_equal(kc.key_data, "hello", 5);
+
+	struct gf_agent_config cfg = { .nvml_path = GF_FAKE_NVML };
+	gf_agent *a;
+	assert_int_equal(gf_agent_create(&cfg, &a, err, sizeof(err)), GF_OK);
+	kc.key_data[0] = '\0'; /* not a real key: plain http ignores it anyway */
+	free(kc.key_data);
+	kc.key_data = NULL;
+	assert_int_equal(gf_agent_publish_node(a, &kc, "node-a", err, sizeof(err)), GF_OK);
+	assert_int_equal(seen.n, 1);
+	assert_string_equal(seen.method, "PATCH");
+	assert_string_equal(seen.ctype, "application/merge-patch+json");
+	assert_string_equal(seen.auth, "Bearer s3cret");
+
+	cJSON *p = cJSON_Parse(seen.body);
+	assert_non_null(p);
+	cJSON *md = cJSON_GetObjectItem(p, "metadata");
+	cJSON *labels = cJSON_GetObjectItem(md, "labels");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(labels, "gpufleet.io/gpu.count")), "2");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(labels, "gpufleet.io/gpu.healthy-count")), "2");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(labels, "gpufleet.io/gpu.mig")), "disabled");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(labels, "gpufleet.io/gpu.driver")), "550.54.15");
+	const char *ann = cJSON_GetStringValue(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(md, "annotations"), "gpufleet.io/gpu-topology"));
+	assert_non_null(ann);
+	cJSON *topo = cJSON_Parse(ann); /* the annotation is itself the inventory JSON */
+	assert_non_null(topo);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(topo, "gpus")), 2);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetArrayItem(
+				    cJSON_GetObjectItem(cJSON_GetObjectItem(topo, "topology"), "matrix"), 0), 1)),
+			    "NV18");
+	cJSON_Delete(topo);
+	cJSON_Delete(p);
+
+	/* Unknown node: the API server's status comes back in the message. */
+	assert_int_equal(gf_agent_publish_node(a, &kc, "node-b", err, sizeof(err)), GF_UNAVAILABLE);
+	assert_non_null(strstr(err, "HTTP 404"));
+	/* Not a node name. */
+	assert_int_equal(gf_agent_publish_node(a, &kc, "Bad/Name", err, sizeof(err)), GF_INVAL);
+	assert_non_null(strstr(err, "not a valid node name"));
+	assert_int_equal(seen.n, 1);
+
+	gf_agent_destroy(a);
+	gf_kube_conn_release(&kc);
+	gf_http_server_destroy(srv);
+	free(seen.body);
+}
+
+static void test_kubeconfig_errors(void **st)
+{
+	(void)st;
+	struct gf_kube_conn kc;
+	char err[512] = "", path[160];
+	assert_int_equal(gf_kube_conn_from_kubeconfig(&kc, "/nonexistent/kubeconfig", err, sizeof(err)),
+			 GF_IO);
+	assert_non_null(strstr(err, "/nonexistent/kubeconfig: cannot open"));
+	snprintf(path, sizeof(path), "%s/bad1", dir);
+	write_file(path, "clusters:\n- cluster:\n    server: https://x\n  name: a\nthis line is wrong\n");
+	assert_int_equal(gf_kube_conn_from_kubeconfig(&kc, path, err, sizeof(err)), GF_PARSE);
+	assert_non_null(strstr(err, "bad1:5: expected 'key:' at top level"));
+	snprintf(path, sizeof(path), "%s/bad2", dir);
+	write_file(path, "kind: Config\nusers:\n- name: u\n  user:\n    token: t\n");
+	assert_int_equal(gf_kube_conn_from_kubeconfig(&kc, path, err, sizeof(err)), GF_PARSE);
+	assert_non_null(strstr(err, "no cluster with a server"));
+	snprintf(path, sizeof(path), "%s/bad3", dir);
+	write_file(path, "clusters:\n- cluster:\n    server: https://x\n    certificate-authority-data: !!notbase64\n");
+	assert_int_equal(gf_kube_conn_from_kubeconfig(&kc, path, err, sizeof(err)), GF_PARSE);
+	assert_non_null(strstr(err, "not valid base64"));
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	assert_int_equal(gf_kube_conn_in_cluster(&kc, err, sizeof(err)), GF_UNAVAILABLE);
+	assert_non_null(strstr(err, "not in a cluster"));
+}
+
+static void test_label_values(void **st)
+{
+	(void)st;
+	char v[64];
+	gf_kube_label_value(v, "NVIDIA H100 80GB HBM3");
+	assert_string_equal(v, "NVIDIA-H100-80GB-HBM3");
+	gf_kube_label_value(v, "  (weird)  name!! ");
+	assert_string_equal(v, "weird-name");
+	gf_kube_label_value(v, "");
+	assert_string_equal(v, "");
+	char longname[200];
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	gf_kube_label_value(v, longname);
+	assert_int_equal(strlen(v), 63);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_publish_sends_merge_patch),
+		cmocka_unit_test(test_kubeconfig_errors),
+		cmocka_unit_test(test_label_values),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -134,14 +134,14 @@ static void identify(gf_agent *a, struct gf_agent_gpu *g)
 		g->identified = g->uuid[0] != '\0';
 	}
 	char uuid[2 * GF_NVML_UUID_LEN], name[2 * GF_NVML_NAME_LEN], bus[2 * GF_NVML_BUSID_LEN];
-	char host[512], drv[2 * GF_NVML_DRIVER_LEN];
+	char host[320], drv[2 * GF_NVML_DRIVER_LEN];
 	gf_agent_escape_label(uuid, sizeof(uuid), g->uuid);
 	gf_agent_escape_label(name, sizeof(name), g->name);
 	gf_agent_escape_label(bus, sizeof(bus), g->bus_id);
 	gf_agent_escape_label(drv, sizeof(drv), a->driver);
 	host[0] = '\0';
 	if (a->hostname) {
-		char h[400];
+		char h[256];
 		gf_agent_escape_label(h, sizeof(h), a->hostname);
 		snprintf(host, sizeof(host), ",hostname=\"%s\"", h);
 	}

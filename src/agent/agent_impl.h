@@ -15,7 +15,7 @@
 #define GF_AGENT_MAX_GPUS 64
 #define GF_AGENT_MAX_PROCS 1024    /* per GPU */
 #define GF_AGENT_MAX_GPU_PODS 32   /* distinct pods labelled per GPU */
-#define GF_AGENT_LABEL_MAX 1024    /* pre-rendered label prefix */
+#define GF_AGENT_LABEL_MAX 2048    /* pre-rendered label prefix */
 
 /* The metric table: X(id, name, type, help, is_float).  Names, types and
  * help texts are dcgm-exporter's default-counters.csv ones (spec §3). */

@@ -152,8 +152,12 @@ static int do_init(void)
 		if (!st)
 			return GF_NVML_ERROR_UNKNOWN;
 	}
-	if (st->init_error)
-		return st->init_error;
+	if (st->init_error && !inited) {
+		int r = st->init_error;
+		free(st); /* no nvmlShutdown follows a failed init */
+		st = NULL;
+		return r;
+	}
 	for (unsigned i = 0; i < FAKE_MAX_GPUS; i++) {
 		devs[i].gpu = i;
 		devs[i].mig = -1;

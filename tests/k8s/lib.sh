@@ -10,6 +10,12 @@ GF_KWOK_VERSION=v0.8.0
 # Oldest Go that builds them (the `go` line of go.mod).
 GF_GO_MIN=1.26.0
 
+# Go's own caches (GOCACHE, GOMODCACHE) default under $HOME: make sure it is set.
+if [ -z "${HOME:-}" ]; then
+	HOME=$(getent passwd "$(id -u)" | cut -d: -f6)
+	export HOME
+fi
+
 # Binaries are built once per machine into this cache, outside the repo.
 GF_K8S_CACHE=${GPUFLEET_K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpufleet/k8s}
 GF_K8S_BIN=$GF_K8S_CACHE/$GF_K8S_VERSION/bin

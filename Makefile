@@ -32,8 +32,11 @@ test: deps-test
 	$(MAKE) test-fuzz
 
 # The same suite under AddressSanitizer + UndefinedBehaviorSanitizer.  Tests
-# labelled `nosan` exercise no gpufleet C code (e.g. the bare control-plane
-# smoke test) and are not run twice.
+# labelled `nosan` are not run twice: they exercise no gpufleet C code (the
+# bare control-plane smoke test, the source lint) or are too slow under the
+# sanitizers (the full reproduction of the paper, 360 runs, which the normal
+# build runs; the same engine code runs under the sanitizers in test_sim and
+# the golden case).
 test-asan:
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DGF_SANITIZE=ON
 	cmake --build $(ASAN_BUILD) -j $(JOBS)

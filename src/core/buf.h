@@ -29,7 +29,7 @@ void gf_buf_release(struct gf_buf *b);
 gf_err gf_buf_append(struct gf_buf *b, const void *data, size_t len);
 gf_err gf_buf_puts(struct gf_buf *b, const char *s);
 gf_err gf_buf_printf(struct gf_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-gf_err gf_buf_vprintf(struct gf_buf *b, const char *fmt, va_list ap);
+gf_err gf_buf_vprintf(struct gf_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* The first error of any append so far. */
 static inline gf_err gf_buf_error(const struct gf_buf *b)

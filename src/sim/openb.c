@@ -249,7 +249,7 @@ gf_err gf_openb_run(const gf_openb *x, const struct gf_policy_ops *ops,
 	/* Node priorities: a uniform permutation, drawn inside-out. */
 	prio = malloc(x->nnodes * sizeof(*prio));
 	fnode = malloc(x->nnodes * sizeof(*fnode));
-	nb = (int)rint((double)total_request / total_gpus / 10.0) + 2;
+	nb = (int)fmax(rint((double)total_request / total_gpus / 10.0), rint(cfg->tune * 100.0)) + 2;
 	b = calloc((size_t)nb, sizeof(*b));
 	if (!prio || !fnode || !b) {
 		err = GF_NOMEM;
@@ -306,8 +306,11 @@ gf_err gf_openb_run(const gf_openb *x, const struct gf_policy_ops *ops,
 		b[xb].n++;
 	}
 
-	/* Reduce the buckets to curves. */
-	while (nb > 1 && b[nb - 1].n == 0)
+	/* Reduce the buckets to curves: columns 0..round(100 x tune) at least (the
+	 * paper's 0..130), and up to the last bucket with samples. */
+	int ncols = (int)rint(cfg->tune * 100.0) + 1;
+
+	while (nb > ncols && b[nb - 1].n == 0)
 		nb--;
 	out->nbuckets = nb;
 	out->alloc = malloc((size_t)nb * sizeof(double));

@@ -235,7 +235,9 @@ static void svg_bars(const struct gf_report *r, struct gf_buf *out, int at)
 			lo = fmin(lo, v);
 	}
 	lo = fmax(0, floor(lo / 10) * 10 - 10);
-	gf_buf_printf(out, "<svg viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\">\n", W, H, W, H);
+	/* 60 px more at the bottom for the slanted policy names */
+	gf_buf_printf(out, "<svg viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\">\n", W, H + 60,
+		      W, H + 60);
 	gf_buf_printf(out, "<text x=\"%d\" y=\"18\" class=\"t\">GPU allocation at %d%% arrived load "
 			   "(bar: gpufleet, tick: paper)</text>\n", ML, at);
 	for (int i = 0; i <= 5; i++) {
@@ -265,7 +267,7 @@ static void svg_bars(const struct gf_report *r, struct gf_buf *out, int at)
 			gf_buf_printf(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#000\" stroke-width=\"2\"/>\n",
 				      x0 - 3, x0 + bw + 3, y, y);
 		}
-		gf_buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"a\" text-anchor=\"end\" transform=\"rotate(-30 %.1f %.1f)\">",
+		gf_buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"a\" text-anchor=\"end\" transform=\"rotate(-40 %.1f %.1f)\">",
 			      x0 + bw / 2, MT + ph + 14, x0 + bw / 2, MT + ph + 14);
 		html_escape(out, r->series[k].label);
 		gf_buf_puts(out, "</text>\n");

@@ -37,6 +37,7 @@ struct column {
 	int index;	/* position in the header; -1 if absent */
 };
 
+static gf_err fail(struct reader *r, gf_err code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static gf_err fail(struct reader *r, gf_err code, const char *fmt, ...)
 {
 	va_list ap;

@@ -1,0 +1,1 @@
+gf_add_fuzzer(trace gfengine)

@@ -60,8 +60,19 @@ static bool is_hex(const char *s, size_t n)
 	return true;
 }
 
-/* s[0..n) is a pod UID in cgroup spelling?  Writes the canonical form. */
+/* s[0..n) is a pod UID in cgroup spelling?  Writes the canonical form,
+ * and nothing at all when it is not one. */
+static bool parse_uid_(const char *s, size_t n, char *out);
 static bool parse_uid(const char *s, size_t n, char *out)
+{
+	char tmp[GF_POD_UID_LEN + 1];
+	if (!parse_uid_(s, n, tmp))
+		return false;
+	memcpy(out, tmp, sizeof(tmp));
+	return true;
+}
+
+static bool parse_uid_(const char *s, size_t n, char *out)
 {
 	if (n == 32 && is_hex(s, 32)) {
 		for (size_t i = 0; i < 32; i++)

@@ -92,6 +92,9 @@ static void test_not_in_a_pod(void **state)
 		"0::/\n",
 		"12:memory:/system.slice/docker-" CID ".scope\n", /* a container, but no pod */
 		"0::/kubepods.slice\n",                           /* "pods" is not "pod<uid>" */
+		/* Found by fuzz_agent_cgroup: a UID-like text that fails late must not
+		 * leave a partial UID behind ("c9b_" breaks the 8-4-4-4-12 shape). */
+		"0::/system.slice/coubepods-burstable-pod0b7e3c1a_5d2f_4e6a_c9b_d281e3f4a5b6c.slice\n",
 		"",
 	};
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {

@@ -17,16 +17,19 @@ deps:
 deps-test:
 	./scripts/bootstrap test
 
+# TESTS=OFF builds only the binary (what `make run` needs: no test libraries).
+TESTS ?= ON
+
 build:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGF_TESTS=$(TESTS)
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: deps
-	$(MAKE) build
+	$(MAKE) build TESTS=OFF
 	./$(BUILD)/gpufleet simulate
 
 test: deps-test
-	$(MAKE) build
+	$(MAKE) build TESTS=ON
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	$(MAKE) test-asan
 	$(MAKE) test-fuzz
@@ -48,7 +51,8 @@ test-fuzz:
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	./scripts/run-fuzzers $(FUZZ_BUILD)
 
-bench: build
+bench:
+	$(MAKE) build TESTS=OFF
 	./$(BUILD)/bench/bench_simulate
 
 clean:

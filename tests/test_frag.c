@@ -63,6 +63,8 @@ static void test_frag_vectors(void **state)
 	make_target(&t, three, 3, &cat);
 	/* 0.5*1300 + 0.25*300 + 0.25*1300 (model mismatch) */
 	assert_float_equal(gf_frag_node(&t, m1080, 4000, h, 2), 650 + 75 + 325, 1e-9);
+	/* GPUs of no known model serve unconstrained classes only: as on the 1080. */
+	assert_float_equal(gf_frag_node(&t, -1, 4000, h, 2), 650 + 75 + 325, 1e-9);
 	/* On a T4 the third class fits and nothing is below 100: 0.5*1300 + 0.25*300 + 0 */
 	assert_float_equal(gf_frag_node(&t, mt4, 4000, h, 2), 650 + 75, 1e-9);
 	/* Two whole GPUs needed: lacks GPU, counts everything. */

@@ -7,15 +7,8 @@
  * gpufleet.io/gpu-topology (the inventory/topology JSON of
  * gf_agent_render_inventory).  A merge patch touches only those keys.
  *
- * Access: the in-cluster service account (KUBERNETES_SERVICE_HOST/PORT,
- * /var/run/secrets/kubernetes.io/serviceaccount/{token,ca.crt}) or a
- * kubeconfig file.  The kubeconfig reader is deliberately small: it takes
- * the cluster and user of the current-context when the file names them,
- * else the first ones, and understands server, certificate-authority[-data],
- * client-certificate[-data], client-key[-data], token and
- * insecure-skip-tls-verify.  exec/auth-provider plugins are not supported.
- *
- * Ownership: struct gf_kube_conn is embeddable (_release frees its strings).
+ * The connection (kubeconfig or service account) is the shared one of
+ * k8s/conn.h.
  */
 #ifndef GF_AGENT_KUBE_H
 #define GF_AGENT_KUBE_H
@@ -26,24 +19,7 @@
 #include "agent/agent.h"
 #include "core/error.h"
 #include "http/obuf.h"
-
-struct gf_kube_conn {
-	char *server;                  /* "https://host:port" (no trailing '/') */
-	char *token;                   /* bearer token or NULL */
-	char *ca_file, *cert_file, *key_file; /* paths or NULL */
-	char *ca_data, *cert_data, *key_data; /* PEM bytes or NULL */
-	size_t ca_len, cert_len, key_len;
-	bool insecure;                 /* insecure-skip-tls-verify */
-};
-
-/* Service-account access.  GF_UNAVAILABLE (not in a cluster), GF_IO, GF_NOMEM. */
-gf_err gf_kube_conn_in_cluster(struct gf_kube_conn *c, char *err, size_t errlen);
-
-/* Read a kubeconfig.  GF_IO (unreadable), GF_PARSE ("path:line: ..."), GF_NOMEM. */
-gf_err gf_kube_conn_from_kubeconfig(struct gf_kube_conn *c, const char *path, char *err,
-				    size_t errlen);
-
-void gf_kube_conn_release(struct gf_kube_conn *c);
+#include "k8s/conn.h"
 
 /* The merge-patch body for node (labels + topology annotation). */
 gf_err gf_agent_node_patch_body(gf_agent *a, const char *node, struct gf_obuf *out);

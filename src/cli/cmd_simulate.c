@@ -345,8 +345,13 @@ static int reproduce(const char *data_dir, const struct gf_reference *ref, int j
 
 		if (load_inputs(nodes_path, pods_path, &in))
 			return 2;
-		struct job js[6 * 10];
+		struct job *js = calloc(npol * 10, sizeof(*js));
 		size_t nj = 0;
+
+		if (!js) {
+			inputs_release(&in);
+			return 2;
+		}
 
 		for (size_t k = 0; k < npol; k++) {
 			if (!all[k]->in_paper)
@@ -360,6 +365,7 @@ static int reproduce(const char *data_dir, const struct gf_reference *ref, int j
 			}
 		}
 		if (run_jobs(js, nj, jobs, quiet, w)) {
+			free(js);
 			inputs_release(&in);
 			return 2;
 		}
@@ -401,6 +407,7 @@ static int reproduce(const char *data_dir, const struct gf_reference *ref, int j
 		}
 		for (size_t j = 0; j < nj; j++)
 			gf_openb_result_release(&js[j].res);
+		free(js);
 		inputs_release(&in);
 	}
 	if (nseen == 0) {

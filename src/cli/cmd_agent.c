@@ -266,11 +266,12 @@ int gf_cmd_agent(int argc, char **argv)
 	gf_agent *agent;
 	gf_err e = gf_agent_create(&o.cfg, &agent, err, sizeof(err));
 	if (e) {
-		fprintf(stderr, "gpufleet agent: %s\n", err);
-		if (e == GF_NOENT || e == GF_UNAVAILABLE || e == GF_UNSUPPORTED)
-			fprintf(stderr, "gpufleet agent: is the NVIDIA driver installed and its library "
-					"visible (NVIDIA runtime, LD_LIBRARY_PATH)?  --allow-no-nvml serves "
-					"an empty set instead\n");
+		/* One line: the cause, and for NVML problems what to check. */
+		bool nvml = e == GF_NOENT || e == GF_UNAVAILABLE || e == GF_UNSUPPORTED;
+		fprintf(stderr, "gpufleet agent: %s%s\n", err,
+			nvml ? " (is the NVIDIA driver installed and its library visible: NVIDIA runtime, "
+			       "--nvml-lib, LD_LIBRARY_PATH? --allow-no-nvml serves an empty set instead)"
+			     : "");
 		return 1;
 	}
 	if (o.once || o.inventory) {

@@ -9,6 +9,7 @@ rc=0; "$GPUFLEET" agent --once --nvml-lib /nonexistent/libnvidia-ml.so.1 >"$T/ou
 [ "$rc" = 1 ] || fail "missing NVML: exit $rc, want 1"
 grep -q "cannot load NVML from /nonexistent/libnvidia-ml.so.1" "$T/err" || fail "missing NVML: message: $(cat "$T/err")"
 grep -q -- "--allow-no-nvml serves an empty set" "$T/err" || fail "missing NVML: no hint"
+[ "$(wc -l < "$T/err")" = 1 ] || fail "missing NVML: want one message line, got: $(cat "$T/err")"
 [ ! -s "$T/out" ] || fail "missing NVML: printed metrics anyway"
 pass "missing NVML library -> exit 1 with a clear message"
 

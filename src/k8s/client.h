@@ -1,0 +1,97 @@
+/*
+ * k8s/client.h - REST calls and watches against the Kubernetes API server.
+ *
+ * gf_kube_client is an opaque handle: one libcurl easy handle (HTTP
+ * keep-alive) plus the connection.  A handle is used by one thread at a
+ * time; threads that talk to the API server concurrently make one each.
+ *
+ * Retries: transport errors, 429 and 5xx are retried with exponential
+ * backoff (base_backoff_ms doubling, capped at 5 s, with full jitter from
+ * a seeded generator) up to `retries` times; other statuses come back to
+ * the caller.  A POST may thus be sent twice; callers of non-idempotent
+ * calls (bindings) handle the 409 that a duplicate gets.
+ *
+ * Watches stream newline-delimited JSON events through libcurl's write
+ * callback (lines capped at max_body); BOOKMARK events only advance the
+ * resourceVersion; an ERROR event with code 410, or HTTP 410, ends the
+ * watch with GF_STATE so the caller relists (gf_kube_reflect does this).
+ */
+#ifndef GF_K8S_CLIENT_H
+#define GF_K8S_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "http/obuf.h"
+#include "k8s/conn.h"
+
+struct cJSON;
+
+typedef struct gf_kube_client gf_kube_client;
+
+struct gf_kube_client_opts {
+	long timeout_ms;	/* whole request (not watches); 0 = 10000 */
+	long connect_timeout_ms;/* 0 = 5000 */
+	int retries;		/* extra attempts on transport errors, 429, 5xx; <0 = 0, default 0 -> 5 */
+	long base_backoff_ms;	/* 0 = 100 */
+	size_t max_body;	/* response cap, also a watch line's; 0 = 64 MiB */
+	uint64_t seed;		/* jitter */
+};
+
+/* Create a client; c is copied by reference and must outlive it.  GF_NOMEM. */
+gf_err gf_kube_client_create(const struct gf_kube_conn *c, const struct gf_kube_client_opts *o,
+			     gf_kube_client **out);
+void gf_kube_client_destroy(gf_kube_client *k);
+
+/*
+ * One request with retries.  path starts with "/" (query included).  body
+ * may be NULL.  On GF_OK *status is the final HTTP status and resp (if not
+ * NULL; initialised by the caller) holds the body.  GF_UNAVAILABLE when the
+ * server could not be reached after the retries (err says why), GF_TOOBIG
+ * for an answer over max_body, GF_NOMEM.
+ */
+gf_err gf_kube_request(gf_kube_client *k, const char *method, const char *path,
+		       const char *content_type, const char *body, size_t body_len, long *status,
+		       struct gf_obuf *resp, char *err, size_t errlen);
+
+/*
+ * Convenience: request then parse a JSON answer.  2xx: *out is the parsed
+ * document (caller cJSON_Delete()s it; NULL when the body is empty).
+ * Other statuses: GF_OK with *out NULL and *status set; err gets the
+ * Status message.  GF_PARSE when a 2xx body is not JSON.
+ */
+gf_err gf_kube_json(gf_kube_client *k, const char *method, const char *path,
+		    const char *content_type, const char *body, long *status, struct cJSON **out,
+		    char *err, size_t errlen);
+
+/* A watch event: type is ADDED, MODIFIED, DELETED (BOOKMARK/ERROR are handled inside). */
+typedef void (*gf_kube_event_fn)(void *ud, const char *type, const struct cJSON *object);
+
+/*
+ * Watch path (e.g. "/api/v1/pods") from resourceVersion rv (updated in
+ * place to the last seen; rvlen its size) until the server ends the stream
+ * (GF_OK: watch again from rv), *stop becomes non-zero (GF_OK), 410 Gone
+ * (GF_STATE: relist), or a transport error (GF_UNAVAILABLE).  timeout_s is
+ * asked of the server (timeoutSeconds).  fn runs on the calling thread.
+ */
+gf_err gf_kube_watch(gf_kube_client *k, const char *path, char *rv, size_t rvlen, int timeout_s,
+		     gf_kube_event_fn fn, void *ud, volatile int *stop, char *err, size_t errlen);
+
+/*
+ * A reflector: LIST (pages of 500, resourceVersion from the list) then
+ * WATCH, forever until *stop: on a broken watch resume from the last
+ * resourceVersion (with backoff), on 410 Gone relist.  Every listed item
+ * is delivered as "SYNC"; after a complete list fn gets ("SYNCED", NULL)
+ * so the consumer can drop what the list no longer has (it marks items at
+ * "SYNC").  log (may be NULL) receives one line per retry/relist.
+ */
+typedef void (*gf_kube_log_fn)(void *ud, const char *line);
+void gf_kube_reflect(gf_kube_client *k, const char *path, gf_kube_event_fn fn, void *ud,
+		     gf_kube_log_fn log, volatile int *stop);
+
+/* Sleep ms milliseconds unless *stop becomes non-zero (checked every 50 ms). */
+void gf_kube_sleep_ms(long ms, volatile int *stop);
+
+#endif /* GF_K8S_CLIENT_H */

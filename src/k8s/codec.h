@@ -1,0 +1,136 @@
+/*
+ * k8s/codec.h - Kubernetes Pod and Node JSON to the engine's types.
+ *
+ * Decoding reads only what scheduling needs and never fails on unknown
+ * fields.  A field of the wrong type or an unparsable quantity is an error
+ * (GF_PARSE) whose message names the JSON path and what was expected:
+ *   spec.containers[0].resources.limits["nvidia.com/gpu"]: expected a
+ *   whole number, got "1.5"
+ * A well-formed pod whose GPU request makes no sense (0 or negative milli,
+ * an unknown gpufleet.io/ or nvidia.com/ resource, more than GF_MAX_GPUS
+ * GPUs) decodes with GF_OK and a non-empty `invalid` message: the scheduler
+ * reports it in a FailedScheduling event instead of dropping the pod.
+ *
+ * What a pod asks (docs/scheduler.md is the reference):
+ *   - whole GPUs: nvidia.com/gpu: N in limits (or requests);
+ *   - a share of one GPU: gpufleet.io/gpu-milli (1..1000, per GPU) and/or
+ *     gpufleet.io/gpu-memory-mib (per GPU), as extended resources or as
+ *     pod annotations of the same names; gpufleet.io/gpu-count (resource or
+ *     annotation) sets the number of shared GPUs (default 1);
+ *   - a GPU model: annotation gpufleet.io/gpu-model ("A|B"), else
+ *     spec.nodeSelector["nvidia.com/gpu.product"], else a required node
+ *     affinity term on nvidia.com/gpu.product with operator In.
+ * CPU and memory: the sum over containers of requests (limits when a
+ * request is absent), max'ed with the largest init container.
+ *
+ * The assignment the scheduler writes (annotations, GF_ANN_*) is decoded
+ * back into gf_k8s_pod.assigned_* so a restarted scheduler rebuilds state.
+ */
+#ifndef GF_K8S_CODEC_H
+#define GF_K8S_CODEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cluster/model.h"
+#include "core/error.h"
+
+struct cJSON;
+
+/* Request names (extended resources or annotations). */
+#define GF_RES_GPU "nvidia.com/gpu"
+#define GF_RES_MILLI "gpufleet.io/gpu-milli"
+#define GF_RES_GPU_MEM "gpufleet.io/gpu-memory-mib"
+#define GF_RES_COUNT "gpufleet.io/gpu-count"
+#define GF_ANN_MODEL "gpufleet.io/gpu-model"
+#define GF_LABEL_PRODUCT "nvidia.com/gpu.product"
+#define GF_LABEL_GPU_MEM "nvidia.com/gpu.memory"
+#define GF_ANN_TOPOLOGY "gpufleet.io/gpu-topology"
+
+/* Assignment annotations written by the scheduler (stable names). */
+#define GF_ANN_NODE "gpufleet.io/assigned-node"
+#define GF_ANN_GPUS "gpufleet.io/assigned-gpus"          /* "0,3" */
+#define GF_ANN_UUIDS "gpufleet.io/assigned-gpu-uuids"    /* "GPU-..,GPU-.." or absent */
+#define GF_ANN_AMILLI "gpufleet.io/assigned-gpu-milli"   /* per GPU, 1..1000 */
+#define GF_ANN_AMEM "gpufleet.io/assigned-gpu-memory-mib" /* per GPU; 0 = not asked */
+
+#define GF_K8S_NAME_MAX 254 /* DNS subdomain names: 253 + NUL */
+#define GF_K8S_UID_MAX 64
+#define GF_K8S_RV_MAX 32
+#define GF_K8S_UUID_MAX 48
+
+enum gf_k8s_phase { GF_PHASE_PENDING, GF_PHASE_RUNNING, GF_PHASE_SUCCEEDED, GF_PHASE_FAILED,
+		    GF_PHASE_UNKNOWN };
+
+struct gf_k8s_pod {
+	char ns[GF_K8S_NAME_MAX];
+	char name[GF_K8S_NAME_MAX];
+	char uid[GF_K8S_UID_MAX];
+	char rv[GF_K8S_RV_MAX];
+	char node[GF_K8S_NAME_MAX];	/* spec.nodeName; "" while pending */
+	char scheduler[GF_K8S_NAME_MAX];/* spec.schedulerName ("default-scheduler" if absent) */
+	enum gf_k8s_phase phase;
+	bool deleting;			/* metadata.deletionTimestamp set */
+	/* The request.  req.spec is 0 here: the model constraint is in model
+	 * (interned by the caller's catalog).  req.gpu_milli is the share
+	 * asked by milli (1000 for whole GPUs); gpu_mem_mib the memory asked
+	 * per GPU (0 = none): the caller turns memory into milli per node. */
+	struct gf_pod_spec req;
+	char model[GF_SPEC_MAX];	/* "A|B"; "" = any model */
+	bool milli_given;		/* gpu_milli came from gpufleet.io/gpu-milli */
+	char invalid[256];		/* non-empty: the request makes no sense */
+	/* What the scheduler wrote (GF_ANN_*); assigned is false if absent or malformed. */
+	bool assigned;
+	char assigned_node[GF_K8S_NAME_MAX];
+	int assigned_ngpus;
+	uint8_t assigned_gpus[GF_MAX_GPUS];
+	int assigned_milli;
+	int64_t assigned_mem_mib;
+};
+
+struct gf_k8s_node {
+	char name[GF_K8S_NAME_MAX];
+	char rv[GF_K8S_RV_MAX];
+	/* spec.name is the first 63 bytes of name; spec.model is -1 (the
+	 * caller interns model); ngpus = allocatable nvidia.com/gpu, capped
+	 * at GF_MAX_GPUS (capped is then true); topo from GF_ANN_TOPOLOGY. */
+	struct gf_node_spec spec;
+	char model[GF_NAME_MAX];	/* nvidia.com/gpu.product or gpufleet.io/gpu.product */
+	bool capped;
+	bool ready;			/* condition Ready is True */
+	bool unschedulable;		/* spec.unschedulable */
+	int nuuids;			/* from the topology annotation; 0 = unknown */
+	char uuids[GF_MAX_GPUS][GF_K8S_UUID_MAX];
+	char topo_err[160];		/* the topology annotation was ignored: why */
+};
+
+/*
+ * Parse a Kubernetes quantity ("2", "500m", "64Gi", "1e3", "0.5") into
+ * thousandths of the unit, rounded up.  GF_PARSE for bad syntax, GF_RANGE
+ * past +-2^62 thousandths.
+ */
+gf_err gf_k8s_quantity_milli(const char *s, int64_t *out);
+
+/* Decode a Pod object.  err gets "<json path>: <what>" on GF_PARSE. */
+gf_err gf_k8s_pod_decode(const struct cJSON *obj, struct gf_k8s_pod *out, char *err, size_t errlen);
+
+/* Decode a Node object. */
+gf_err gf_k8s_node_decode(const struct cJSON *obj, struct gf_k8s_node *out, char *err,
+			  size_t errlen);
+
+/* Same, from text (len bytes, need not be NUL-terminated): parses then decodes. */
+gf_err gf_k8s_pod_decode_text(const char *text, size_t len, struct gf_k8s_pod *out, char *err,
+			      size_t errlen);
+gf_err gf_k8s_node_decode_text(const char *text, size_t len, struct gf_k8s_node *out, char *err,
+			       size_t errlen);
+
+/*
+ * Parse the node agent's topology document (agent/inventory.c, version 1):
+ * gpus[].index/uuid/numa_node and topology.links; NVLink islands are the
+ * connected components of links > 0.  Fills out->spec.topo, uuids and
+ * nuuids.  GF_PARSE (with a path in err) leaves out's topology unknown.
+ */
+gf_err gf_k8s_topology_decode(const char *text, struct gf_k8s_node *out, char *err,
+			      size_t errlen);
+
+#endif /* GF_K8S_CODEC_H */

@@ -382,8 +382,13 @@ static void collect_gpu(gf_agent *a, struct gf_agent_gpu *g)
 	g->nprocs = 0;
 	g->npods = 0;
 	if (!g->dev) {
-		g->up = false;
-		return;
+		/* No handle at start-up (lost then): ask again, it may be back. */
+		unsigned idx = g->index;
+		if (n->handle_by_index(idx, &g->dev) != GF_NVML_SUCCESS) {
+			g->dev = NULL;
+			g->up = false;
+			return;
+		}
 	}
 	const double mib = 1024.0 * 1024.0;
 	gf_nvml_memory_v2 m2 = { .version = GF_NVML_MEMORY_V2_VERSION };

@@ -14,7 +14,8 @@
  * slot), so they stay valid across reloads, like real handles.
  *
  * Failure scripting: lost=1 makes every call on that GPU return
- * NVML_ERROR_GPU_IS_LOST; lost_after=N does so after N calls on it;
+ * NVML_ERROR_GPU_IS_LOST; lost_after=N does so after N calls on it,
+ * lost_at=T from Unix time T on;
  * init_error=C makes nvmlInit return C.  Single-threaded use is assumed
  * (the agent serialises its calls).
  */
@@ -106,6 +107,8 @@ static int dev(void *h, struct fake_gpu **g, const struct fake_dev **d)
 	if ((gp->set >> FK_lost & 1) && gp->v[FK_lost])
 		return GF_NVML_ERROR_GPU_IS_LOST;
 	if ((gp->set >> FK_lost_after & 1) && calls[fd->gpu] > (unsigned long long)gp->v[FK_lost_after])
+		return GF_NVML_ERROR_GPU_IS_LOST;
+	if ((gp->set >> FK_lost_at & 1) && (long long)time(NULL) >= gp->v[FK_lost_at])
 		return GF_NVML_ERROR_GPU_IS_LOST;
 	*g = gp;
 	if (d)

@@ -16,6 +16,7 @@
  *       retired_pending nvlink_tx_kib nvlink_rx_kib mig
  *       lost=1                         every call on it: GPU_IS_LOST
  *       lost_after=N                   GPU_IS_LOST after N calls on it
+ *       lost_at=T                      GPU_IS_LOST from Unix time T (seconds) on
  *     A numeric key left out means NOT_SUPPORTED for that reading.
  *   proc GPU pid=PID mem_mib=N         a compute process on GPU
  *   nvlink GPU_A GPU_B links=N         N active NVLinks between them
@@ -47,7 +48,7 @@
 	X(pcie_rx_kbps) X(ecc_sbe_vol) X(ecc_dbe_vol) X(ecc_sbe_agg) X(ecc_dbe_agg)  \
 	X(remap_corr) X(remap_unc) X(remap_pending) X(remap_failed) X(retired_sbe)    \
 	X(retired_dbe) X(retired_pending) X(nvlink_tx_kib) X(nvlink_rx_kib) X(mig)   \
-	X(lost) X(lost_after)
+	X(lost) X(lost_after) X(lost_at)
 
 enum fake_key {
 #define FAKE_KEY_ENUM_(k) FK_##k,

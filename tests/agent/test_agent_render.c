@@ -244,6 +244,35 @@ static void test_gpu_lost_then_back(void **state)
 	gf_agent_destroy(a);
 }
 
+static void test_gpu_lost_at_a_time(void **state)
+{
+	struct fx *f = *state;
+	char text[512];
+	long long now = (long long)time(NULL);
+	snprintf(text, sizeof(text),
+		 "gpu 0 uuid=GPU-a mem_total_mib=100 mem_used_mib=10 lost_at=%lld\n"
+		 "gpu 1 uuid=GPU-b mem_total_mib=100 mem_used_mib=20 lost_at=%lld\n",
+		 now - 5, now + 3600);
+	write_file(f->state, text);
+	gf_agent *a = make(f, GF_FAKE_NVML, 0);
+	assert_int_equal(gf_agent_gpu_count(a), 2); /* GPU 0 was lost before start-up */
+	assert_int_equal(gf_agent_gpus_up(a), 1);
+	char *t = render(a);
+	has(t, "gpufleet_gpu_up{gpu=\"0\",UUID=\"\"");
+	has(t, "DCGM_FI_DEV_FB_USED{gpu=\"1\",UUID=\"GPU-b\"");
+	free(t);
+	/* It comes back: the agent asks for its handle again and identifies it. */
+	ms_sleep(30);
+	write_file(f->state, "gpu 0 uuid=GPU-a mem_total_mib=100 mem_used_mib=10\n"
+			     "gpu 1 uuid=GPU-b mem_total_mib=100 mem_used_mib=20\n");
+	ms_sleep(30);
+	assert_int_equal(gf_agent_gpus_up(a), 2);
+	t = render(a);
+	has(t, "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-a\"");
+	free(t);
+	gf_agent_destroy(a);
+}
+
 static void test_old_api_fallbacks(void **state)
 {
 	struct fx *f = *state;
@@ -396,6 +425,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_kubernetes_no_pod_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gpu_lost_mid_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gpu_lost_then_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gpu_lost_at_a_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_old_api_fallbacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_library, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_init_failure, setup, teardown),

@@ -21,6 +21,12 @@
  * other device-wide values (utilization, power...) are repeated per pod,
  * as dcgm-exporter does for shared GPUs.
  *
+ * MIG: on a MIG-enabled GPU the device-wide readings stay per GPU (without
+ * pod labels: several pods share it), and each MIG device gets its own
+ * DCGM_FI_DEV_FB_USED/FB_FREE series with dcgm-exporter's GPU_I_PROFILE and
+ * GPU_I_ID labels; a process is placed on its MIG device by the
+ * gpuInstanceId NVML reports, and the pod labels go on that device's series.
+ *
  * Labels are rendered once per GPU at start-up (escaped), so a scrape is
  * mostly number formatting into one reused buffer.
  */
@@ -309,18 +315,20 @@ static void read_procs(gf_agent *a, struct gf_agent_gpu *g, gf_nvml_return *down
 			if (cnt > g->proc_cap)
 				cnt = g->proc_cap;
 			for (unsigned i = 0; i < cnt; i++) {
-				unsigned pid;
+				unsigned pid, gi = GF_AGENT_NO_GI;
 				unsigned long long used;
 				if (n->procs_v2) {
 					gf_nvml_process_v2 p = ((const gf_nvml_process_v2 *)g->raw)[i];
 					pid = p.pid;
 					used = p.usedGpuMemory;
+					gi = p.gpuInstanceId;
 				} else {
 					gf_nvml_process_v1 p = ((const gf_nvml_process_v1 *)g->raw)[i];
 					pid = p.pid;
 					used = p.usedGpuMemory;
 				}
 				g->procs[i].pid = pid;
+				g->procs[i].gi = gi;
 				g->procs[i].used = used == GF_NVML_VALUE_NOT_AVAILABLE ? 0 : used;
 			}
 			g->nprocs = cnt;
@@ -348,28 +356,86 @@ static void read_procs(gf_agent *a, struct gf_agent_gpu *g, gf_nvml_return *down
 	}
 }
 
+/* Add used bytes to ref's entry in pods[] (n entries, at most cap). */
+static void add_pod(struct gf_agent_pod_use *pods, unsigned *n, unsigned cap,
+		    const struct gf_pod_ref *ref, unsigned long long used)
+{
+	unsigned k;
+	for (k = 0; k < *n; k++)
+		if (!strcmp(pods[k].ref.pod, ref->pod) && !strcmp(pods[k].ref.ns, ref->ns) &&
+		    !strcmp(pods[k].ref.container, ref->container))
+			break;
+	if (k == *n) {
+		if (*n == cap)
+			return;
+		pods[k].ref = *ref;
+		pods[k].used = 0;
+		(*n)++;
+	}
+	pods[k].used += used;
+}
+
 static void group_pods(gf_agent *a, struct gf_agent_gpu *g)
 {
 	g->npods = 0;
+	for (unsigned k = 0; k < g->nmig; k++)
+		g->mig[k].npods = 0;
 	if (!a->pods)
 		return;
 	for (unsigned i = 0; i < g->nprocs; i++) {
 		struct gf_pod_ref ref;
 		if (gf_pod_map_lookup(a->pods, g->procs[i].pid, &ref) != GF_OK)
 			continue;
-		unsigned k;
-		for (k = 0; k < g->npods; k++)
-			if (!strcmp(g->pods[k].ref.pod, ref.pod) && !strcmp(g->pods[k].ref.ns, ref.ns) &&
-			    !strcmp(g->pods[k].ref.container, ref.container))
-				break;
-		if (k == g->npods) {
-			if (g->npods == GF_AGENT_MAX_GPU_PODS)
-				continue;
-			g->pods[g->npods].ref = ref;
-			g->pods[g->npods].used = 0;
-			g->npods++;
+		struct gf_agent_mig *m = NULL;
+		for (unsigned k = 0; g->mig_on && k < g->nmig && g->procs[i].gi != GF_AGENT_NO_GI; k++)
+			if (g->mig[k].gi == g->procs[i].gi)
+				m = &g->mig[k];
+		if (m)
+			add_pod(m->pods, &m->npods, GF_AGENT_MAX_MIG_PODS, &ref, g->procs[i].used);
+		else
+			add_pod(g->pods, &g->npods, GF_AGENT_MAX_GPU_PODS, &ref, g->procs[i].used);
+	}
+}
+
+/* MIG mode and the MIG devices (GPU instance, profile, memory). */
+static void read_mig(gf_agent *a, struct gf_agent_gpu *g, gf_nvml_return *down)
+{
+	struct gf_nvml *n = &a->nvml;
+	unsigned cur = 0, pend = 0, max = 0;
+	g->mig_on = false;
+	g->nmig = 0;
+	gf_nvml_return r = GF_NVML_CALL(n, mig_mode, g->dev, &cur, &pend);
+	if (lost(r))
+		*down = r;
+	if (r != GF_NVML_SUCCESS || cur != GF_NVML_MIG_ENABLE)
+		return;
+	g->mig_on = true;
+	if (GF_NVML_CALL(n, mig_max, g->dev, &max) != GF_NVML_SUCCESS)
+		return;
+	for (unsigned i = 0; i < max && g->nmig < GF_AGENT_MAX_MIG; i++) {
+		gf_nvml_device md;
+		if (GF_NVML_CALL(n, mig_handle, g->dev, i, &md) != GF_NVML_SUCCESS)
+			continue;
+		struct gf_agent_mig *m = &g->mig[g->nmig];
+		char name[GF_NVML_NAME_LEN] = "";
+		if (GF_NVML_CALL(n, gi_id, md, &m->gi) != GF_NVML_SUCCESS)
+			continue;
+		GF_NVML_CALL(n, name, md, name, sizeof(name));
+		name[sizeof(name) - 1] = '\0';
+		const char *p = strstr(name, "MIG ");
+		snprintf(m->profile, sizeof(m->profile), "%s", p ? p + 4 : "");
+		char prof[sizeof(m->profile) * 2];
+		gf_agent_escape_label(prof, sizeof(prof), m->profile);
+		snprintf(m->labels, sizeof(m->labels), ",GPU_I_PROFILE=\"%.40s\",GPU_I_ID=\"%u\"", prof,
+			 m->gi);
+		gf_nvml_memory_v1 mem;
+		m->have_mem = GF_NVML_CALL(n, memory_v1, md, &mem) == GF_NVML_SUCCESS;
+		if (m->have_mem) {
+			m->used = mem.used;
+			m->free = mem.free;
 		}
-		g->pods[k].used += g->procs[i].used;
+		m->npods = 0;
+		g->nmig++;
 	}
 }
 
@@ -381,6 +447,7 @@ static void collect_gpu(gf_agent *a, struct gf_agent_gpu *g)
 	g->have = 0;
 	g->nprocs = 0;
 	g->npods = 0;
+	g->nmig = 0;
 	if (!g->dev) {
 		/* No handle at start-up (lost then): ask again, it may be back. */
 		unsigned idx = g->index;
@@ -483,6 +550,9 @@ static void collect_gpu(gf_agent *a, struct gf_agent_gpu *g)
 	}
 	if (down)
 		goto gone;
+	read_mig(a, g, &down);
+	if (down)
+		goto gone;
 	read_procs(a, g, &down);
 	if (down)
 		goto gone;
@@ -497,6 +567,8 @@ gone:
 	g->have = 0;
 	g->nprocs = 0;
 	g->npods = 0;
+	g->nmig = 0;
+	g->mig_on = false;
 	g->up = false;
 	if (was_up)
 		logf_("GPU %u (%s, %s) stopped answering: %s (%d); still serving the other GPUs",
@@ -544,18 +616,51 @@ static void put_pod_labels(struct gf_obuf *o, const struct gf_pod_ref *p)
 	gf_obuf_printf(o, ",container=\"%s\",namespace=\"%s\",pod=\"%s\"", c, ns, pod);
 }
 
+/* Framebuffer samples of each MIG device (dcgm-exporter's GPU_I_PROFILE /
+ * GPU_I_ID series), per pod when pods use it; used = the pod's own memory
+ * when several pods share the MIG device. */
+static void render_mig(struct gf_obuf *o, const struct metric_def *d,
+		       const struct gf_agent_gpu *g, bool used)
+{
+	const double mib = 1024.0 * 1024.0;
+	for (unsigned k = 0; k < g->nmig; k++) {
+		const struct gf_agent_mig *mg = &g->mig[k];
+		if (!mg->have_mem)
+			continue;
+		double v = (double)(unsigned long long)((used ? mg->used : mg->free) / mib);
+		if (!mg->npods) {
+			gf_obuf_printf(o, "%s{%s%s} ", d->name, g->labels, mg->labels);
+			put_value(o, v, false);
+			continue;
+		}
+		for (unsigned p = 0; p < mg->npods; p++) {
+			double pv = used && mg->npods > 1
+					    ? (double)(mg->pods[p].used / (1024ULL * 1024ULL))
+					    : v;
+			gf_obuf_printf(o, "%s{%s%s", d->name, g->labels, mg->labels);
+			put_pod_labels(o, &mg->pods[p].ref);
+			gf_obuf_puts(o, "} ");
+			put_value(o, pv, false);
+		}
+	}
+}
+
 static void render(gf_agent *a, struct gf_obuf *o)
 {
 	for (int m = 0; m < GF_M_COUNT; m++) {
 		const struct metric_def *d = &metric_defs[m];
+		bool per_mig = m == GF_M_FB_USED || m == GF_M_FB_FREE;
 		bool any = false;
 		for (unsigned i = 0; i < a->ngpus && !any; i++)
-			any = a->gpus[i].up && (a->gpus[i].have >> m & 1);
+			any = a->gpus[i].up &&
+			      ((a->gpus[i].have >> m & 1) || (per_mig && a->gpus[i].nmig));
 		if (!any)
 			continue;
 		gf_obuf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", d->name, d->help, d->name, d->type);
 		for (unsigned i = 0; i < a->ngpus; i++) {
 			const struct gf_agent_gpu *g = &a->gpus[i];
+			if (per_mig && g->up)
+				render_mig(o, d, g, m == GF_M_FB_USED);
 			if (!g->up || !(g->have >> m & 1))
 				continue;
 			if (!g->npods) {
@@ -604,8 +709,11 @@ static void render(gf_agent *a, struct gf_obuf *o)
 			gf_obuf_printf(o, "gpufleet_gpu_up{%s} %d\n", a->gpus[i].labels,
 				       a->gpus[i].up ? 1 : 0);
 		bool pods = false;
-		for (unsigned i = 0; i < a->ngpus; i++)
+		for (unsigned i = 0; i < a->ngpus; i++) {
 			pods |= a->gpus[i].up && a->gpus[i].npods;
+			for (unsigned k = 0; k < a->gpus[i].nmig; k++)
+				pods |= a->gpus[i].up && a->gpus[i].mig[k].npods;
+		}
 		if (pods)
 			gf_obuf_puts(o, "# HELP gpufleet_gpu_process_memory_used_bytes GPU memory used "
 					"by the processes of a pod (compute processes only).\n"
@@ -617,6 +725,13 @@ static void render(gf_agent *a, struct gf_obuf *o)
 				put_pod_labels(o, &g->pods[k].ref);
 				gf_obuf_printf(o, "} %llu\n", g->pods[k].used);
 			}
+			for (unsigned k = 0; g->up && k < g->nmig; k++)
+				for (unsigned p = 0; p < g->mig[k].npods; p++) {
+					gf_obuf_printf(o, "gpufleet_gpu_process_memory_used_bytes{%s%s",
+						       g->labels, g->mig[k].labels);
+					put_pod_labels(o, &g->mig[k].pods[p].ref);
+					gf_obuf_printf(o, "} %llu\n", g->mig[k].pods[p].used);
+				}
 		}
 	}
 	gf_obuf_puts(o, "# HELP gpufleet_agent_nvml_loaded 1 if NVML is loaded and initialised.\n"

@@ -72,6 +72,7 @@ _Static_assert(GF_M_COUNT <= 64, "have-mask is 64 bits");
 
 struct gf_agent_proc {
 	unsigned pid;
+	unsigned gi;             /* GPU instance (MIG) or GF_AGENT_NO_GI */
 	unsigned long long used; /* bytes; 0 when NVML cannot tell */
 };
 
@@ -80,11 +81,19 @@ struct gf_agent_pod_use {
 	unsigned long long used; /* bytes, sum over the pod's processes on this GPU */
 };
 
+#define GF_AGENT_MAX_MIG 8          /* MIG devices per GPU (7 on an A100/H100) */
+#define GF_AGENT_MAX_MIG_PODS 8     /* distinct pods labelled per MIG device */
+#define GF_AGENT_NO_GI 0xFFFFFFFFu  /* gpuInstanceId when the process is not in MIG */
+
+/* A MIG device of a MIG-enabled GPU, as of the last collection. */
 struct gf_agent_mig {
-	char uuid[GF_NVML_UUID_LEN];
-	char profile[32];
-	unsigned gi;
-	unsigned long long mem_total;
+	unsigned gi;                 /* GPU instance id */
+	char profile[32];            /* "1g.10gb", from the MIG device's name */
+	char labels[96];             /* ,GPU_I_PROFILE="...",GPU_I_ID="..." */
+	bool have_mem;
+	unsigned long long used, free; /* bytes */
+	struct gf_agent_pod_use pods[GF_AGENT_MAX_MIG_PODS];
+	unsigned npods;
 };
 
 struct gf_agent_gpu {
@@ -103,8 +112,11 @@ struct gf_agent_gpu {
 	void *raw;                /* NVML's process structs (v1 or v2 layout), proc_cap of them */
 	struct gf_agent_proc *procs; /* converted, proc_cap of them */
 	unsigned nprocs, proc_cap;
-	struct gf_agent_pod_use pods[GF_AGENT_MAX_GPU_PODS];
+	struct gf_agent_pod_use pods[GF_AGENT_MAX_GPU_PODS]; /* pods of non-MIG processes */
 	unsigned npods;
+	bool mig_on;              /* MIG mode enabled at the last collection */
+	struct gf_agent_mig mig[GF_AGENT_MAX_MIG];
+	unsigned nmig;
 };
 
 struct gf_agent {

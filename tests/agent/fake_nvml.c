@@ -316,10 +316,13 @@ API(int, nvmlDeviceGetMemoryInfo_v2, (void *h, gf_nvml_memory_v2 *m))
 API(int, nvmlDeviceGetMemoryInfo, (void *h, gf_nvml_memory_v1 *m))
 {
 	DEV(h);
-	if (fd->mig >= 0) {
+	if (fd->mig >= 0) { /* a MIG device: used = its processes' memory */
 		m->total = g->mig[fd->mig].mem_mib * MiB;
 		m->used = 0;
-		m->free = m->total;
+		for (unsigned i = 0; i < g->nprocs; i++)
+			if (g->procs[i].gi == (long long)g->mig[fd->mig].gi)
+				m->used += g->procs[i].mem_mib * MiB;
+		m->free = m->total > m->used ? m->total - m->used : 0;
 		return GF_NVML_SUCCESS;
 	}
 	long long t, u, r = 0;
@@ -526,6 +529,10 @@ API(int, nvmlDeviceGetComputeRunningProcesses_v3, (void *h, unsigned *n, gf_nvml
 		p[i].usedGpuMemory = g->procs[i].mem_mib * MiB;
 #ifndef FAKE_OLD_API
 		p[i].gpuInstanceId = p[i].computeInstanceId = 0xFFFFFFFFu;
+		if (g->procs[i].gi >= 0) {
+			p[i].gpuInstanceId = (unsigned)g->procs[i].gi;
+			p[i].computeInstanceId = 0;
+		}
 #endif
 	}
 	*n = g->nprocs;

@@ -166,18 +166,22 @@ static int d_proc(struct ctx *c, struct fake_state *st, char **tok, int n)
 {
 	unsigned g;
 	const char *p, *m;
-	long long pid, mem;
-	if (n != 4)
-		return fail(c, "proc: expected 'proc GPU pid=PID mem_mib=N'");
+	const char *gs;
+	long long pid, mem, gi = -1;
+	if (n != 4 && n != 5)
+		return fail(c, "proc: expected 'proc GPU pid=PID mem_mib=N [gi=ID]'");
 	if (gpu_ref(c, st, tok[1], &g) || kv(c, "proc", tok[2], "pid", &p) ||
 	    kv(c, "proc", tok[3], "mem_mib", &m) || num(c, "pid", p, 1, 4194304, &pid) ||
 	    num(c, "mem_mib", m, 0, 1 << 24, &mem))
+		return -1;
+	if (n == 5 && (kv(c, "proc", tok[4], "gi", &gs) || num(c, "gi", gs, 0, 1000, &gi)))
 		return -1;
 	struct fake_gpu *gp = &st->gpus[g];
 	if (gp->nprocs == FAKE_MAX_PROCS)
 		return fail(c, "proc: more than %d processes on GPU %u", FAKE_MAX_PROCS, g);
 	gp->procs[gp->nprocs].pid = (unsigned)pid;
 	gp->procs[gp->nprocs].mem_mib = (unsigned long long)mem;
+	gp->procs[gp->nprocs].gi = gi;
 	gp->nprocs++;
 	return 0;
 }

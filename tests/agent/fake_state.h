@@ -18,7 +18,7 @@
  *       lost_after=N                   GPU_IS_LOST after N calls on it
  *       lost_at=T                      GPU_IS_LOST from Unix time T (seconds) on
  *     A numeric key left out means NOT_SUPPORTED for that reading.
- *   proc GPU pid=PID mem_mib=N         a compute process on GPU
+ *   proc GPU pid=PID mem_mib=N [gi=ID] a compute process on GPU (in MIG instance ID)
  *   nvlink GPU_A GPU_B links=N         N active NVLinks between them
  *   topo GPU_A GPU_B LEVEL             common ancestor (10,20,30,40,50)
  *   xid GPU CODE                       an XID event, delivered once
@@ -60,6 +60,7 @@ enum fake_key {
 struct fake_proc {
 	unsigned pid;
 	unsigned long long mem_mib;
+	long long gi; /* MIG GPU instance, -1 = none */
 };
 
 struct fake_mig {

@@ -402,7 +402,9 @@ static void test_mig_inventory(void **state)
 		   "gpu 0 uuid=GPU-m name=\"NVIDIA A100-SXM4-40GB\" mem_total_mib=40960 mem_used_mib=0 mig=1\n"
 		   "mig 0 gi=1 uuid=MIG-aaaa profile=3g.20gb mem_mib=19968\n"
 		   "mig 0 gi=2 uuid=MIG-bbbb profile=1g.5gb mem_mib=4864\n"
-		   "topo 0 0 0\n");
+		   "proc 0 pid=5151 mem_mib=10000 gi=1\n"
+		   "proc 0 pid=6161 mem_mib=5000 gi=1\n"
+		   "proc 0 pid=4242 mem_mib=1000 gi=2\n");
 	gf_agent *a = make(f, GF_FAKE_NVML, 0);
 	struct gf_obuf b;
 	gf_obuf_init(&b, 1 << 20);
@@ -413,6 +415,20 @@ static void test_mig_inventory(void **state)
 	gf_obuf_release(&b);
 	char *t = render(a);
 	lacks(t, "DCGM_FI_DEV_GPU_UTIL"); /* NOT_SUPPORTED on a MIG-enabled GPU */
+	/* One framebuffer series per MIG device; the 3g.20gb one is shared by two
+	 * pods (each its own memory), the 1g.5gb one used by one pod. */
+	has(t, "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-m\",pci_bus_id=\"00000000:01:00.0\","
+	       "device=\"nvidia0\",modelName=\"NVIDIA A100-SXM4-40GB\",hostname=\"node-a\","
+	       "DCGM_FI_DRIVER_VERSION=\"999.99.99-fake\",GPU_I_PROFILE=\"3g.20gb\",GPU_I_ID=\"1\"" POD_TRAINER "} 10000\n");
+	has(t, ",GPU_I_PROFILE=\"3g.20gb\",GPU_I_ID=\"1\"" POD_NB "} 5000\n");
+	has(t, "DCGM_FI_DEV_FB_FREE{gpu=\"0\",UUID=\"GPU-m\"");
+	has(t, ",GPU_I_PROFILE=\"3g.20gb\",GPU_I_ID=\"1\"" POD_NB "} 4968\n"); /* 19968-15000 */
+	has(t, ",GPU_I_PROFILE=\"1g.5gb\",GPU_I_ID=\"2\"" POD_LLM "} 1000\n");
+	has(t, "gpufleet_gpu_process_memory_used_bytes{gpu=\"0\"");
+	has(t, ",GPU_I_PROFILE=\"3g.20gb\",GPU_I_ID=\"1\"" POD_NB "} 5242880000\n");
+	has(t, "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-m\",pci_bus_id=\"00000000:01:00.0\","
+	       "device=\"nvidia0\",modelName=\"NVIDIA A100-SXM4-40GB\",hostname=\"node-a\","
+	       "DCGM_FI_DRIVER_VERSION=\"999.99.99-fake\"} 0\n"); /* the whole GPU, no pod */
 	free(t);
 	gf_agent_destroy(a);
 }

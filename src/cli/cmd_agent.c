@@ -40,7 +40,8 @@ static void usage(FILE *f)
 		"GPU node agent: dcgm-exporter compatible metrics on /metrics, pod attribution,\n"
 		"GPU inventory and topology (docs/agent.md).\n\n"
 		"  -a, --address [HOST]:PORT  listen address (default :9400; env DCGM_EXPORTER_LISTEN)\n"
-		"  -c, --interval-ms MS       max age of served values (default 1000; 0 = per scrape)\n"
+		"  -c, --interval-ms MS       max age of served values (default 1000; 0 = per scrape;\n"
+		"                             env DCGM_EXPORTER_INTERVAL)\n"
 		"      --nvml-lib PATH        NVML library (default libnvidia-ml.so.1; env GF_NVML_LIB)\n"
 		"      --allow-no-nvml        serve an empty set when NVML is missing or fails\n"
 		"      --no-kubernetes        no pod/namespace/container labels\n"
@@ -90,6 +91,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	if (!o->address || !*o->address)
 		o->address = ":9400";
 	o->cfg.nvml_path = getenv("GF_NVML_LIB");
+	const char *iv = getenv("DCGM_EXPORTER_INTERVAL"); /* dcgm-exporter's, in ms */
+	unsigned long ivn;
+	if (iv && *iv) {
+		if (!parse_ulong(iv, 3600000, &ivn)) {
+			fprintf(stderr, "gpufleet agent: DCGM_EXPORTER_INTERVAL: '%s' is not 0..3600000\n", iv);
+			return 2;
+		}
+		o->cfg.interval_ms = (unsigned)ivn;
+	}
 	o->node = getenv("NODE_NAME");
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];

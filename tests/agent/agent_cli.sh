@@ -31,6 +31,8 @@ rc=0; "$GPUFLEET" agent --bogus 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] && grep -q "unknown option '--bogus'" "$T/err" || fail "bad option: exit $rc: $(cat "$T/err")"
 rc=0; "$GPUFLEET" agent --interval-ms soon 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] && grep -q "interval-ms: 'soon'" "$T/err" || fail "bad interval: exit $rc"
+rc=0; DCGM_EXPORTER_INTERVAL=-5 "$GPUFLEET" agent 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "DCGM_EXPORTER_INTERVAL: '-5'" "$T/err" || fail "bad DCGM_EXPORTER_INTERVAL: exit $rc"
 rc=0; "$GPUFLEET" agent --address nowhere 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] && grep -q "is not \[HOST\]:PORT" "$T/err" || fail "bad address: exit $rc"
 pass "bad options -> exit 2 naming the option"

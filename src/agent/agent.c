@@ -450,8 +450,8 @@ static void collect_gpu(gf_agent *a, struct gf_agent_gpu *g)
 	g->nmig = 0;
 	if (!g->dev) {
 		/* No handle at start-up (lost then): ask again, it may be back. */
-		unsigned idx = g->index;
-		if (n->handle_by_index(idx, &g->dev) != GF_NVML_SUCCESS) {
+		unsigned slot = (unsigned)(g - a->gpus); /* enumeration index */
+		if (n->handle_by_index(slot, &g->dev) != GF_NVML_SUCCESS) {
 			g->dev = NULL;
 			g->up = false;
 			return;

@@ -10,11 +10,21 @@
  * response).  The completion callback frees the per-request state, so a
  * request never leaks whether it ends normally or the client disconnects.
  *
- * Route lookup is a linear scan: tables have a handful of entries.
+ * Route lookup is a linear scan: tables have a handful of entries.  A
+ * path ending in '*' is a prefix route (server.h).
+ *
+ * TLS is libmicrohttpd's GnuTLS mode.  Client certificates: with
+ * MHD_OPTION_HTTPS_MEM_TRUST libmicrohttpd asks every client for a
+ * certificate (GNUTLS_CERT_REQUEST: optional) and loads the bundle into
+ * the session's credentials; gf_http_request_peer_cn() verifies the chain
+ * with gnutls_certificate_verify_peers2() on each call (a signature check,
+ * tens of microseconds) and reads the leaf's CN.
  */
 #include "http/server.h"
 
 #include <arpa/inet.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -27,6 +37,7 @@ struct gf_http_server {
 	struct MHD_Daemon *d;
 	struct gf_http_config cfg;
 	uint16_t port;
+	char *tls_cert, *tls_key, *tls_ca; /* our copies of the PEM text */
 };
 
 /* Per-request state (con_cls). */
@@ -71,8 +82,13 @@ static const struct gf_http_route *find_route(const struct gf_http_server *s, co
 	bool head = !strcmp(method, "HEAD");
 	for (size_t i = 0; i < s->cfg.nroutes; i++) {
 		const struct gf_http_route *r = &s->cfg.routes[i];
-		if (strcmp(r->path, path))
+		size_t plen = strlen(r->path);
+		if (plen && r->path[plen - 1] == '*') {
+			if (strncmp(r->path, path, plen - 1))
+				continue;
+		} else if (strcmp(r->path, path)) {
 			continue;
+		}
 		path_known = true;
 		if (!strcmp(r->method, method) || (head && !strcmp(r->method, "GET")))
 			return r;
@@ -152,6 +168,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 }
 
+static void free_tls(struct gf_http_server *s)
+{
+	free(s->tls_cert);
+	free(s->tls_key);
+	free(s->tls_ca);
+}
+
 gf_err gf_http_server_create(const struct gf_http_config *cfg, gf_http_server **out)
 {
 	*out = NULL;
@@ -178,16 +201,41 @@ gf_err gf_http_server_create(const struct gf_http_config *cfg, gf_http_server **
 	if (!s->cfg.timeout_s)
 		s->cfg.timeout_s = 30;
 
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC;
+	struct MHD_OptionItem ops[8];
+	size_t nops = 0;
+	if (cfg->tls_cert_pem || cfg->tls_key_pem || cfg->tls_client_ca_pem) {
+		if (!cfg->tls_cert_pem || !cfg->tls_key_pem) {
+			free(s);
+			return GF_INVAL;
+		}
+		s->tls_cert = strdup(cfg->tls_cert_pem);
+		s->tls_key = strdup(cfg->tls_key_pem);
+		s->tls_ca = cfg->tls_client_ca_pem ? strdup(cfg->tls_client_ca_pem) : NULL;
+		if (!s->tls_cert || !s->tls_key || (cfg->tls_client_ca_pem && !s->tls_ca))
+			goto fail_nomem;
+		flags |= MHD_USE_TLS;
+		ops[nops++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert };
+		ops[nops++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key };
+		if (s->tls_ca)
+			ops[nops++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_TRUST, 0, s->tls_ca };
+	}
+	if (cfg->threads > 1)
+		ops[nops++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE,
+						       (intptr_t)cfg->threads, NULL };
+	ops[nops] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+
 	/* ITC lets MHD_quiesce_daemon wake the polling thread (graceful stop). */
-	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC,
-				0, NULL, NULL, on_request, s,
+	s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)s->cfg.max_conns,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)s->cfg.timeout_s,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, (void *)s,
+				MHD_OPTION_ARRAY, ops,
 				MHD_OPTION_END);
 	if (!s->d) {
+		free_tls(s);
 		free(s);
 		return GF_UNAVAILABLE;
 	}
@@ -195,6 +243,11 @@ gf_err gf_http_server_create(const struct gf_http_config *cfg, gf_http_server **
 	s->port = di ? di->port : cfg->port;
 	*out = s;
 	return GF_OK;
+
+fail_nomem:
+	free_tls(s);
+	free(s);
+	return GF_NOMEM;
 }
 
 uint16_t gf_http_server_port(const gf_http_server *s)
@@ -209,12 +262,58 @@ void gf_http_server_destroy(gf_http_server *s)
 	MHD_socket fd = MHD_quiesce_daemon(s->d);
 	(void)fd; /* still owned by the daemon, closed by MHD_stop_daemon */
 	MHD_stop_daemon(s->d);
+	free_tls(s);
 	free(s);
 }
 
 const char *gf_http_request_header(const struct gf_http_request *req, const char *name)
 {
 	return MHD_lookup_connection_value(req->conn_, MHD_HEADER_KIND, name);
+}
+
+const char *gf_http_request_query(const struct gf_http_request *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->conn_, MHD_GET_ARGUMENT_KIND, name);
+}
+
+bool gf_http_request_peer_cn(const struct gf_http_request *req, char *cn, size_t n)
+{
+	if (n)
+		cn[0] = '\0';
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(req->conn_, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	if (!ci || !ci->tls_session)
+		return false;
+	gnutls_session_t ses = (gnutls_session_t)ci->tls_session;
+	unsigned status = 0;
+	if (gnutls_certificate_verify_peers2(ses, &status) < 0 || status)
+		return false;
+	unsigned ncerts = 0;
+	const gnutls_datum_t *certs = gnutls_certificate_get_peers(ses, &ncerts);
+	if (!certs || !ncerts)
+		return false;
+	gnutls_x509_crt_t crt;
+	if (gnutls_x509_crt_init(&crt) < 0)
+		return false;
+	bool ok = false;
+	if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) >= 0) {
+		char buf[256];
+		size_t sz = sizeof(buf);
+		int r = gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, buf,
+						      &sz);
+		if (r == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE) {
+			buf[0] = '\0';
+			r = 0;
+		}
+		if (r >= 0) {
+			ok = true;
+			if (n) {
+				snprintf(cn, n, "%s", buf);
+			}
+		}
+	}
+	gnutls_x509_crt_deinit(crt);
+	return ok;
 }
 
 void gf_http_response_error(struct gf_http_response *resp, unsigned status, const char *fmt, ...)

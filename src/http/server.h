@@ -15,12 +15,29 @@
  * a handler may keep state in its user data without locking against other
  * requests (but must lock against the caller's own threads).
  *
+ * With threads > 1 (gf_http_config) a pool of threads serves the
+ * connections and handlers may run concurrently: they must then lock
+ * their own shared state.
+ *
+ * TLS (optional): the serving certificate and key as PEM in memory.  With
+ * a client CA bundle the server asks every client for a certificate
+ * (optional for the client) and gf_http_request_peer_cn() tells a handler
+ * whether the request came over a connection whose certificate verifies
+ * against that bundle, and its subject CN: the handler decides what an
+ * unauthenticated request may do.
+ *
+ * Routes: a path ending in '*' matches every path that starts with the
+ * part before the '*' (a prefix route); otherwise the match is exact.  The
+ * first route in table order whose path and method match wins, so list
+ * exact routes before prefix routes that cover them.
+ *
  * Per-request memory: the request body and the response body live in
  * per-request bounded buffers freed when the request completes.
  */
 #ifndef GF_HTTP_SERVER_H
 #define GF_HTTP_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,7 +70,7 @@ typedef void (*gf_http_handler)(void *ud, const struct gf_http_request *req,
 
 struct gf_http_route {
 	const char *method; /* exact, e.g. "GET"; GET routes also answer HEAD */
-	const char *path;   /* exact match */
+	const char *path;   /* exact match, or a prefix when it ends in '*' */
 	gf_http_handler fn;
 	void *ud;
 };
@@ -67,6 +84,14 @@ struct gf_http_config {
 	size_t max_response;    /* response body cap, bytes (0 = 4 MiB) */
 	unsigned max_conns;     /* 0 = 64 */
 	unsigned timeout_s;     /* idle connection timeout (0 = 30 s) */
+	unsigned threads;       /* 0 or 1: one polling thread, handlers one at a time;
+				 * N > 1: a pool of N threads, handlers run concurrently */
+	/* TLS: PEM text (copied by libmicrohttpd at create).  NULL cert = plain HTTP;
+	 * a cert needs its key.  tls_client_ca_pem: CA bundle the clients'
+	 * certificates are verified against (NULL: no client certificates asked). */
+	const char *tls_cert_pem;
+	const char *tls_key_pem;
+	const char *tls_client_ca_pem;
 };
 
 /* Start serving.  On success *out owns a running server (destroy it).
@@ -83,6 +108,16 @@ void gf_http_server_destroy(gf_http_server *s);
 
 /* A request header by name (case-insensitive) or NULL. */
 const char *gf_http_request_header(const struct gf_http_request *req, const char *name);
+
+/* A query-string argument by name (decoded: '+' is a space, %XX a byte) or
+ * NULL when absent.  Valid during the call. */
+const char *gf_http_request_query(const struct gf_http_request *req, const char *name);
+
+/* True when the request arrived over TLS with a client certificate that
+ * verifies against the server's tls_client_ca_pem; its subject CN (may be
+ * "") is then copied into cn (truncated to n-1 bytes).  False otherwise: no
+ * TLS, no client CA configured, no certificate, or verification failed. */
+bool gf_http_request_peer_cn(const struct gf_http_request *req, char *cn, size_t n);
 
 /* Convenience: set status and a one-line text body (printf format). */
 void gf_http_response_error(struct gf_http_response *resp, unsigned status, const char *fmt, ...)

@@ -1,0 +1,133 @@
+/*
+ * k8s/live.h - the scheduler's view of a live cluster, fed by watches.
+ *
+ * gf_live holds every Node and Pod the watches deliver, keeps the engine's
+ * gf_cluster in step with them (nodes and bound pods) and makes the
+ * decisions: the standalone scheduler's placements and the extender's
+ * filter / prioritize / bind.  It does no I/O and reads no clock, so the
+ * whole scheduling logic runs in unit tests without an API server; the
+ * daemon (k8s/scheduler.c) serialises calls with one mutex.
+ *
+ * Pod states: IGNORED (not ours and not bound, or finished), PENDING (ours,
+ * unbound: in the queue or parked after an unschedulable attempt),
+ * ASSUMED (placed here, binding in flight: resources already reserved),
+ * BOUND (spec.nodeName set: resources accounted).  A bound pod's GPUs are
+ * the ones its assignment annotations name (GF_ANN_*) when they are for its
+ * node; a pod bound by someone else gets the GPUs the engine would give it.
+ * Annotations are the only memory: a new gf_live fed the same objects
+ * rebuilds the same allocation, so a restart never double-assigns a GPU.
+ *
+ * Nodes joining, leaving or changing rebuild the engine cluster (and the
+ * policy state) lazily, before the next decision: O(nodes + bound pods).
+ *
+ * Target workload (FGD): the shapes of all GPU pods seen (bound, assumed,
+ * pending), rebuilt when that population has doubled since the last build
+ * or the node set changed; before any GPU pod is seen, one whole GPU.
+ */
+#ifndef GF_K8S_LIVE_H
+#define GF_K8S_LIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster/whynot.h"
+#include "k8s/codec.h"
+#include "policy/policy.h"
+#include "policy/topology.h"
+
+typedef struct gf_live gf_live;
+
+struct gf_live_opts {
+	const struct gf_policy_ops *policy;	/* NULL = FGD */
+	const char *scheduler_name;		/* NULL = "gpufleet" */
+	uint64_t seed;				/* random policies and ties */
+	int target_pct;				/* FGD target coverage; 0 = 95 */
+};
+
+gf_err gf_live_create(const struct gf_live_opts *o, gf_live **out);
+void gf_live_destroy(gf_live *l);
+
+/* ---- feeding it (watch events) ---- */
+
+/* Add or update a node / pod (copied). */
+void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n);
+void gf_live_node_delete(gf_live *l, const char *name);
+void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p);
+void gf_live_pod_delete(gf_live *l, const char *uid);
+
+/* A relist: objects set between begin and end are kept, the others deleted. */
+void gf_live_sync_begin(gf_live *l, bool pods);
+void gf_live_sync_end(gf_live *l, bool pods);
+
+/* ---- deciding ---- */
+
+enum gf_live_result { GF_LIVE_PLACED, GF_LIVE_UNSCHEDULABLE, GF_LIVE_INVALID };
+
+struct gf_live_decision {
+	enum gf_live_result result;
+	char node[GF_K8S_NAME_MAX];
+	int ngpus;
+	uint8_t gpus[GF_MAX_GPUS];
+	int milli;			/* per GPU */
+	int64_t mem_mib;		/* per GPU, as asked (0 = not asked) */
+	char uuids[GF_MAX_GPUS * GF_K8S_UUID_MAX]; /* "GPU-a,GPU-b"; "" when unknown */
+	enum gf_topo_fit fit;
+	uint32_t nfeasible;
+	char message[512];		/* why not (UNSCHEDULABLE, INVALID) */
+};
+
+/*
+ * Take the next pending pod of ours from the queue and decide.  false if
+ * the queue is empty.  PLACED: the pod is ASSUMED (resources reserved) and
+ * *pod is its copy for the binder, who then calls gf_live_forget() on
+ * failure.  UNSCHEDULABLE / INVALID: the pod is parked until
+ * gf_live_requeue_parked() (INVALID pods until the pod itself changes).
+ */
+bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_decision *d);
+
+/* Undo an assumption (binding failed).  requeue: back into the queue. */
+void gf_live_forget(gf_live *l, const char *uid, bool requeue);
+
+/* Something was freed or added since the last call (then true once). */
+bool gf_live_take_freed(gf_live *l);
+
+/* Parked (unschedulable) pods go back into the queue; returns how many. */
+size_t gf_live_requeue_parked(gf_live *l);
+
+/* The pod with this uid (copied into *out); false if unknown. */
+bool gf_live_pod_get(const gf_live *l, const char *uid, struct gf_k8s_pod *out);
+
+/* ---- extender ---- */
+
+/*
+ * Judge pod p on each of names[0..n-1]: reasons[i] = NULL if it fits, else
+ * a static phrase ("Insufficient GPU milli", "node not known to gpufleet").
+ * GF_OK, or GF_INVAL when the pod's request is invalid (msg says why).
+ */
+gf_err gf_live_filter(gf_live *l, const struct gf_k8s_pod *p, const char *const *names, size_t n,
+		      const char **reasons, char *msg, size_t msglen);
+
+/* Scores 0..10 (MaxExtenderPriority) of the policy for p on each node; 0 where it does not fit. */
+gf_err gf_live_prioritize(gf_live *l, const struct gf_k8s_pod *p, const char *const *names,
+			  size_t n, int64_t *scores);
+
+/* Choose the GPUs for p on the given node and assume it there (extender bind). */
+gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *node,
+			 struct gf_live_decision *d);
+
+/* ---- observing ---- */
+
+struct gf_live_stats {
+	size_t nodes, pods_bound, pods_assumed, pods_queued, pods_parked;
+	int64_t gpus, gpu_capacity_milli, gpu_used_milli;
+	double frag_milli;		/* FGD fragmentation of the cluster w.r.t. the target */
+	uint64_t conflicts;		/* bound pods that did not fit their node's state */
+};
+
+void gf_live_stats(gf_live *l, struct gf_live_stats *s);
+
+/* Check the engine's invariants (tests).  GF_STATE with why. */
+gf_err gf_live_check(gf_live *l, char *why, size_t whylen);
+
+#endif /* GF_K8S_LIVE_H */

@@ -1,0 +1,319 @@
+/* tests/scheduler/test_sched_live.c - the live scheduler state without an API server:
+ * placement, assumption and confirmation, restart rebuild from annotations, conflicts,
+ * why-not messages, GPU memory requests, topology, and the extender's filter/prioritize/bind. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "k8s/live.h"
+
+static struct gf_k8s_node mknode(const char *name, int gpus, const char *model, int gpu_mem, bool topo)
+{
+	char json[4096], ann[2048] = "";
+	if (topo) /* islands {0,1,2,3} {4,5,6,7}; NUMA = island */
+		snprintf(ann, sizeof(ann),
+			 ",\"annotations\":{\"gpufleet.io/gpu-topology\":\"{\\\"gpus\\\":["
+			 "{\\\"index\\\":0,\\\"uuid\\\":\\\"GPU-0\\\",\\\"numa_node\\\":0},{\\\"index\\\":1,\\\"uuid\\\":\\\"GPU-1\\\",\\\"numa_node\\\":0},"
+			 "{\\\"index\\\":2,\\\"uuid\\\":\\\"GPU-2\\\",\\\"numa_node\\\":0},{\\\"index\\\":3,\\\"uuid\\\":\\\"GPU-3\\\",\\\"numa_node\\\":0},"
+			 "{\\\"index\\\":4,\\\"uuid\\\":\\\"GPU-4\\\",\\\"numa_node\\\":1},{\\\"index\\\":5,\\\"uuid\\\":\\\"GPU-5\\\",\\\"numa_node\\\":1},"
+			 "{\\\"index\\\":6,\\\"uuid\\\":\\\"GPU-6\\\",\\\"numa_node\\\":1},{\\\"index\\\":7,\\\"uuid\\\":\\\"GPU-7\\\",\\\"numa_node\\\":1}],"
+			 "\\\"topology\\\":{\\\"links\\\":[[0,1,1,1,0,0,0,0],[1,0,1,1,0,0,0,0],[1,1,0,1,0,0,0,0],[1,1,1,0,0,0,0,0],"
+			 "[0,0,0,0,0,1,1,1],[0,0,0,0,1,0,1,1],[0,0,0,0,1,1,0,1],[0,0,0,0,1,1,1,0]]}}\"}");
+	snprintf(json, sizeof(json),
+		 "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"nvidia.com/gpu.product\":\"%s\","
+		 "\"nvidia.com/gpu.memory\":\"%d\"}%s},\"status\":{\"allocatable\":{\"cpu\":\"64\","
+		 "\"memory\":\"512Gi\",\"nvidia.com/gpu\":\"%d\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+		 name, model, gpu_mem, ann, gpus);
+	struct gf_k8s_node n;
+	char err[256];
+	if (gf_k8s_node_decode_text(json, strlen(json), &n, err, sizeof(err)))
+		fail_msg("node: %s", err);
+	return n;
+}
+
+/* A pod; extra is spliced into metadata (e.g. annotations), res into limits. */
+static struct gf_k8s_pod mkpod(const char *name, const char *uid, const char *node, const char *ann,
+			       const char *res, const char *sched)
+{
+	char json[4096];
+	snprintf(json, sizeof(json),
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"t\",\"uid\":\"%s\",\"resourceVersion\":\"1\","
+		 "\"annotations\":{%s}},\"spec\":{\"schedulerName\":\"%s\",\"nodeName\":\"%s\","
+		 "\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"},\"limits\":{%s}}}]}}",
+		 name, uid, ann, sched, node, res);
+	struct gf_k8s_pod p;
+	char err[256];
+	if (gf_k8s_pod_decode_text(json, strlen(json), &p, err, sizeof(err)))
+		fail_msg("pod: %s", err);
+	return p;
+}
+
+/* The bound pod as the API server would echo it back: node + our annotations. */
+static struct gf_k8s_pod bound_copy(const struct gf_k8s_pod *p, const struct gf_live_decision *d)
+{
+	struct gf_k8s_pod b = *p;
+	snprintf(b.node, sizeof(b.node), "%s", d->node);
+	b.assigned = true;
+	snprintf(b.assigned_node, sizeof(b.assigned_node), "%s", d->node);
+	b.assigned_ngpus = d->ngpus;
+	memcpy(b.assigned_gpus, d->gpus, sizeof(b.assigned_gpus));
+	b.assigned_milli = d->milli;
+	snprintf(b.rv, sizeof(b.rv), "2");
+	return b;
+}
+
+static gf_live *fleet(void)
+{
+	gf_live *l;
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	struct gf_k8s_node a = mknode("h100-a", 8, "H100", 81559, true);
+	struct gf_k8s_node b = mknode("a100-b", 4, "A100", 40960, false);
+	struct gf_k8s_node c = mknode("cpu-c", 0, "", 0, false);
+	gf_live_node_set(l, &a);
+	gf_live_node_set(l, &b);
+	gf_live_node_set(l, &c);
+	return l;
+}
+
+/* Schedule everything queued; bound pods are confirmed as the watch would. */
+static size_t drain(gf_live *l, struct gf_k8s_pod *bound, size_t *nbound, struct gf_live_decision *last)
+{
+	struct gf_k8s_pod p;
+	struct gf_live_decision d;
+	size_t n = 0;
+	while (gf_live_schedule_next(l, &p, &d)) {
+		n++;
+		if (last)
+			*last = d;
+		if (d.result == GF_LIVE_PLACED) {
+			struct gf_k8s_pod b = bound_copy(&p, &d);
+			gf_live_pod_set(l, &b);
+			if (bound)
+				bound[(*nbound)++] = b;
+		}
+	}
+	return n;
+}
+
+static void test_place_and_restart(void **st)
+{
+	(void)st;
+	gf_live *l = fleet();
+	struct gf_k8s_pod bound[64];
+	size_t nb = 0;
+	char uid[32], name[32];
+	/* 4 x 2 whole H100 GPUs, 8 x half a GPU, 2 whole A100 */
+	for (int i = 0; i < 4; i++) {
+		snprintf(uid, sizeof(uid), "w%d", i), snprintf(name, sizeof(name), "whole-%d", i);
+		struct gf_k8s_pod p = mkpod(name, uid, "", "\"gpufleet.io/gpu-model\":\"H100\"", "\"nvidia.com/gpu\":\"2\"", "gpufleet");
+		gf_live_pod_set(l, &p);
+	}
+	struct gf_live_decision d;
+	assert_int_equal(drain(l, bound, &nb, &d), 4);
+	assert_int_equal(nb, 4);
+	/* Topology: each 2-GPU pod within one island. */
+	for (size_t i = 0; i < nb; i++) {
+		assert_int_equal(bound[i].assigned_ngpus, 2);
+		assert_int_equal(bound[i].assigned_gpus[0] / 4, bound[i].assigned_gpus[1] / 4);
+		assert_string_equal(bound[i].node, "h100-a");
+	}
+	assert_int_equal(d.fit, GF_TOPO_NVLINK);
+	assert_non_null(strstr(d.uuids, "GPU-"));
+	for (int i = 0; i < 8; i++) {
+		snprintf(uid, sizeof(uid), "s%d", i), snprintf(name, sizeof(name), "share-%d", i);
+		struct gf_k8s_pod p = mkpod(name, uid, "", "\"gpufleet.io/gpu-milli\":\"500\"", "", "gpufleet");
+		gf_live_pod_set(l, &p);
+	}
+	assert_int_equal(drain(l, bound, &nb, &d), 8);
+	assert_int_equal(nb, 12); /* 4 A100 GPUs hold 8 halves */
+	struct gf_live_stats s;
+	gf_live_stats(l, &s);
+	assert_int_equal(s.gpu_capacity_milli, 12000);
+	assert_int_equal(s.gpu_used_milli, 12000);
+	assert_int_equal(s.pods_bound, 12);
+	assert_int_equal(s.conflicts, 0);
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+
+	/* Full: a new pod is unschedulable with a kube-scheduler-style message. */
+	struct gf_k8s_pod p = mkpod("late", "late", "", "\"gpufleet.io/gpu-milli\":\"100\"", "", "gpufleet");
+	gf_live_pod_set(l, &p);
+	assert_int_equal(drain(l, NULL, NULL, &d), 1);
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+	assert_string_equal(d.message, "0/3 nodes are available: 2 Insufficient GPU milli, 1 too few GPUs on the node.");
+	/* Deleting a pod frees room: the parked pod goes back and is placed. */
+	gf_live_pod_delete(l, "s0");
+	assert_true(gf_live_take_freed(l));
+	assert_int_equal(gf_live_requeue_parked(l), 1);
+	assert_int_equal(drain(l, bound, &nb, &d), 1);
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_string_equal(d.node, "a100-b");
+	gf_live_destroy(l);
+
+	/* Restart: a new state fed the bound pods (minus s0) rebuilds the same allocation. */
+	l = fleet();
+	for (size_t i = 0; i < nb; i++)
+		if (strcmp(bound[i].uid, "s0"))
+			gf_live_pod_set(l, &bound[i]);
+	gf_live_stats(l, &s);
+	assert_int_equal(s.gpu_used_milli, 12000 - 500 + 100);
+	assert_int_equal(s.pods_bound, 12);
+	assert_int_equal(s.conflicts, 0);
+	/* And a new pod gets only the 400 left. */
+	p = mkpod("x", "x", "", "\"gpufleet.io/gpu-milli\":\"401\"", "", "gpufleet");
+	gf_live_pod_set(l, &p);
+	assert_int_equal(drain(l, NULL, NULL, &d), 1);
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+	p = mkpod("y", "y", "", "\"gpufleet.io/gpu-milli\":\"400\"", "", "gpufleet");
+	gf_live_pod_set(l, &p);
+	assert_int_equal(drain(l, NULL, NULL, &d), 1);
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+}
+
+static void test_conflicts_forget_and_foreign(void **st)
+{
+	(void)st;
+	gf_live *l = fleet();
+	/* Two pods claim GPU 0 of h100-a whole: the second is a conflict, not an over-commit. */
+	struct gf_k8s_pod a = mkpod("a", "a", "h100-a", "\"gpufleet.io/assigned-node\":\"h100-a\","
+				   "\"gpufleet.io/assigned-gpus\":\"0\",\"gpufleet.io/assigned-gpu-milli\":\"1000\"",
+				   "\"nvidia.com/gpu\":\"1\"", "gpufleet");
+	struct gf_k8s_pod b = a;
+	snprintf(b.uid, sizeof(b.uid), "b");
+	gf_live_pod_set(l, &a);
+	gf_live_pod_set(l, &b);
+	struct gf_live_stats s;
+	gf_live_stats(l, &s);
+	assert_int_equal(s.gpu_used_milli, 1000);
+	assert_int_equal(s.conflicts, 1);
+	/* A pod bound by kube-scheduler with nvidia.com/gpu and no annotations is accounted too. */
+	struct gf_k8s_pod f = mkpod("f", "f", "a100-b", "", "\"nvidia.com/gpu\":\"3\"", "default-scheduler");
+	gf_live_pod_set(l, &f);
+	gf_live_stats(l, &s);
+	assert_int_equal(s.gpu_used_milli, 4000);
+	/* Pods of other schedulers are never scheduled by us. */
+	struct gf_k8s_pod o = mkpod("o", "o", "", "", "\"nvidia.com/gpu\":\"1\"", "default-scheduler");
+	gf_live_pod_set(l, &o);
+	struct gf_k8s_pod out;
+	struct gf_live_decision d;
+	assert_false(gf_live_schedule_next(l, &out, &d));
+	/* A failed binding gives the resources back and requeues. */
+	struct gf_k8s_pod p = mkpod("p", "p", "", "", "\"nvidia.com/gpu\":\"7\"", "gpufleet");
+	gf_live_pod_set(l, &p);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	gf_live_stats(l, &s);
+	assert_int_equal(s.gpu_used_milli, 11000);
+	assert_int_equal(s.pods_assumed, 1);
+	gf_live_forget(l, "p", true);
+	gf_live_stats(l, &s);
+	assert_int_equal(s.gpu_used_milli, 4000);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	/* Node removed and re-added: the rebuild keeps the assumption. */
+	gf_live_node_delete(l, "cpu-c");
+	gf_live_stats(l, &s);
+	assert_int_equal(s.gpu_used_milli, 11000);
+	assert_int_equal(s.nodes, 2);
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+}
+
+static void test_bad_requests_and_memory(void **st)
+{
+	(void)st;
+	gf_live *l = fleet();
+	struct gf_k8s_pod out;
+	struct gf_live_decision d;
+	struct gf_k8s_pod p = mkpod("nine", "9", "", "", "\"nvidia.com/gpu\":\"9\"", "gpufleet");
+	gf_live_pod_set(l, &p);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+	assert_string_equal(d.message, "0/3 nodes are available: 3 too few GPUs on the node.");
+	p = mkpod("zero", "0", "", "\"gpufleet.io/gpu-milli\":\"0\"", "", "gpufleet");
+	gf_live_pod_set(l, &p);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_int_equal(d.result, GF_LIVE_INVALID);
+	assert_non_null(strstr(d.message, "invalid GPU request: gpufleet.io/gpu-milli must be 1..1000"));
+	p = mkpod("model", "m", "", "\"gpufleet.io/gpu-model\":\"B200\"", "\"nvidia.com/gpu\":\"1\"", "gpufleet");
+	gf_live_pod_set(l, &p);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_string_equal(d.message, "0/3 nodes are available: 2 GPU model mismatch, 1 too few GPUs on the node.");
+	/* Invalid pods stay parked on requeue. */
+	assert_int_equal(gf_live_requeue_parked(l), 2);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_false(gf_live_schedule_next(l, &out, &d));
+	/* GPU memory: 40000 MiB fits an H100 (81559) at ceil(40000000/81559) = 491 milli...
+	 * ...and A100 (40960) too; the smallest qualifying memory sets the milli. */
+	p = mkpod("mem", "mem", "", "\"gpufleet.io/gpu-memory-mib\":\"40000\"", "", "gpufleet");
+	gf_live_pod_set(l, &p);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_int_equal(d.milli, (40000 * 1000 + 40959) / 40960);
+	assert_int_equal(d.mem_mib, 40000);
+	p = mkpod("mem2", "mem2", "", "\"gpufleet.io/gpu-memory-mib\":\"60000\"", "", "gpufleet");
+	gf_live_pod_set(l, &p);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_string_equal(d.node, "h100-a");
+	assert_int_equal(d.milli, (60000 * 1000 + 81558) / 81559);
+	p = mkpod("mem3", "mem3", "", "\"gpufleet.io/gpu-memory-mib\":\"90000\"", "", "gpufleet");
+	gf_live_pod_set(l, &p);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+	assert_non_null(strstr(d.message, "no GPU model with 90000 MiB per GPU"));
+	gf_live_destroy(l);
+}
+
+static void test_extender(void **st)
+{
+	(void)st;
+	gf_live *l = fleet();
+	struct gf_k8s_pod p = mkpod("e", "e", "", "", "\"nvidia.com/gpu\":\"5\"", "default-scheduler");
+	const char *names[] = { "h100-a", "a100-b", "cpu-c", "ghost" };
+	const char *why[4];
+	char msg[256];
+	assert_int_equal(gf_live_filter(l, &p, names, 4, why, msg, sizeof(msg)), GF_OK);
+	assert_null(why[0]);
+	assert_string_equal(why[1], "too few GPUs on the node");
+	assert_string_equal(why[2], "too few GPUs on the node");
+	assert_string_equal(why[3], "node not known to gpufleet");
+	struct gf_k8s_pod q = mkpod("q", "q", "", "", "\"nvidia.com/gpu\":\"1\"", "default-scheduler");
+	int64_t sc[4];
+	assert_int_equal(gf_live_prioritize(l, &q, names, 4, sc), GF_OK);
+	for (int i = 0; i < 4; i++)
+		assert_true(sc[i] >= 0 && sc[i] <= 10);
+	assert_int_equal(sc[2], 0);
+	assert_int_equal(sc[3], 0);
+	assert_true(sc[0] == 10 || sc[1] == 10);
+	struct gf_live_decision d;
+	assert_int_equal(gf_live_assume_on(l, &p, "h100-a", &d), GF_OK);
+	assert_int_equal(d.ngpus, 5);
+	assert_int_equal(gf_live_assume_on(l, &p, "h100-a", &d), GF_EXISTS);
+	struct gf_k8s_pod r = mkpod("r", "r", "", "", "\"nvidia.com/gpu\":\"4\"", "default-scheduler");
+	assert_int_equal(gf_live_assume_on(l, &r, "h100-a", &d), GF_RANGE);
+	assert_non_null(strstr(d.message, "Insufficient GPU"));
+	struct gf_k8s_pod bad = mkpod("bad", "bad", "", "\"gpufleet.io/gpu-milli\":\"-1\"", "", "default-scheduler");
+	assert_int_equal(gf_live_filter(l, &bad, names, 4, why, msg, sizeof(msg)), GF_INVAL);
+	assert_non_null(strstr(msg, "must be 1..1000"));
+	gf_live_destroy(l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_place_and_restart),
+		cmocka_unit_test(test_conflicts_forget_and_foreign),
+		cmocka_unit_test(test_bad_requests_and_memory),
+		cmocka_unit_test(test_extender),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -18,6 +18,7 @@ struct command {
 static const struct command commands[] = {
 	{ "simulate", gf_cmd_simulate, "replay a trace against the cluster under each placement policy" },
 	{ "agent", gf_cmd_agent, "GPU node agent: dcgm-exporter compatible /metrics, pod attribution, topology" },
+	{ "metrics-api", gf_cmd_metrics_api, "Kubernetes external metrics API: HPA on GPU metrics" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

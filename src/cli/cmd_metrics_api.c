@@ -1,0 +1,376 @@
+/*
+ * cli/cmd_metrics_api.c - `gpufleet metrics-api`: argument parsing and
+ * wiring only.
+ *
+ * Builds the source (the agents scraper, or the Prometheus URL and rules),
+ * the optional API server connection (pod-label selectors), the
+ * gf_metrics_api handler and a gfhttp server (HTTPS with the front-proxy CA
+ * as client CA, or plain HTTP with --insecure-http), then waits for
+ * SIGINT/SIGTERM (blocked before any thread starts, taken with
+ * sigtimedwait) and stops in reverse order.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/files.h"
+#include "http/server.h"
+#include "k8s/conn.h"
+#include "metricsapi/agents.h"
+#include "metricsapi/metricsapi.h"
+
+#define MAX_LIST 4096
+
+struct opts {
+	const char *bind, *cert, *key, *client_ca, *source, *prom_url, *kubeconfig, *agents_file;
+	unsigned long port, interval_ms, threads;
+	bool insecure_http, no_kube, all_ns, log_requests, allowed_set;
+	const char *agents[MAX_LIST];
+	size_t nagents;
+	struct gf_ma_rule rules[256];
+	size_t nrules;
+	const char *allowed[64];
+	size_t nallowed;
+	char *owned[MAX_LIST]; /* strings split off comma lists and files */
+	size_t nowned;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpufleet metrics-api [options]\n"
+		"Serve the Kubernetes external metrics API (external.metrics.k8s.io/v1beta1) so a\n"
+		"stock HorizontalPodAutoscaler scales on GPU metrics (docs/metrics-api.md).\n\n"
+		"  --secure-port N                  listen port (default 6443; 0 = any free port)\n"
+		"  --bind-address ADDR              IPv4 address (default all)\n"
+		"  --tls-cert-file PATH             serving certificate (PEM)\n"
+		"  --tls-private-key-file PATH      its key (PEM)\n"
+		"  --requestheader-client-ca-file PATH  CA of the aggregator's client certificate\n"
+		"  --requestheader-allowed-names A,B    CNs accepted (default: any the CA signed)\n"
+		"  --insecure-http                  plain HTTP, no authentication (local tests only)\n"
+		"  --source agents|prometheus       where the values come from (default agents)\n"
+		"  --agents URL[,URL...]            agent /metrics URLs (repeatable)\n"
+		"  --agents-file PATH               agent URLs, one per line\n"
+		"  --scrape-interval-ms N           agents scrape period (default 5000)\n"
+		"  --prometheus-url URL             Prometheus server (source prometheus)\n"
+		"  --prometheus-rule NAME=PROMQL    serve NAME with this template (repeatable;\n"
+		"                                   <<.LabelMatchers>> becomes the selector)\n"
+		"  --kubeconfig PATH                API server access for pod-label selectors\n"
+		"                                   (default: in-cluster when available)\n"
+		"  --no-kubernetes                  no API server access (pod-label selectors: 400)\n"
+		"  --all-namespaces                 do not restrict series to the HPA's namespace\n"
+		"  --threads N                      HTTP worker threads (default 4)\n"
+		"  --log-requests                   one line per metric request on stderr\n");
+}
+
+static bool parse_ulong(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int add_list(struct opts *o, const char *what, const char *v, const char **arr, size_t *n,
+		    size_t max)
+{
+	char *copy = strdup(v);
+	if (!copy || o->nowned == MAX_LIST) {
+		free(copy);
+		fprintf(stderr, "gpufleet metrics-api: %s: out of memory or too many values\n", what);
+		return 2;
+	}
+	o->owned[o->nowned++] = copy;
+	char *save = NULL;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (!*t)
+			continue;
+		if (*n == max) {
+			fprintf(stderr, "gpufleet metrics-api: %s: more than %zu values\n", what, max);
+			return 2;
+		}
+		arr[(*n)++] = t;
+	}
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	o->port = 6443;
+	o->interval_ms = 5000;
+	o->threads = 4;
+	o->source = "agents";
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEEDV()                                                                          \
+	do {                                                                             \
+		if (!v) {                                                                \
+			fprintf(stderr, "gpufleet metrics-api: %s needs a value\n", a);  \
+			return 2;                                                        \
+		}                                                                        \
+		i++;                                                                     \
+	} while (0)
+#define NUM(max, dst)                                                                            \
+	do {                                                                                     \
+		NEEDV();                                                                         \
+		if (!parse_ulong(v, max, &dst)) {                                                \
+			fprintf(stderr, "gpufleet metrics-api: %s: '%s' is not 0..%lu\n", a, v,  \
+				(unsigned long)(max));                                           \
+			return 2;                                                                \
+		}                                                                                \
+	} while (0)
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return -1;
+		} else if (!strcmp(a, "--secure-port")) {
+			NUM(65535, o->port);
+		} else if (!strcmp(a, "--bind-address")) {
+			NEEDV();
+			o->bind = v;
+		} else if (!strcmp(a, "--tls-cert-file")) {
+			NEEDV();
+			o->cert = v;
+		} else if (!strcmp(a, "--tls-private-key-file")) {
+			NEEDV();
+			o->key = v;
+		} else if (!strcmp(a, "--requestheader-client-ca-file")) {
+			NEEDV();
+			o->client_ca = v;
+		} else if (!strcmp(a, "--requestheader-allowed-names")) {
+			NEEDV();
+			o->allowed_set = true;
+			if (add_list(o, a, v, o->allowed, &o->nallowed, 64))
+				return 2;
+		} else if (!strcmp(a, "--insecure-http")) {
+			o->insecure_http = true;
+		} else if (!strcmp(a, "--source")) {
+			NEEDV();
+			if (strcmp(v, "agents") && strcmp(v, "prometheus")) {
+				fprintf(stderr, "gpufleet metrics-api: --source: '%s' is not agents or prometheus\n", v);
+				return 2;
+			}
+			o->source = v;
+		} else if (!strcmp(a, "--agents")) {
+			NEEDV();
+			if (add_list(o, a, v, o->agents, &o->nagents, MAX_LIST))
+				return 2;
+		} else if (!strcmp(a, "--agents-file")) {
+			NEEDV();
+			o->agents_file = v;
+		} else if (!strcmp(a, "--scrape-interval-ms")) {
+			NUM(3600000, o->interval_ms);
+		} else if (!strcmp(a, "--prometheus-url")) {
+			NEEDV();
+			o->prom_url = v;
+		} else if (!strcmp(a, "--prometheus-rule")) {
+			NEEDV();
+			const char *eq = strchr(v, '=');
+			if (!eq || eq == v || !eq[1] || o->nrules == 256 || o->nowned == MAX_LIST) {
+				fprintf(stderr, "gpufleet metrics-api: --prometheus-rule: '%s' is not NAME=PROMQL\n", v);
+				return 2;
+			}
+			char *name = strndup(v, (size_t)(eq - v));
+			if (!name)
+				return 2;
+			o->owned[o->nowned++] = name;
+			o->rules[o->nrules++] = (struct gf_ma_rule){ name, eq + 1 };
+		} else if (!strcmp(a, "--kubeconfig")) {
+			NEEDV();
+			o->kubeconfig = v;
+		} else if (!strcmp(a, "--no-kubernetes")) {
+			o->no_kube = true;
+		} else if (!strcmp(a, "--all-namespaces")) {
+			o->all_ns = true;
+		} else if (!strcmp(a, "--threads")) {
+			NUM(64, o->threads);
+		} else if (!strcmp(a, "--log-requests")) {
+			o->log_requests = true;
+		} else {
+			fprintf(stderr, "gpufleet metrics-api: unknown option '%s'\n", a);
+			usage(stderr);
+			return 2;
+		}
+#undef NUM
+#undef NEEDV
+	}
+	return 0;
+}
+
+static int read_agents_file(struct opts *o)
+{
+	char *data;
+	size_t len;
+	if (gf_read_file(o->agents_file, &data, &len))
+		return 1;
+	if (o->nowned == MAX_LIST) {
+		free(data);
+		return 1;
+	}
+	o->owned[o->nowned++] = data;
+	char *save = NULL;
+	for (char *t = strtok_r(data, "\r\n", &save); t; t = strtok_r(NULL, "\r\n", &save)) {
+		while (*t == ' ' || *t == '\t')
+			t++;
+		if (!*t || *t == '#')
+			continue;
+		if (o->nagents == MAX_LIST) {
+			fprintf(stderr, "gpufleet metrics-api: %s: more than %d agents\n", o->agents_file, MAX_LIST);
+			return 1;
+		}
+		o->agents[o->nagents++] = t;
+	}
+	return 0;
+}
+
+static int check_opts(const struct opts *o)
+{
+	bool prom = !strcmp(o->source, "prometheus");
+	if (prom && !o->prom_url) {
+		fprintf(stderr, "gpufleet metrics-api: --source prometheus needs --prometheus-url\n");
+		return 2;
+	}
+	if (!prom && !o->nagents) {
+		fprintf(stderr, "gpufleet metrics-api: --source agents needs --agents or --agents-file\n");
+		return 2;
+	}
+	if (!prom && o->nrules) {
+		fprintf(stderr, "gpufleet metrics-api: --prometheus-rule needs --source prometheus\n");
+		return 2;
+	}
+	if (!o->insecure_http && (!o->cert || !o->key || !o->client_ca)) {
+		fprintf(stderr, "gpufleet metrics-api: HTTPS needs --tls-cert-file, --tls-private-key-file "
+				"and --requestheader-client-ca-file (or --insecure-http for local tests)\n");
+		return 2;
+	}
+	return 0;
+}
+
+int gf_cmd_metrics_api(int argc, char **argv)
+{
+	struct opts *o = calloc(1, sizeof(*o));
+	if (!o) {
+		fprintf(stderr, "gpufleet metrics-api: out of memory\n");
+		return 1;
+	}
+	int rc = parse_opts(argc, argv, o);
+	if (!rc && o->agents_file)
+		rc = read_agents_file(o);
+	if (!rc)
+		rc = check_opts(o);
+	char *cert = NULL, *key = NULL, *ca = NULL;
+	size_t len;
+	gf_ma_agents *agents = NULL;
+	gf_metrics_api *api = NULL;
+	gf_http_server *srv = NULL;
+	struct gf_kube_conn kc;
+	bool have_kube = false;
+	char err[512];
+	if (rc)
+		goto out;
+	rc = 1;
+	if (!o->insecure_http && (gf_read_file(o->cert, &cert, &len) || gf_read_file(o->key, &key, &len) ||
+				  gf_read_file(o->client_ca, &ca, &len)))
+		goto out;
+
+	/* Block the stop signals before any thread exists; taken below. */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+
+	if (!o->no_kube) {
+		gf_err e = o->kubeconfig ? gf_kube_conn_from_kubeconfig(&kc, o->kubeconfig, err, sizeof(err))
+					 : gf_kube_conn_in_cluster(&kc, err, sizeof(err));
+		if (!e) {
+			have_kube = true;
+		} else if (o->kubeconfig || e != GF_UNAVAILABLE) {
+			fprintf(stderr, "gpufleet metrics-api: API server access: %s\n", err);
+			goto out;
+		} else {
+			fprintf(stderr, "gpufleet metrics-api: not in a cluster and no --kubeconfig: "
+					"selectors on pod labels will be refused\n");
+		}
+	}
+	bool prom = !strcmp(o->source, "prometheus");
+	if (!prom) {
+		struct gf_ma_agents_config ac = { .urls = o->agents, .nurls = o->nagents,
+						  .interval_ms = (unsigned)o->interval_ms };
+		if (gf_ma_agents_create(&ac, &agents)) {
+			fprintf(stderr, "gpufleet metrics-api: cannot start the agents scraper\n");
+			goto out;
+		}
+	}
+	struct gf_metrics_api_config mc = {
+		.source = prom ? GF_MA_SOURCE_PROMETHEUS : GF_MA_SOURCE_AGENTS,
+		.agents = agents,
+		.prometheus_url = o->prom_url,
+		.rules = o->rules,
+		.nrules = o->nrules,
+		.kube = have_kube ? &kc : NULL,
+		.all_namespaces = o->all_ns,
+		.authenticate = !o->insecure_http,
+		.allowed_names = o->allowed,
+		.nallowed = o->nallowed,
+		.log_requests = o->log_requests,
+	};
+	gf_err e = gf_metrics_api_create(&mc, &api);
+	if (e) {
+		fprintf(stderr, "gpufleet metrics-api: %s (check the --prometheus-rule names)\n", gf_strerror(e));
+		goto out;
+	}
+	struct gf_http_route routes[8];
+	size_t nroutes = gf_metrics_api_routes(api, routes, 8);
+	struct gf_http_config hc = {
+		.bind_addr = o->bind,
+		.port = (uint16_t)o->port,
+		.routes = routes,
+		.nroutes = nroutes,
+		.max_body = 4096,
+		.max_response = 4u << 20,
+		.threads = (unsigned)o->threads,
+		.tls_cert_pem = cert,
+		.tls_key_pem = key,
+		.tls_client_ca_pem = ca,
+	};
+	e = gf_http_server_create(&hc, &srv);
+	if (e) {
+		fprintf(stderr, "gpufleet metrics-api: cannot serve on %s:%lu: %s\n",
+			o->bind ? o->bind : "0.0.0.0", o->port, gf_strerror(e));
+		goto out;
+	}
+	fprintf(stderr, "gpufleet metrics-api: source %s, serving on %s://%s:%u/apis/external.metrics.k8s.io/v1beta1\n",
+		o->source, o->insecure_http ? "http" : "https", o->bind ? o->bind : "0.0.0.0",
+		gf_http_server_port(srv));
+	for (;;) {
+		int sig = sigwaitinfo(&sigs, NULL);
+		if (sig == SIGINT || sig == SIGTERM)
+			break;
+	}
+	fprintf(stderr, "gpufleet metrics-api: stopping\n");
+	rc = 0;
+out:
+	gf_http_server_destroy(srv);
+	gf_metrics_api_destroy(api);
+	gf_ma_agents_destroy(agents);
+	if (have_kube)
+		gf_kube_conn_release(&kc);
+	free(cert);
+	free(key);
+	free(ca);
+	for (size_t i = 0; i < o->nowned; i++)
+		free(o->owned[i]);
+	free(o);
+	return rc < 0 ? 0 : rc;
+}

@@ -1,0 +1,178 @@
+/*
+ * tests/metrics-api/test_ma_http_tls.c - gfhttp's additions for the
+ * external metrics API: HTTPS with a serving certificate, client
+ * certificates verified against a CA (the front proxy's), prefix routes,
+ * decoded query arguments and a thread pool.  Client: libcurl with the
+ * test PKI of tests/metrics-api/data (see its README).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <curl/curl.h>
+
+#include "http/server.h"
+
+static char *slurp(const char *name)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", GF_MA_DATA, name);
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	static char buf[4][8192];
+	static int k;
+	char *b = buf[k++ % 4];
+	size_t n = fread(b, 1, sizeof(buf[0]) - 1, f);
+	b[n] = '\0';
+	fclose(f);
+	return b;
+}
+
+static void h_who(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	(void)ud;
+	char cn[128];
+	bool ok = gf_http_request_peer_cn(req, cn, sizeof(cn));
+	const char *sel = gf_http_request_query(req, "labelSelector");
+	gf_obuf_printf(&resp->body, "path=%s verified=%d cn=%s sel=%s", req->path, ok, cn,
+		       sel ? sel : "(none)");
+}
+
+static void h_exact(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	(void)ud;
+	gf_obuf_printf(&resp->body, "exact %s", req->path);
+}
+
+struct reply {
+	long status;
+	char body[2048];
+	size_t len;
+};
+
+static size_t on_data(char *p, size_t sz, size_t n, void *ud)
+{
+	struct reply *r = ud;
+	size_t k = sz * n, room = sizeof(r->body) - 1 - r->len;
+	memcpy(r->body + r->len, p, k < room ? k : room);
+	r->len += k < room ? k : room;
+	r->body[r->len] = '\0';
+	return k;
+}
+
+/* GET with an optional client cert (base name in data/); returns curl's code. */
+static CURLcode get(uint16_t port, const char *scheme, const char *pathq, const char *client,
+		    struct reply *r)
+{
+	char url[512], cert[512], key[512], ca[512];
+	memset(r, 0, sizeof(*r));
+	snprintf(url, sizeof(url), "%s://localhost:%u%s", scheme, port, pathq);
+	CURL *h = curl_easy_init();
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	snprintf(ca, sizeof(ca), "%s/ca.crt", GF_MA_DATA);
+	curl_easy_setopt(h, CURLOPT_CAINFO, ca);
+	if (client) {
+		snprintf(cert, sizeof(cert), "%s/%s.crt", GF_MA_DATA, client);
+		snprintf(key, sizeof(key), "%s/%s.key", GF_MA_DATA, client);
+		curl_easy_setopt(h, CURLOPT_SSLCERT, cert);
+		curl_easy_setopt(h, CURLOPT_SSLKEY, key);
+	}
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 10L);
+	CURLcode c = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+	curl_easy_cleanup(h);
+	return c;
+}
+
+static const struct gf_http_route routes[] = {
+	{ "GET", "/apis/x/v1", h_exact, NULL },
+	{ "GET", "/apis/x/v1/*", h_who, NULL },
+};
+
+static void test_tls_client_certs(void **st)
+{
+	(void)st;
+	struct gf_http_config cfg = {
+		.bind_addr = "127.0.0.1",
+		.routes = routes,
+		.nroutes = 2,
+		.threads = 4,
+		.tls_cert_pem = slurp("server.crt"),
+		.tls_key_pem = slurp("server.key"),
+		.tls_client_ca_pem = slurp("ca.crt"),
+	};
+	gf_http_server *s;
+	assert_int_equal(gf_http_server_create(&cfg, &s), GF_OK);
+	uint16_t port = gf_http_server_port(s);
+	struct reply r;
+
+	/* the front proxy's certificate: verified, CN read; the query decoded ('+' and %XX) */
+	assert_int_equal(get(port, "https", "/apis/x/v1/namespaces/ml/m?labelSelector=app%3Dllm%2Cgpu+in+%280%2C1%29",
+			     "front-proxy-client", &r),
+			 CURLE_OK);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body, "path=/apis/x/v1/namespaces/ml/m verified=1 cn=front-proxy-client "
+				    "sel=app=llm,gpu in (0,1)");
+	/* another CN from the same CA: verified, the handler decides */
+	assert_int_equal(get(port, "https", "/apis/x/v1/a", "other-client", &r), CURLE_OK);
+	assert_string_equal(r.body, "path=/apis/x/v1/a verified=1 cn=someone-else sel=(none)");
+	/* no client certificate: served, not verified */
+	assert_int_equal(get(port, "https", "/apis/x/v1/a", NULL, &r), CURLE_OK);
+	assert_string_equal(r.body, "path=/apis/x/v1/a verified=0 cn= sel=(none)");
+	/* a certificate from an unknown CA with the right CN: not verified */
+	CURLcode c = get(port, "https", "/apis/x/v1/a", "rogue-client", &r);
+	if (c == CURLE_OK)
+		assert_string_equal(r.body, "path=/apis/x/v1/a verified=0 cn= sel=(none)");
+	/* exact route before the prefix route; a path outside both is 404 */
+	assert_int_equal(get(port, "https", "/apis/x/v1", NULL, &r), CURLE_OK);
+	assert_string_equal(r.body, "exact /apis/x/v1");
+	assert_int_equal(get(port, "https", "/apis/x/v2", NULL, &r), CURLE_OK);
+	assert_int_equal(r.status, 404);
+	/* plain HTTP to a TLS port fails; the server keeps serving */
+	assert_int_not_equal(get(port, "http", "/apis/x/v1", NULL, &r), CURLE_OK);
+	assert_int_equal(get(port, "https", "/apis/x/v1", NULL, &r), CURLE_OK);
+	assert_int_equal(r.status, 200);
+	gf_http_server_destroy(s);
+}
+
+static void test_plain_and_config_errors(void **st)
+{
+	(void)st;
+	struct gf_http_config cfg = { .bind_addr = "127.0.0.1", .routes = routes, .nroutes = 2 };
+	gf_http_server *s;
+	assert_int_equal(gf_http_server_create(&cfg, &s), GF_OK);
+	struct reply r;
+	assert_int_equal(get(gf_http_server_port(s), "http", "/apis/x/v1/q?labelSelector=a+b%21", NULL, &r),
+			 CURLE_OK);
+	assert_string_equal(r.body, "path=/apis/x/v1/q verified=0 cn= sel=a b!");
+	gf_http_server_destroy(s);
+	/* a certificate without its key, or a client CA without a certificate */
+	cfg.tls_cert_pem = slurp("server.crt");
+	assert_int_equal(gf_http_server_create(&cfg, &s), GF_INVAL);
+	cfg.tls_cert_pem = NULL;
+	cfg.tls_client_ca_pem = slurp("ca.crt");
+	assert_int_equal(gf_http_server_create(&cfg, &s), GF_INVAL);
+	/* garbage PEM: the daemon does not start */
+	cfg.tls_cert_pem = "not a certificate";
+	cfg.tls_key_pem = "not a key";
+	cfg.tls_client_ca_pem = NULL;
+	assert_int_equal(gf_http_server_create(&cfg, &s), GF_UNAVAILABLE);
+}
+
+int main(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tls_client_certs),
+		cmocka_unit_test(test_plain_and_config_errors),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	curl_global_cleanup();
+	return rc;
+}

@@ -1,0 +1,1019 @@
+/*
+ * k8s/scheduler.c - the `gpufleet schedule` daemon (see scheduler.h).
+ *
+ * Flow of a pod (standalone mode): pod reflector -> gf_live_pod_set
+ * (queued) -> scheduling thread: gf_live_schedule_next decides and
+ * assumes -> job queue -> a binder POSTs the Binding (annotations in its
+ * metadata) -> the pod reflector sees spec.nodeName and confirms.
+ * Failures: 409 re-reads the pod (bound to our node: done; elsewhere or
+ * gone: forget; unbound: forget and retry); transport errors and 5xx are
+ * retried inside the client with backoff, then the assumption is dropped
+ * and the pod requeued.  Unschedulable pods get a FailedScheduling Event
+ * and a PodScheduled=False condition, and wait (parked) until something is
+ * freed or added, or for at most 30 s.
+ *
+ * Extender mode: the HTTP verbs call gf_live directly under the mutex;
+ * bind assumes, then binds synchronously on the HTTP thread with its own
+ * client (kube-scheduler waits for the answer anyway).
+ *
+ * Latency figures come from CLOCK_MONOTONIC; they are adapter-side only.
+ */
+#include "k8s/scheduler.h"
+
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "http/server.h"
+#include "k8s/client.h"
+#include "k8s/live.h"
+
+/* ---- small things -------------------------------------------------------- */
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void logline(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logline(const char *fmt, ...)
+{
+	char ts[32];
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s gpufleet-schedule: %s\n", ts, line);
+}
+
+static void rfc3339(char out[32])
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+#define NBUCKETS 16
+static const double bucket_le[NBUCKETS] = { 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+					    0.01,   0.025,   0.05,   0.1,   0.25,   0.5,
+					    1,      2.5,     5,      10 };
+
+struct histo {
+	uint64_t b[NBUCKETS];
+	uint64_t count;
+	double sum;
+};
+
+static void histo_add(struct histo *h, double v)
+{
+	for (int i = 0; i < NBUCKETS; i++)
+		if (v <= bucket_le[i])
+			h->b[i]++;
+	h->count++;
+	h->sum += v;
+}
+
+static void histo_render(struct gf_obuf *o, const char *name, const char *help, const struct histo *h)
+{
+	gf_obuf_printf(o, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+	for (int i = 0; i < NBUCKETS; i++)
+		gf_obuf_printf(o, "%s_bucket{le=\"%g\"} %llu\n", name, bucket_le[i], (unsigned long long)h->b[i]);
+	gf_obuf_printf(o, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.9f\n%s_count %llu\n", name,
+		       (unsigned long long)h->count, name, h->sum, name, (unsigned long long)h->count);
+}
+
+/* ---- the daemon ---------------------------------------------------------- */
+
+enum job_kind { JOB_BIND, JOB_FAILED };
+
+struct job {
+	enum job_kind kind;
+	char ns[GF_K8S_NAME_MAX], name[GF_K8S_NAME_MAX], uid[GF_K8S_UID_MAX];
+	struct gf_live_decision d;
+	double t0;
+};
+
+enum { A_SCHEDULED, A_UNSCHEDULABLE, A_INVALID, A_ERROR, A_COUNT };
+static const char *const attempt_names[A_COUNT] = { "scheduled", "unschedulable", "invalid", "error" };
+enum { B_OK, B_CONFLICT_DONE, B_CONFLICT_RETRY, B_GONE, B_ERROR, B_COUNT };
+static const char *const bind_names[B_COUNT] = { "ok", "conflict_already_bound", "conflict_retry",
+						 "pod_gone", "error" };
+enum { V_FILTER, V_PRIORITIZE, V_BIND, V_COUNT };
+static const char *const verb_names[V_COUNT] = { "filter", "prioritize", "bind" };
+
+struct daemon {
+	struct gf_kube_sched_opts o;
+	pthread_mutex_t mu;
+	pthread_cond_t work;	/* scheduling thread: pods or sync arrived */
+	pthread_cond_t jobs_cv;	/* binders: jobs arrived */
+	gf_live *live;
+	bool synced[2], in_sync[2];
+
+	struct job *jobs;
+	size_t jhead, jlen, jcap;
+	size_t binding;		/* jobs being executed */
+
+	/* counters (under mu) */
+	uint64_t attempts[A_COUNT];
+	uint64_t binds[B_COUNT];
+	uint64_t events_total, event_errors, decode_errors, watch_restarts[2];
+	uint64_t ext_requests[V_COUNT][2]; /* [verb][ok, bad request] */
+	struct histo h_attempt, h_e2e, h_ext[V_COUNT];
+
+	gf_kube_client *http_client; /* extender bind; HTTP thread only */
+	char prefix[128];
+	char route_paths[3][160];
+};
+
+/* ---- reflector callbacks ------------------------------------------------- */
+
+struct refl {
+	struct daemon *d;
+	bool pods;
+};
+
+static void on_event(void *ud, const char *type, const cJSON *obj)
+{
+	struct refl *r = ud;
+	struct daemon *d = r->d;
+	int w = r->pods;
+	char err[300];
+	pthread_mutex_lock(&d->mu);
+	if (!strcmp(type, "SYNCED")) {
+		if (!d->in_sync[w])
+			gf_live_sync_begin(d->live, r->pods); /* an empty list */
+		gf_live_sync_end(d->live, r->pods);
+		d->in_sync[w] = false;
+		if (!d->synced[w])
+			logline("%s synced", r->pods ? "pods" : "nodes");
+		d->synced[w] = true;
+		pthread_cond_broadcast(&d->work);
+		pthread_mutex_unlock(&d->mu);
+		return;
+	}
+	if (!strcmp(type, "SYNC") && !d->in_sync[w]) {
+		gf_live_sync_begin(d->live, r->pods);
+		d->in_sync[w] = true;
+	}
+	bool del = !strcmp(type, "DELETED");
+	if (r->pods) {
+		static struct gf_k8s_pod p; /* large: one per process is enough (under mu) */
+		if (gf_k8s_pod_decode(obj, &p, err, sizeof(err))) {
+			d->decode_errors++;
+			logline("ignoring a pod: %s", err);
+		} else if (del) {
+			gf_live_pod_delete(d->live, p.uid);
+		} else {
+			gf_live_pod_set(d->live, &p);
+		}
+	} else {
+		static struct gf_k8s_node n;
+		if (gf_k8s_node_decode(obj, &n, err, sizeof(err))) {
+			d->decode_errors++;
+			logline("ignoring a node: %s", err);
+		} else if (del) {
+			gf_live_node_delete(d->live, n.name);
+		} else {
+			if (n.topo_err[0])
+				logline("node %s: %s", n.name, n.topo_err);
+			gf_live_node_set(d->live, &n);
+		}
+	}
+	pthread_cond_signal(&d->work);
+	pthread_mutex_unlock(&d->mu);
+}
+
+static void on_log(void *ud, const char *line)
+{
+	struct refl *r = ud;
+	pthread_mutex_lock(&r->d->mu);
+	r->d->watch_restarts[r->pods]++;
+	pthread_mutex_unlock(&r->d->mu);
+	logline("%s", line);
+}
+
+struct refl_thread {
+	struct refl r;
+	gf_kube_client *k;
+	pthread_t t;
+};
+
+static void *reflector_main(void *arg)
+{
+	struct refl_thread *rt = arg;
+	gf_kube_reflect(rt->k, rt->r.pods ? "/api/v1/pods" : "/api/v1/nodes", on_event, &rt->r, on_log,
+			rt->r.d->o.stop);
+	return NULL;
+}
+
+/* ---- jobs ---------------------------------------------------------------- */
+
+static void push_job(struct daemon *d, const struct job *j)
+{
+	if (d->jhead + d->jlen == d->jcap) {
+		if (d->jhead) {
+			memmove(d->jobs, d->jobs + d->jhead, d->jlen * sizeof(*d->jobs));
+			d->jhead = 0;
+		}
+		if (d->jlen == d->jcap) {
+			size_t nc = d->jcap ? d->jcap * 2 : 64;
+			struct job *v = realloc(d->jobs, nc * sizeof(*v));
+			if (!v) {
+				if (j->kind == JOB_BIND)
+					gf_live_forget(d->live, j->uid, true);
+				return;
+			}
+			d->jobs = v;
+			d->jcap = nc;
+		}
+	}
+	d->jobs[d->jhead + d->jlen++] = *j;
+	pthread_cond_signal(&d->jobs_cv);
+}
+
+static char *binding_body(const char *ns, const char *name, const char *uid,
+			  const struct gf_live_decision *dc)
+{
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "apiVersion", "v1");
+	cJSON_AddStringToObject(b, "kind", "Binding");
+	cJSON *md = cJSON_AddObjectToObject(b, "metadata");
+	cJSON_AddStringToObject(md, "name", name);
+	cJSON_AddStringToObject(md, "namespace", ns);
+	if (uid[0])
+		cJSON_AddStringToObject(md, "uid", uid);
+	cJSON *ann = cJSON_AddObjectToObject(md, "annotations");
+	if (dc->ngpus > 0) {
+		char gpus[GF_MAX_GPUS * 4] = "", num[32];
+		size_t n = 0;
+		for (int k = 0; k < dc->ngpus; k++)
+			n += (size_t)snprintf(gpus + n, sizeof(gpus) - n, "%s%d", k ? "," : "", dc->gpus[k]);
+		cJSON_AddStringToObject(ann, GF_ANN_NODE, dc->node);
+		cJSON_AddStringToObject(ann, GF_ANN_GPUS, gpus);
+		if (dc->uuids[0])
+			cJSON_AddStringToObject(ann, GF_ANN_UUIDS, dc->uuids);
+		snprintf(num, sizeof(num), "%d", dc->milli);
+		cJSON_AddStringToObject(ann, GF_ANN_AMILLI, num);
+		snprintf(num, sizeof(num), "%lld", (long long)dc->mem_mib);
+		cJSON_AddStringToObject(ann, GF_ANN_AMEM, num);
+	}
+	cJSON *t = cJSON_AddObjectToObject(b, "target");
+	cJSON_AddStringToObject(t, "apiVersion", "v1");
+	cJSON_AddStringToObject(t, "kind", "Node");
+	cJSON_AddStringToObject(t, "name", dc->node);
+	char *s = cJSON_PrintUnformatted(b);
+	cJSON_Delete(b);
+	return s;
+}
+
+/*
+ * POST the binding; on 409 re-read the pod.  Returns B_*; *retry says the
+ * pod should go back to the queue.
+ */
+static int do_bind(gf_kube_client *k, const char *ns, const char *name, const char *uid,
+		   const struct gf_live_decision *dc, bool *retry, char *err, size_t errlen)
+{
+	*retry = false;
+	char *body = binding_body(ns, name, uid, dc);
+	if (!body) {
+		*retry = true;
+		snprintf(err, errlen, "out of memory");
+		return B_ERROR;
+	}
+	char path[600];
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
+	long st;
+	cJSON *doc;
+	gf_err e = gf_kube_json(k, "POST", path, "application/json", body, &st, &doc, err, errlen);
+	free(body);
+	cJSON_Delete(doc);
+	if (e) {
+		*retry = true;
+		return B_ERROR;
+	}
+	if (st == 200 || st == 201)
+		return B_OK;
+	if (st == 404)
+		return B_GONE;
+	if (st != 409) {
+		return B_ERROR; /* e.g. 422: the API server refused; err has its message */
+	}
+	/* 409: already bound (maybe by our own retried POST), or a new pod with that name. */
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
+	char err2[300];
+	e = gf_kube_json(k, "GET", path, NULL, NULL, &st, &doc, err2, sizeof(err2));
+	if (e || !doc) {
+		cJSON_Delete(doc);
+		if (st == 404)
+			return B_GONE;
+		*retry = true;
+		return B_CONFLICT_RETRY;
+	}
+	static __thread struct gf_k8s_pod p;
+	int r = B_CONFLICT_RETRY;
+	if (gf_k8s_pod_decode(doc, &p, err2, sizeof(err2)) == GF_OK) {
+		if (uid[0] && strcmp(p.uid, uid))
+			r = B_GONE;
+		else if (!strcmp(p.node, dc->node) && (!dc->ngpus || (p.assigned && p.assigned_ngpus == dc->ngpus &&
+			 !memcmp(p.assigned_gpus, dc->gpus, (size_t)dc->ngpus))))
+			r = B_CONFLICT_DONE;
+		else if (p.node[0])
+			r = B_GONE; /* bound elsewhere: the watch accounts the real binding */
+		else
+			*retry = true;
+	} else {
+		*retry = true;
+	}
+	cJSON_Delete(doc);
+	return r;
+}
+
+static void send_failed(struct daemon *d, gf_kube_client *k, const struct job *j)
+{
+	char ts[32], path[600], err[300];
+	rfc3339(ts);
+	cJSON *ev = cJSON_CreateObject();
+	cJSON_AddStringToObject(ev, "apiVersion", "v1");
+	cJSON_AddStringToObject(ev, "kind", "Event");
+	cJSON *md = cJSON_AddObjectToObject(ev, "metadata");
+	char gen[300];
+	snprintf(gen, sizeof(gen), "%.240s.", j->name);
+	cJSON_AddStringToObject(md, "generateName", gen);
+	cJSON_AddStringToObject(md, "namespace", j->ns);
+	cJSON *io = cJSON_AddObjectToObject(ev, "involvedObject");
+	cJSON_AddStringToObject(io, "apiVersion", "v1");
+	cJSON_AddStringToObject(io, "kind", "Pod");
+	cJSON_AddStringToObject(io, "namespace", j->ns);
+	cJSON_AddStringToObject(io, "name", j->name);
+	cJSON_AddStringToObject(io, "uid", j->uid);
+	cJSON_AddStringToObject(ev, "reason", "FailedScheduling");
+	cJSON_AddStringToObject(ev, "message", j->d.message);
+	cJSON_AddStringToObject(ev, "type", "Warning");
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(ev, "source"), "component", d->o.scheduler_name);
+	cJSON_AddStringToObject(ev, "firstTimestamp", ts);
+	cJSON_AddStringToObject(ev, "lastTimestamp", ts);
+	cJSON_AddNumberToObject(ev, "count", 1);
+	cJSON_AddStringToObject(ev, "reportingComponent", d->o.scheduler_name);
+	char *body = cJSON_PrintUnformatted(ev);
+	cJSON_Delete(ev);
+	long st = 0;
+	bool ok = false;
+	if (body) {
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", j->ns);
+		ok = !gf_kube_request(k, "POST", path, "application/json", body, strlen(body), &st, NULL,
+				      err, sizeof(err)) && st / 100 == 2;
+		free(body);
+	}
+	/* The PodScheduled condition, as kube-scheduler sets it. */
+	cJSON *patch = cJSON_CreateObject();
+	cJSON *conds = cJSON_AddArrayToObject(cJSON_AddObjectToObject(patch, "status"), "conditions");
+	cJSON *c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "type", "PodScheduled");
+	cJSON_AddStringToObject(c, "status", "False");
+	cJSON_AddStringToObject(c, "reason", j->d.result == GF_LIVE_INVALID ? "SchedulerError" : "Unschedulable");
+	cJSON_AddStringToObject(c, "message", j->d.message);
+	cJSON_AddStringToObject(c, "lastTransitionTime", ts);
+	cJSON_AddItemToArray(conds, c);
+	body = cJSON_PrintUnformatted(patch);
+	cJSON_Delete(patch);
+	if (body) {
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", j->ns, j->name);
+		ok &= !gf_kube_request(k, "PATCH", path, "application/strategic-merge-patch+json", body,
+				       strlen(body), &st, NULL, err, sizeof(err)) && (st / 100 == 2 || st == 404);
+		free(body);
+	}
+	pthread_mutex_lock(&d->mu);
+	d->events_total++;
+	d->event_errors += !ok;
+	pthread_mutex_unlock(&d->mu);
+}
+
+struct binder {
+	struct daemon *d;
+	gf_kube_client *k;
+	pthread_t t;
+};
+
+static void *binder_main(void *arg)
+{
+	struct binder *b = arg;
+	struct daemon *d = b->d;
+	pthread_mutex_lock(&d->mu);
+	while (!*d->o.stop) {
+		if (!d->jlen) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 200000000L;
+			if (ts.tv_nsec >= 1000000000L)
+				ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+			pthread_cond_timedwait(&d->jobs_cv, &d->mu, &ts);
+			continue;
+		}
+		struct job j = d->jobs[d->jhead++];
+		d->jlen--;
+		d->binding++;
+		pthread_mutex_unlock(&d->mu);
+		if (j.kind == JOB_FAILED) {
+			send_failed(d, b->k, &j);
+			pthread_mutex_lock(&d->mu);
+			d->binding--;
+			continue;
+		}
+		bool retry;
+		char err[400] = "";
+		int r = do_bind(b->k, j.ns, j.name, j.uid, &j.d, &retry, err, sizeof(err));
+		double t1 = now_s();
+		if (r == B_ERROR && !retry)
+			logline("binding %s/%s to %s refused: %s", j.ns, j.name, j.d.node, err);
+		else if (r == B_ERROR)
+			logline("binding %s/%s to %s failed, will retry: %s", j.ns, j.name, j.d.node, err);
+		else if (d->o.verbose)
+			logline("bound %s/%s to %s gpus=%d milli=%d (%s)", j.ns, j.name, j.d.node, j.d.ngpus,
+				j.d.milli, bind_names[r]);
+		pthread_mutex_lock(&d->mu);
+		d->binding--;
+		d->binds[r]++;
+		if (r == B_OK || r == B_CONFLICT_DONE) {
+			histo_add(&d->h_e2e, t1 - j.t0);
+		} else {
+			gf_live_forget(d->live, j.uid, retry);
+			if (r == B_ERROR && !retry) {
+				struct job f = j;
+				f.kind = JOB_FAILED;
+				f.d.result = GF_LIVE_UNSCHEDULABLE;
+				snprintf(f.d.message, sizeof(f.d.message), "binding rejected: %.400s", err);
+				push_job(d, &f);
+			}
+			pthread_cond_signal(&d->work);
+		}
+	}
+	pthread_mutex_unlock(&d->mu);
+	return NULL;
+}
+
+/* ---- scheduling thread ---------------------------------------------------- */
+
+static void *sched_main(void *arg)
+{
+	struct daemon *d = arg;
+	double last_requeue = now_s();
+	pthread_mutex_lock(&d->mu);
+	while (!*d->o.stop) {
+		double t = now_s();
+		bool ready = d->synced[0] && d->synced[1];
+		if (ready && (gf_live_take_freed(d->live) || t - last_requeue > 30)) {
+			gf_live_requeue_parked(d->live);
+			last_requeue = t;
+		}
+		static struct gf_k8s_pod p;
+		struct gf_live_decision dc;
+		if (!ready || !d->o.standalone || !gf_live_schedule_next(d->live, &p, &dc)) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 100000000L;
+			if (ts.tv_nsec >= 1000000000L)
+				ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+			pthread_cond_timedwait(&d->work, &d->mu, &ts);
+			continue;
+		}
+		double t1 = now_s();
+		histo_add(&d->h_attempt, t1 - t);
+		struct job j = { .t0 = t, .d = dc };
+		snprintf(j.ns, sizeof(j.ns), "%s", p.ns);
+		snprintf(j.name, sizeof(j.name), "%s", p.name);
+		snprintf(j.uid, sizeof(j.uid), "%s", p.uid);
+		switch (dc.result) {
+		case GF_LIVE_PLACED:
+			d->attempts[A_SCHEDULED]++;
+			j.kind = JOB_BIND;
+			break;
+		case GF_LIVE_UNSCHEDULABLE:
+			d->attempts[A_UNSCHEDULABLE]++;
+			j.kind = JOB_FAILED;
+			if (d->o.verbose)
+				logline("%s/%s: %s", p.ns, p.name, dc.message);
+			break;
+		default:
+			d->attempts[A_INVALID]++;
+			j.kind = JOB_FAILED;
+			logline("%s/%s: %s", p.ns, p.name, dc.message);
+			break;
+		}
+		push_job(d, &j);
+	}
+	pthread_mutex_unlock(&d->mu);
+	return NULL;
+}
+
+/* ---- HTTP: metrics, healthz ------------------------------------------------ */
+
+static void h_healthz(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	(void)req;
+	struct daemon *d = ud;
+	pthread_mutex_lock(&d->mu);
+	bool ok = d->synced[0] && d->synced[1];
+	pthread_mutex_unlock(&d->mu);
+	if (!ok)
+		gf_http_response_error(resp, 503, "syncing with the API server");
+	else
+		gf_obuf_puts(&resp->body, "ok\n");
+}
+
+static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	(void)req;
+	struct daemon *d = ud;
+	struct gf_obuf *o = &resp->body;
+	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	pthread_mutex_lock(&d->mu);
+	struct gf_live_stats s;
+	gf_live_stats(d->live, &s);
+	gf_obuf_printf(o, "# HELP gpufleet_schedule_attempts_total Scheduling decisions by result.\n"
+			  "# TYPE gpufleet_schedule_attempts_total counter\n");
+	for (int i = 0; i < A_COUNT; i++)
+		gf_obuf_printf(o, "gpufleet_schedule_attempts_total{result=\"%s\"} %llu\n", attempt_names[i],
+			       (unsigned long long)d->attempts[i]);
+	gf_obuf_printf(o, "# HELP gpufleet_schedule_bindings_total Binding calls by outcome.\n"
+			  "# TYPE gpufleet_schedule_bindings_total counter\n");
+	for (int i = 0; i < B_COUNT; i++)
+		gf_obuf_printf(o, "gpufleet_schedule_bindings_total{result=\"%s\"} %llu\n", bind_names[i],
+			       (unsigned long long)d->binds[i]);
+	histo_render(o, "gpufleet_schedule_attempt_duration_seconds",
+		     "Time to decide one pod (filter and score every node, choose GPUs).", &d->h_attempt);
+	histo_render(o, "gpufleet_schedule_e2e_duration_seconds",
+		     "From taking a pod off the queue to its binding being accepted.", &d->h_e2e);
+	gf_obuf_printf(o, "# HELP gpufleet_extender_requests_total Extender calls by verb and outcome.\n"
+			  "# TYPE gpufleet_extender_requests_total counter\n");
+	for (int v = 0; v < V_COUNT; v++)
+		for (int k = 0; k < 2; k++)
+			gf_obuf_printf(o, "gpufleet_extender_requests_total{verb=\"%s\",code=\"%s\"} %llu\n",
+				       verb_names[v], k ? "400" : "200", (unsigned long long)d->ext_requests[v][k]);
+	for (int v = 0; v < V_COUNT; v++) {
+		char name[96];
+		snprintf(name, sizeof(name), "gpufleet_extender_%s_duration_seconds", verb_names[v]);
+		histo_render(o, name, "Extender request handling time (in the server).", &d->h_ext[v]);
+	}
+	double cap = (double)s.gpu_capacity_milli;
+	gf_obuf_printf(o,
+		       "# HELP gpufleet_pending_pods Pods waiting: queued or parked after an unschedulable attempt.\n"
+		       "# TYPE gpufleet_pending_pods gauge\n"
+		       "gpufleet_pending_pods{state=\"queued\"} %zu\ngpufleet_pending_pods{state=\"unschedulable\"} %zu\n"
+		       "gpufleet_pending_pods{state=\"binding\"} %zu\n"
+		       "# HELP gpufleet_bound_pods Pods bound to nodes, as accounted.\n# TYPE gpufleet_bound_pods gauge\n"
+		       "gpufleet_bound_pods %zu\n"
+		       "# HELP gpufleet_nodes Nodes known.\n# TYPE gpufleet_nodes gauge\ngpufleet_nodes %zu\n"
+		       "# HELP gpufleet_gpus GPUs in the cluster.\n# TYPE gpufleet_gpus gauge\ngpufleet_gpus %lld\n"
+		       "# HELP gpufleet_gpu_capacity_milli GPU capacity in milli-GPU.\n# TYPE gpufleet_gpu_capacity_milli gauge\n"
+		       "gpufleet_gpu_capacity_milli %lld\n"
+		       "# HELP gpufleet_gpu_allocated_milli GPU share allocated, milli-GPU.\n# TYPE gpufleet_gpu_allocated_milli gauge\n"
+		       "gpufleet_gpu_allocated_milli %lld\n"
+		       "# HELP gpufleet_gpu_allocation_ratio Allocated / capacity.\n# TYPE gpufleet_gpu_allocation_ratio gauge\n"
+		       "gpufleet_gpu_allocation_ratio %.6f\n"
+		       "# HELP gpufleet_gpu_fragmentation_milli FGD fragmentation of the cluster w.r.t. the target workload (pods seen), milli-GPU.\n"
+		       "# TYPE gpufleet_gpu_fragmentation_milli gauge\ngpufleet_gpu_fragmentation_milli %.3f\n"
+		       "# HELP gpufleet_gpu_fragmentation_ratio Fragmentation / capacity.\n# TYPE gpufleet_gpu_fragmentation_ratio gauge\n"
+		       "gpufleet_gpu_fragmentation_ratio %.6f\n"
+		       "# HELP gpufleet_state_conflicts_total Bound pods that did not fit the accounted state (GPU given out twice by someone).\n"
+		       "# TYPE gpufleet_state_conflicts_total counter\ngpufleet_state_conflicts_total %llu\n"
+		       "# HELP gpufleet_events_total FailedScheduling events written (errors: failed writes).\n# TYPE gpufleet_events_total counter\n"
+		       "gpufleet_events_total %llu\ngpufleet_event_errors_total %llu\n"
+		       "# HELP gpufleet_decode_errors_total Objects from the API server that could not be decoded.\n"
+		       "# TYPE gpufleet_decode_errors_total counter\ngpufleet_decode_errors_total %llu\n"
+		       "# HELP gpufleet_watch_restarts_total Broken watches resumed or relisted.\n# TYPE gpufleet_watch_restarts_total counter\n"
+		       "gpufleet_watch_restarts_total{resource=\"nodes\"} %llu\ngpufleet_watch_restarts_total{resource=\"pods\"} %llu\n",
+		       s.pods_queued, s.pods_parked, s.pods_assumed, s.pods_bound, s.nodes, (long long)s.gpus,
+		       (long long)s.gpu_capacity_milli, (long long)s.gpu_used_milli,
+		       cap > 0 ? (double)s.gpu_used_milli / cap : 0.0, s.frag_milli,
+		       cap > 0 ? s.frag_milli / cap : 0.0, (unsigned long long)s.conflicts,
+		       (unsigned long long)d->events_total, (unsigned long long)d->event_errors,
+		       (unsigned long long)d->decode_errors, (unsigned long long)d->watch_restarts[0],
+		       (unsigned long long)d->watch_restarts[1]);
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* ---- HTTP: the extender ------------------------------------------------------ */
+
+/* A Kubernetes Status body with HTTP 400. */
+static void bad_request(struct gf_http_response *resp, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void bad_request(struct gf_http_response *resp, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cJSON *s = cJSON_CreateObject();
+	cJSON_AddStringToObject(s, "kind", "Status");
+	cJSON_AddStringToObject(s, "apiVersion", "v1");
+	cJSON_AddObjectToObject(s, "metadata");
+	cJSON_AddStringToObject(s, "status", "Failure");
+	cJSON_AddStringToObject(s, "message", msg);
+	cJSON_AddStringToObject(s, "reason", "BadRequest");
+	cJSON_AddNumberToObject(s, "code", 400);
+	char *t = cJSON_PrintUnformatted(s);
+	cJSON_Delete(s);
+	gf_obuf_reset(&resp->body);
+	resp->status = 400;
+	resp->content_type = "application/json";
+	gf_obuf_puts(&resp->body, t ? t : "{}");
+	free(t);
+}
+
+static const cJSON *get_ci(const cJSON *o, const char *k)
+{
+	return cJSON_GetObjectItem(o, k); /* Go decodes case-insensitively */
+}
+
+/* Parse ExtenderArgs: the pod and the node names (from NodeNames or Nodes.items). */
+static bool ext_args(const struct gf_http_request *req, struct gf_http_response *resp, cJSON **doc,
+		     struct gf_k8s_pod *p, const char ***names, size_t *n, const cJSON **items)
+{
+	*doc = cJSON_ParseWithLength(req->body, req->body_len);
+	*names = NULL;
+	*n = 0;
+	*items = NULL;
+	if (!*doc || !cJSON_IsObject(*doc)) {
+		bad_request(resp, "the body is not a JSON object (ExtenderArgs)");
+		return false;
+	}
+	char err[300];
+	const cJSON *pod = get_ci(*doc, "Pod");
+	if (!cJSON_IsObject(pod)) {
+		bad_request(resp, "Pod: expected an object");
+		return false;
+	}
+	if (gf_k8s_pod_decode(pod, p, err, sizeof(err))) {
+		bad_request(resp, "Pod.%s", err);
+		return false;
+	}
+	const cJSON *nn = get_ci(*doc, "NodeNames");
+	const cJSON *nodes = get_ci(*doc, "Nodes");
+	const cJSON *src = NULL;
+	if (cJSON_IsArray(nn)) {
+		src = nn;
+	} else if (cJSON_IsObject(nodes)) {
+		*items = cJSON_GetObjectItem(nodes, "items");
+		if (*items && !cJSON_IsArray(*items)) {
+			bad_request(resp, "Nodes.items: expected an array");
+			return false;
+		}
+		src = *items;
+	} else if ((nn && !cJSON_IsNull(nn)) || (nodes && !cJSON_IsNull(nodes))) {
+		bad_request(resp, "NodeNames: expected an array, Nodes: expected a NodeList");
+		return false;
+	}
+	int cnt = cJSON_GetArraySize(src);
+	*names = calloc(cnt ? (size_t)cnt : 1, sizeof(**names));
+	if (!*names) {
+		bad_request(resp, "out of memory");
+		return false;
+	}
+	const cJSON *it;
+	int i = 0;
+	cJSON_ArrayForEach(it, src)
+	{
+		const char *s = src == nn ? cJSON_GetStringValue(it)
+					  : cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(it, "metadata"), "name"));
+		if (!s) {
+			bad_request(resp, "%s[%d]: expected a %s", src == nn ? "NodeNames" : "Nodes.items", i,
+				    src == nn ? "string" : "Node with metadata.name");
+			return false;
+		}
+		(*names)[i++] = s;
+	}
+	*n = (size_t)i;
+	return true;
+}
+
+static void count_ext(struct daemon *d, int verb, bool ok, double t0)
+{
+	pthread_mutex_lock(&d->mu);
+	d->ext_requests[verb][!ok]++;
+	histo_add(&d->h_ext[verb], now_s() - t0);
+	pthread_mutex_unlock(&d->mu);
+}
+
+static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	struct daemon *d = ud;
+	double t0 = now_s();
+	cJSON *doc;
+	static struct gf_k8s_pod p; /* handlers run one at a time */
+	const char **names;
+	size_t n;
+	const cJSON *items;
+	if (!ext_args(req, resp, &doc, &p, &names, &n, &items)) {
+		cJSON_Delete(doc);
+		free(names);
+		count_ext(d, V_FILTER, false, t0);
+		return;
+	}
+	const char **why = calloc(n ? n : 1, sizeof(*why));
+	char msg[300] = "";
+	gf_err e = GF_NOMEM;
+	if (why) {
+		pthread_mutex_lock(&d->mu);
+		e = gf_live_filter(d->live, &p, names, n, why, msg, sizeof(msg));
+		pthread_mutex_unlock(&d->mu);
+	}
+	cJSON *out = cJSON_CreateObject();
+	cJSON *failed = cJSON_CreateObject(), *unres = cJSON_CreateObject();
+	if (e == GF_INVAL) {
+		/* An invalid request fails on every node, and preemption cannot help. */
+		for (size_t i = 0; i < n; i++)
+			cJSON_AddStringToObject(unres, names[i], msg);
+		cJSON_AddNullToObject(out, "Nodes");
+		cJSON_AddArrayToObject(out, "NodeNames");
+		cJSON_AddItemToObject(out, "FailedNodes", failed);
+		cJSON_AddItemToObject(out, "FailedAndUnresolvableNodes", unres);
+		cJSON_AddStringToObject(out, "Error", "");
+	} else if (e) {
+		cJSON_Delete(failed);
+		cJSON_Delete(unres);
+		cJSON_AddNullToObject(out, "Nodes");
+		cJSON_AddNullToObject(out, "NodeNames");
+		cJSON_AddStringToObject(out, "Error", gf_strerror(e));
+	} else {
+		if (items) { /* nodeCacheCapable: false - send back the Node objects that pass */
+			cJSON *list = cJSON_AddObjectToObject(out, "Nodes");
+			cJSON_AddObjectToObject(list, "metadata");
+			cJSON *arr = cJSON_AddArrayToObject(list, "items");
+			size_t i = 0;
+			const cJSON *it;
+			cJSON_ArrayForEach(it, items)
+			{
+				if (!why[i])
+					cJSON_AddItemToArray(arr, cJSON_Duplicate(it, true));
+				i++;
+			}
+			cJSON_AddNullToObject(out, "NodeNames");
+		} else {
+			cJSON_AddNullToObject(out, "Nodes");
+			cJSON *arr = cJSON_AddArrayToObject(out, "NodeNames");
+			for (size_t i = 0; i < n; i++)
+				if (!why[i])
+					cJSON_AddItemToArray(arr, cJSON_CreateString(names[i]));
+		}
+		for (size_t i = 0; i < n; i++)
+			if (why[i]) {
+				bool unresolvable = !strcmp(why[i], "GPU model mismatch") ||
+						    !strcmp(why[i], "too few GPUs on the node") ||
+						    !strcmp(why[i], "node not known to gpufleet");
+				cJSON_AddStringToObject(unresolvable ? unres : failed, names[i], why[i]);
+			}
+		cJSON_AddItemToObject(out, "FailedNodes", failed);
+		cJSON_AddItemToObject(out, "FailedAndUnresolvableNodes", unres);
+		cJSON_AddStringToObject(out, "Error", "");
+	}
+	char *t = cJSON_PrintUnformatted(out);
+	resp->content_type = "application/json";
+	gf_obuf_puts(&resp->body, t ? t : "{\"Error\":\"out of memory\"}");
+	free(t);
+	cJSON_Delete(out);
+	cJSON_Delete(doc);
+	free(names);
+	free(why);
+	count_ext(d, V_FILTER, true, t0);
+}
+
+static void h_prioritize(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	struct daemon *d = ud;
+	double t0 = now_s();
+	cJSON *doc;
+	static struct gf_k8s_pod p;
+	const char **names;
+	size_t n;
+	const cJSON *items;
+	if (!ext_args(req, resp, &doc, &p, &names, &n, &items)) {
+		cJSON_Delete(doc);
+		free(names);
+		count_ext(d, V_PRIORITIZE, false, t0);
+		return;
+	}
+	int64_t *sc = calloc(n ? n : 1, sizeof(*sc));
+	gf_err e = GF_NOMEM;
+	if (sc) {
+		pthread_mutex_lock(&d->mu);
+		e = gf_live_prioritize(d->live, &p, names, n, sc);
+		pthread_mutex_unlock(&d->mu);
+	}
+	resp->content_type = "application/json";
+	gf_obuf_puts(&resp->body, "[");
+	/* Node names are DNS subdomains: a name with characters to escape is no node's. */
+	size_t shown = 0;
+	for (size_t i = 0; !e && i < n; i++)
+		if (!strpbrk(names[i], "\"\\\b\f\n\r\t"))
+			gf_obuf_printf(&resp->body, "%s{\"Host\":\"%s\",\"Score\":%lld}", shown++ ? "," : "",
+				       names[i], (long long)sc[i]);
+	gf_obuf_puts(&resp->body, "]");
+	free(sc);
+	cJSON_Delete(doc);
+	free(names);
+	count_ext(d, V_PRIORITIZE, true, t0);
+}
+
+static void h_bind(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	struct daemon *d = ud;
+	double t0 = now_s();
+	cJSON *doc = cJSON_ParseWithLength(req->body, req->body_len);
+	const char *name = cJSON_GetStringValue(get_ci(doc, "PodName"));
+	const char *ns = cJSON_GetStringValue(get_ci(doc, "PodNamespace"));
+	const char *uid = cJSON_GetStringValue(get_ci(doc, "PodUID"));
+	const char *node = cJSON_GetStringValue(get_ci(doc, "Node"));
+	if (!doc || !name || !ns || !uid || !node || !*name || !*node) {
+		bad_request(resp, "expected ExtenderBindingArgs {PodName, PodNamespace, PodUID, Node}");
+		cJSON_Delete(doc);
+		count_ext(d, V_BIND, false, t0);
+		return;
+	}
+	static struct gf_k8s_pod p;
+	char err[400] = "";
+	bool known;
+	pthread_mutex_lock(&d->mu);
+	known = gf_live_pod_get(d->live, uid, &p);
+	pthread_mutex_unlock(&d->mu);
+	if (!known) { /* the watch is behind: read the pod */
+		char path[600];
+		long st;
+		cJSON *pd = NULL;
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
+		if (gf_kube_json(d->http_client, "GET", path, NULL, NULL, &st, &pd, err, sizeof(err)) || !pd ||
+		    gf_k8s_pod_decode(pd, &p, err, sizeof(err))) {
+			if (!err[0])
+				snprintf(err, sizeof(err), "pod %s/%s not found", ns, name);
+			cJSON_Delete(pd);
+			goto answer;
+		}
+		cJSON_Delete(pd);
+	}
+	struct gf_live_decision dc;
+	pthread_mutex_lock(&d->mu);
+	gf_err e = gf_live_assume_on(d->live, &p, node, &dc);
+	pthread_mutex_unlock(&d->mu);
+	if (e) {
+		snprintf(err, sizeof(err), "%.390s", dc.message[0] ? dc.message : gf_strerror(e));
+		goto answer;
+	}
+	bool retry;
+	int r = do_bind(d->http_client, ns, name, uid, &dc, &retry, err, sizeof(err));
+	pthread_mutex_lock(&d->mu);
+	d->binds[r]++;
+	if (r != B_OK && r != B_CONFLICT_DONE) {
+		gf_live_forget(d->live, uid, false);
+		if (!err[0])
+			snprintf(err, sizeof(err), "binding failed (%s)", bind_names[r]);
+	} else {
+		err[0] = '\0';
+	}
+	pthread_mutex_unlock(&d->mu);
+answer:
+	resp->content_type = "application/json";
+	{
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "Error", err);
+		char *t = cJSON_PrintUnformatted(o);
+		gf_obuf_puts(&resp->body, t ? t : "{}");
+		free(t);
+		cJSON_Delete(o);
+	}
+	cJSON_Delete(doc);
+	count_ext(d, V_BIND, true, t0);
+}
+
+/* ---- run --------------------------------------------------------------------- */
+
+gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, size_t errlen)
+{
+	struct daemon *d = calloc(1, sizeof(*d));
+	if (!d)
+		return GF_NOMEM;
+	d->o = *opts;
+	if (!d->o.scheduler_name)
+		d->o.scheduler_name = "gpufleet";
+	if (d->o.binders <= 0)
+		d->o.binders = 8;
+	snprintf(d->prefix, sizeof(d->prefix), "%s", d->o.extender_prefix ? d->o.extender_prefix : "/gpusched");
+	size_t pl = strlen(d->prefix);
+	while (pl && d->prefix[pl - 1] == '/')
+		d->prefix[--pl] = '\0';
+	pthread_mutex_init(&d->mu, NULL);
+	pthread_cond_init(&d->work, NULL);
+	pthread_cond_init(&d->jobs_cv, NULL);
+	struct gf_live_opts lo = { .policy = d->o.policy, .scheduler_name = d->o.scheduler_name,
+				   .seed = d->o.seed, .target_pct = d->o.target_pct };
+	gf_err e = gf_live_create(&lo, &d->live);
+	struct refl_thread rt[2] = { 0 };
+	struct binder *bs = NULL;
+	gf_http_server *srv = NULL;
+	int nb = 0, nrt = 0;
+	bool sched_started = false;
+	pthread_t st;
+	if (e)
+		goto out;
+	struct gf_kube_client_opts co = { .seed = d->o.seed ^ 0x5eed };
+	if ((e = gf_kube_client_create(d->o.conn, &co, &d->http_client)))
+		goto out;
+
+	for (int i = 0; i < 3; i++)
+		snprintf(d->route_paths[i], sizeof(d->route_paths[i]), "%s/%s", d->prefix,
+			 (const char *[]){ "filter", "prioritize", "bind" }[i]);
+	struct gf_http_route routes[] = {
+		{ "GET", "/metrics", h_metrics, d },
+		{ "GET", "/healthz", h_healthz, d },
+		{ "POST", d->route_paths[0], h_filter, d },
+		{ "POST", d->route_paths[1], h_prioritize, d },
+		{ "POST", d->route_paths[2], h_bind, d },
+	};
+	struct gf_http_config hc = { .bind_addr = d->o.listen_addr, .port = d->o.port, .routes = routes,
+				     .nroutes = 5, .max_body = 64u << 20, .max_response = 64u << 20,
+				     .max_conns = 256 };
+	if ((e = gf_http_server_create(&hc, &srv))) {
+		snprintf(err, errlen, "cannot serve HTTP on %s:%u: %s", d->o.listen_addr ? d->o.listen_addr : "*",
+			 d->o.port, gf_strerror(e));
+		goto out;
+	}
+	logline("serving /metrics, /healthz and the extender (%s/{filter,prioritize,bind}) on port %u; "
+		"scheduler name %s, policy %s, %s", d->prefix, gf_http_server_port(srv), d->o.scheduler_name,
+		d->o.policy ? d->o.policy->name : "fgd", d->o.standalone ? "standalone" : "extender only");
+
+	for (int i = 0; i < 2; i++) {
+		rt[i].r.d = d;
+		rt[i].r.pods = i == 1;
+		co.seed = d->o.seed + 17 + (uint64_t)i;
+		co.timeout_ms = 60000; /* a LIST of many pods */
+		if ((e = gf_kube_client_create(d->o.conn, &co, &rt[i].k)))
+			goto out;
+		if (pthread_create(&rt[i].t, NULL, reflector_main, &rt[i])) {
+			e = GF_NOMEM;
+			goto out;
+		}
+		nrt++;
+	}
+	bs = calloc((size_t)d->o.binders, sizeof(*bs));
+	if (!bs) {
+		e = GF_NOMEM;
+		goto out;
+	}
+	for (int i = 0; i < d->o.binders; i++) {
+		bs[i].d = d;
+		co.seed = d->o.seed + 100 + (uint64_t)i;
+		co.timeout_ms = 15000;
+		if ((e = gf_kube_client_create(d->o.conn, &co, &bs[i].k)))
+			goto out;
+		if (pthread_create(&bs[i].t, NULL, binder_main, &bs[i])) {
+			gf_kube_client_destroy(bs[i].k);
+			e = GF_NOMEM;
+			goto out;
+		}
+		nb++;
+	}
+	if (pthread_create(&st, NULL, sched_main, d)) {
+		e = GF_NOMEM;
+		goto out;
+	}
+	sched_started = true;
+	while (!*d->o.stop)
+		gf_kube_sleep_ms(200, d->o.stop);
+	e = GF_OK;
+out:
+	if (e && !err[0])
+		snprintf(err, errlen, "%s", gf_strerror(e));
+	*(volatile int *)d->o.stop = 1;
+	if (sched_started)
+		pthread_join(st, NULL);
+	for (int i = 0; i < nb; i++) {
+		pthread_join(bs[i].t, NULL);
+		gf_kube_client_destroy(bs[i].k);
+	}
+	free(bs);
+	for (int i = 0; i < nrt; i++)
+		pthread_join(rt[i].t, NULL);
+	for (int i = 0; i < 2; i++)
+		gf_kube_client_destroy(rt[i].k);
+	gf_http_server_destroy(srv);
+	gf_kube_client_destroy(d->http_client);
+	gf_live_destroy(d->live);
+	free(d->jobs);
+	pthread_mutex_destroy(&d->mu);
+	pthread_cond_destroy(&d->work);
+	pthread_cond_destroy(&d->jobs_cv);
+	free(d);
+	return e;
+}

@@ -1,0 +1,51 @@
+/*
+ * k8s/scheduler.h - `gpufleet schedule`: the standalone scheduler and the
+ * kube-scheduler extender, as one daemon around gf_live (k8s/live.h).
+ *
+ * Threads: a reflector (LIST + WATCH) for nodes and one for pods, each
+ * with its own API client; one scheduling thread taking pods from the
+ * queue; `binders` binder threads doing the API writes (bindings, events,
+ * status conditions); the HTTP server thread (/metrics, /healthz and the
+ * extender verbs).  One mutex guards gf_live and the counters; no API call
+ * is made while holding it.
+ *
+ * Nothing is scheduled before both reflectors have completed their first
+ * LIST: the bound pods' annotations must all be in before any decision,
+ * so a restarted scheduler never gives out a GPU twice.
+ *
+ * A binding carries the assignment annotations in its metadata; the API
+ * server copies them onto the pod in the same write that sets
+ * spec.nodeName, so a bound pod always has its annotations.
+ */
+#ifndef GF_K8S_SCHEDULER_H
+#define GF_K8S_SCHEDULER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "k8s/conn.h"
+#include "policy/policy.h"
+
+struct gf_kube_sched_opts {
+	const struct gf_kube_conn *conn;
+	const char *scheduler_name;	/* NULL = "gpufleet" */
+	const struct gf_policy_ops *policy;	/* NULL = FGD */
+	const char *listen_addr;	/* NULL = all interfaces */
+	uint16_t port;			/* HTTP port (metrics, healthz, extender); 0 = any */
+	const char *extender_prefix;	/* e.g. "/gpusched"; NULL = "/gpusched" */
+	int binders;			/* 0 = 8 */
+	bool standalone;		/* schedule pods with our schedulerName */
+	uint64_t seed;
+	int target_pct;			/* 0 = 95 */
+	bool verbose;			/* one log line per placement */
+	volatile int *stop;		/* set non-zero (e.g. by a signal handler) to stop */
+};
+
+/*
+ * Run until *o->stop.  Returns GF_OK after a clean stop; GF_UNAVAILABLE
+ * (the HTTP port could not be bound), GF_NOMEM; err says what.
+ */
+gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *o, char *err, size_t errlen);
+
+#endif /* GF_K8S_SCHEDULER_H */

@@ -395,6 +395,31 @@ static void test_inventory_and_patch(void **state)
 	gf_agent_destroy(a);
 }
 
+static void test_numa_from_sysfs(void **state)
+{
+	struct fx *f = *state;
+	/* No numa= key: NVML says NOT_SUPPORTED, the agent reads sysfs instead. */
+	write_file(f->state, "gpu 0 uuid=GPU-s bus=00000000:3B:00.0 mem_total_mib=1 mem_used_mib=1\n"
+			     "gpu 1 uuid=GPU-t bus=00000000:5E:00.0 mem_total_mib=1 mem_used_mib=1\n");
+	char cmd[512], sys[128];
+	snprintf(sys, sizeof(sys), "%s/sys", f->dir);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/bus/pci/devices/0000:3b:00.0 && echo 1 > %s/bus/pci/devices/0000:3b:00.0/numa_node",
+		 sys, sys);
+	assert_int_equal(system(cmd), 0);
+	struct gf_agent_config cfg = { .nvml_path = GF_FAKE_NVML, .sys_root = sys };
+	gf_agent *a;
+	char err[256];
+	assert_int_equal(gf_agent_create(&cfg, &a, err, sizeof(err)), GF_OK);
+	struct gf_obuf b;
+	gf_obuf_init(&b, 1 << 20);
+	assert_int_equal(gf_agent_render_inventory(a, "n", &b), GF_OK);
+	has(b.data, "\"uuid\":\"GPU-s\",\"model\":\"Fake GPU\",\"pci_bus_id\":\"00000000:3B:00.0\",\"memory_mib\":1,\"numa_node\":1,");
+	has(b.data, "\"pci_bus_id\":\"00000000:5E:00.0\",\"memory_mib\":1,\"numa_node\":-1,"); /* no sysfs entry */
+	has(b.data, "\"matrix\":[[\"X\",\"SYS\"],[\"SYS\",\"X\"]]");
+	gf_obuf_release(&b);
+	gf_agent_destroy(a);
+}
+
 static void test_mig_inventory(void **state)
 {
 	struct fx *f = *state;
@@ -449,6 +474,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_label_escaping_and_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interval_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inventory_and_patch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_numa_from_sysfs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mig_inventory, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -149,7 +149,8 @@ static void identify(gf_agent *a, struct gf_agent_gpu *g)
 	if (a->hostname) {
 		char h[256];
 		gf_agent_escape_label(h, sizeof(h), a->hostname);
-		snprintf(host, sizeof(host), ",hostname=\"%s\"", h);
+		snprintf(host, sizeof(host), ",%s=\"%s\"",
+			 a->cfg.old_hostname_label ? "Hostname" : "hostname", h);
 	}
 	snprintf(g->labels, sizeof(g->labels),
 		 "gpu=\"%u\",UUID=\"%s\",pci_bus_id=\"%s\",device=\"nvidia%u\",modelName=\"%s\"%s,"

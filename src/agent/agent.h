@@ -33,6 +33,7 @@ struct gf_agent_config {
 	const char *sys_root;   /* NULL = "/sys" (NUMA node fallback) */
 	bool kubernetes;        /* set pod/namespace/container labels */
 	const char *hostname;   /* value of the hostname label; NULL = no label */
+	bool old_hostname_label; /* spell it "Hostname" (dcgm-exporter before May 2026) */
 	unsigned interval_ms;   /* max age of served values; 0 = collect per render */
 };
 

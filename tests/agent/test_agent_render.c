@@ -150,6 +150,22 @@ static void test_values_names_labels(void **state)
 	gf_agent_destroy(a);
 }
 
+static void test_old_hostname_label(void **state)
+{
+	struct fx *f = *state;
+	struct gf_agent_config cfg = { .nvml_path = GF_FAKE_NVML, .hostname = "node-a",
+				       .old_hostname_label = true };
+	gf_agent *a;
+	char err[256];
+	assert_int_equal(gf_agent_create(&cfg, &a, err, sizeof(err)), GF_OK);
+	char *t = render(a);
+	has(t, "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=");
+	lacks(t, "hostname=");
+	free(t);
+	gf_agent_destroy(a);
+	(void)f;
+}
+
 static void test_shared_gpu_per_pod_memory(void **state)
 {
 	struct fx *f = *state;
@@ -463,6 +479,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_values_names_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_gpu_per_pod_memory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_old_hostname_label, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_kubernetes_no_pod_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gpu_lost_mid_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gpu_lost_then_back, setup, teardown),

@@ -133,6 +133,9 @@ struct daemon {
 	uint64_t ext_requests[V_COUNT][2]; /* [verb][ok, bad request] */
 	struct histo h_attempt, h_e2e, h_ext[V_COUNT];
 
+	char reported[256][GF_K8S_UID_MAX]; /* undecodable pods already reported */
+	size_t nreported;
+
 	gf_kube_client *http_client; /* extender bind; HTTP thread only */
 	char prefix[128];
 	char route_paths[3][160];
@@ -144,6 +147,41 @@ struct refl {
 	struct daemon *d;
 	bool pods;
 };
+
+static void push_job(struct daemon *d, const struct job *j);
+
+/*
+ * A pod of ours that cannot be decoded (e.g. gpufleet.io/gpu-milli: "half")
+ * stays pending: tell its owner once per uid with a FailedScheduling event
+ * (our own status update must not trigger another one).  Under mu.
+ */
+static void report_undecodable(struct daemon *d, const cJSON *obj, const char *why)
+{
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
+	const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "namespace"));
+	const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "uid"));
+	const char *sched = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "schedulerName"));
+	const char *node = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "nodeName"));
+	if (!name || !ns || !uid || !sched || strcmp(sched, d->o.scheduler_name) || (node && *node) ||
+	    strlen(uid) >= GF_K8S_UID_MAX)
+		return;
+	for (size_t i = 0; i < d->nreported; i++)
+		if (!strcmp(d->reported[i], uid))
+			return;
+	if (d->nreported == sizeof(d->reported) / sizeof(d->reported[0]))
+		d->nreported = 0; /* forget the oldest reports: at worst one more event each */
+	snprintf(d->reported[d->nreported++], GF_K8S_UID_MAX, "%s", uid);
+	struct job j = { .kind = JOB_FAILED };
+	snprintf(j.ns, sizeof(j.ns), "%s", ns);
+	snprintf(j.name, sizeof(j.name), "%s", name);
+	snprintf(j.uid, sizeof(j.uid), "%s", uid);
+	j.d.result = GF_LIVE_INVALID;
+	snprintf(j.d.message, sizeof(j.d.message), "cannot read the pod's GPU request: %.400s", why);
+	d->attempts[A_INVALID]++;
+	push_job(d, &j);
+}
 
 static void on_event(void *ud, const char *type, const cJSON *obj)
 {
@@ -174,6 +212,8 @@ static void on_event(void *ud, const char *type, const cJSON *obj)
 		if (gf_k8s_pod_decode(obj, &p, err, sizeof(err))) {
 			d->decode_errors++;
 			logline("ignoring a pod: %s", err);
+			if (!del)
+				report_undecodable(d, obj, err);
 		} else if (del) {
 			gf_live_pod_delete(d->live, p.uid);
 		} else {

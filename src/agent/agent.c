@@ -506,12 +506,15 @@ static void collect_gpu(gf_agent *a, struct gf_agent_gpu *g)
 	PUT(g, GF_M_ENC_UTIL, GF_NVML_CALL(n, enc_util, g->dev, &u, &u2), u, &down);
 	PUT(g, GF_M_DEC_UTIL, GF_NVML_CALL(n, dec_util, g->dev, &u, &u2), u, &down);
 	PUT(g, GF_M_PCIE_REPLAY, GF_NVML_CALL(n, pcie_replay, g->dev, &u), u, &down);
-	PUT(g, GF_M_PCIE_TX,
-	    GF_NVML_CALL(n, pcie_throughput, g->dev, GF_NVML_PCIE_UTIL_TX_BYTES, &u), u * 1024.0,
-	    &down);
-	PUT(g, GF_M_PCIE_RX,
-	    GF_NVML_CALL(n, pcie_throughput, g->dev, GF_NVML_PCIE_UTIL_RX_BYTES, &u), u * 1024.0,
-	    &down);
+	/* Each of these samples the link for 20 ms inside NVML (wall time, not CPU). */
+	if (!a->cfg.no_pcie_throughput) {
+		PUT(g, GF_M_PCIE_TX,
+		    GF_NVML_CALL(n, pcie_throughput, g->dev, GF_NVML_PCIE_UTIL_TX_BYTES, &u),
+		    u * 1024.0, &down);
+		PUT(g, GF_M_PCIE_RX,
+		    GF_NVML_CALL(n, pcie_throughput, g->dev, GF_NVML_PCIE_UTIL_RX_BYTES, &u),
+		    u * 1024.0, &down);
+	}
 	static const struct { int m, type, counter; } ecc[] = {
 		{ GF_M_ECC_SBE_VOL, GF_NVML_MEMORY_ERROR_CORRECTED, GF_NVML_VOLATILE_ECC },
 		{ GF_M_ECC_DBE_VOL, GF_NVML_MEMORY_ERROR_UNCORRECTED, GF_NVML_VOLATILE_ECC },
@@ -526,8 +529,11 @@ static void collect_gpu(gf_agent *a, struct gf_agent_gpu *g)
 	PUT(g, GF_M_COR_REMAPPED, r, corr, &down);
 	PUT(g, GF_M_UNC_REMAPPED, r, unc, &down);
 	PUT(g, GF_M_REMAP_FAILURE, r, fail, &down);
+	/* pageCount 0 with no address buffer: "how many" (NVML's size query). */
+	u = 0;
 	PUT(g, GF_M_RETIRED_SBE,
 	    GF_NVML_CALL(n, retired_pages, g->dev, GF_NVML_RETIRED_MULTIPLE_SBE, &u, NULL), u, &down);
+	u = 0;
 	PUT(g, GF_M_RETIRED_DBE,
 	    GF_NVML_CALL(n, retired_pages, g->dev, GF_NVML_RETIRED_DBE, &u, NULL), u, &down);
 	PUT(g, GF_M_RETIRED_PENDING, GF_NVML_CALL(n, retired_pending, g->dev, &si), si, &down);

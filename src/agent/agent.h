@@ -35,6 +35,7 @@ struct gf_agent_config {
 	const char *hostname;   /* value of the hostname label; NULL = no label */
 	bool old_hostname_label; /* spell it "Hostname" (dcgm-exporter before May 2026) */
 	unsigned interval_ms;   /* max age of served values; 0 = collect per render */
+	bool no_pcie_throughput; /* skip nvmlDeviceGetPcieThroughput (20 ms of wall time per call) */
 };
 
 /* Load NVML, enumerate GPUs.  Strings in cfg are copied.  Errors (with a

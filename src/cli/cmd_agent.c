@@ -51,6 +51,7 @@ static void usage(FILE *f)
 		"      --node-name NAME       node name (default $NODE_NAME, else the host name)\n"
 		"      --no-hostname          omit the hostname label\n"
 		"      --old-hostname-label   name it Hostname, as dcgm-exporter did before May 2026\n"
+		"      --no-pcie-throughput   no DCGM_FI_PROF_PCIE_{TX,RX}_BYTES (NVML samples 20 ms per GPU)\n"
 		"      --once                 print the metrics once to stdout and exit\n"
 		"      --inventory            print the inventory/topology JSON and exit\n"
 		"      --publish-node         publish GPU labels and topology annotation on the Node\n"
@@ -150,6 +151,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->no_hostname = true;
 		} else if (!strcmp(a, "--old-hostname-label")) {
 			o->cfg.old_hostname_label = true;
+		} else if (!strcmp(a, "--no-pcie-throughput")) {
+			o->cfg.no_pcie_throughput = true;
 		} else if (!strcmp(a, "--once")) {
 			o->once = true;
 		} else if (!strcmp(a, "--inventory")) {

@@ -475,6 +475,8 @@ API(int, nvmlDeviceGetRetiredPages, (void *h, int cause, unsigned *count, unsign
 		GET(retired_dbe, &v);
 	else
 		return GF_NVML_ERROR_INVALID_ARGUMENT;
+	if (!addr && *count != 0)
+		return GF_NVML_ERROR_INVALID_ARGUMENT; /* NVML: size query needs pageCount 0 */
 	if (addr && *count < v)
 		return GF_NVML_ERROR_INSUFFICIENT_SIZE;
 	*count = (unsigned)v;

@@ -144,10 +144,27 @@ static void test_values_names_labels(void **state)
 	/* Unsupported readings are omitted for that GPU, not printed as 0. */
 	lacks(t, "DCGM_FI_DEV_ENC_UTIL{" LABELS1);
 	lacks(t, "DCGM_FI_DEV_MEMORY_TEMP{" LABELS1);
-	/* Nobody has retired pages in the state: the whole family is absent. */
-	lacks(t, "DCGM_FI_DEV_RETIRED_SBE");
+	has(t, "DCGM_FI_DEV_RETIRED_SBE{" LABELS0 POD_LLM "} 2\n");
+	has(t, "DCGM_FI_DEV_RETIRED_DBE{" LABELS0 POD_LLM "} 1\n");
+	has(t, "DCGM_FI_DEV_RETIRED_PENDING{" LABELS0 POD_LLM "} 0\n");
+	lacks(t, "DCGM_FI_DEV_RETIRED_SBE{" LABELS1);
 	free(t);
 	gf_agent_destroy(a);
+}
+
+static void test_no_pcie_throughput(void **state)
+{
+	struct fx *f = *state;
+	struct gf_agent_config cfg = { .nvml_path = GF_FAKE_NVML, .no_pcie_throughput = true };
+	gf_agent *a;
+	char err[256];
+	assert_int_equal(gf_agent_create(&cfg, &a, err, sizeof(err)), GF_OK);
+	char *t = render(a);
+	lacks(t, "DCGM_FI_PROF_PCIE_TX_BYTES");
+	has(t, "DCGM_FI_DEV_PCIE_REPLAY_COUNTER{");
+	free(t);
+	gf_agent_destroy(a);
+	(void)f;
 }
 
 static void test_old_hostname_label(void **state)
@@ -480,6 +497,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_values_names_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_gpu_per_pod_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_old_hostname_label, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_pcie_throughput, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_kubernetes_no_pod_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gpu_lost_mid_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gpu_lost_then_back, setup, teardown),

@@ -133,22 +133,22 @@ static void test_seeds_differ_and_fgd_leads(void **state)
 				      .paper = { NAN, NAN, NAN, NAN } };
 	struct gf_report r = { .workload = "w", .cluster = "c", .nnodes = 1, .ngpus = f1.total_gpus,
 			       .tune = 1.3, .seeds = "42", .nseries = 1, .series = &s };
-	struct gf_buf b;
+	struct gf_obuf b;
 
-	gf_buf_init(&b, 1 << 20);
+	gf_obuf_init(&b, 1 << 20);
 	assert_int_equal(gf_report_curves_csv(&r, &b), GF_OK);
 	assert_non_null(strstr(b.data, "workload,sc_policy,tune,seed,total_gpus,0,1,2,"));
 	assert_non_null(strstr(b.data, ",129,130\nw,FGD,1.3,42,"));
-	gf_buf_release(&b);
-	gf_buf_init(&b, 64);	/* the cap is enforced */
+	gf_obuf_release(&b);
+	gf_obuf_init(&b, 64);	/* the cap is enforced */
 	assert_int_equal(gf_report_html(&r, &b), GF_TOOBIG);
-	gf_buf_release(&b);
-	gf_buf_init(&b, 1 << 22);
+	gf_obuf_release(&b);
+	gf_obuf_init(&b, 1 << 22);
 	assert_int_equal(gf_report_html(&r, &b), GF_OK);
 	assert_non_null(strstr(b.data, "<svg"));
 	assert_null(strstr(b.data, "<script"));	/* no scripts, nothing fetched */
 	assert_null(strstr(b.data, "src=\"http"));
-	gf_buf_release(&b);
+	gf_obuf_release(&b);
 
 	gf_openb_result_release(&f1);
 	gf_openb_result_release(&f2);

@@ -21,7 +21,7 @@
 #include <stddef.h>
 
 #include "core/error.h"
-#include "http/obuf.h"
+#include "core/obuf.h"
 
 typedef struct gf_agent gf_agent;
 

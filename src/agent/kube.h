@@ -18,7 +18,7 @@
 
 #include "agent/agent.h"
 #include "core/error.h"
-#include "http/obuf.h"
+#include "core/obuf.h"
 #include "k8s/conn.h"
 
 /* The merge-patch body for node (labels + topology annotation). */

@@ -304,11 +304,11 @@ static int load_reference(const char *data_dir, struct gf_reference *ref)
 	return 0;
 }
 
-static int write_output(const char *path, const struct gf_buf *b)
+static int write_output(const char *path, const struct gf_obuf *b)
 {
-	if (gf_buf_error(b)) {
+	if (gf_obuf_error(b)) {
 		fprintf(stderr, "gpufleet simulate: cannot render %s: %s\n", path,
-			gf_strerror(gf_buf_error(b)));
+			gf_strerror(gf_obuf_error(b)));
 		return -1;
 	}
 	return gf_write_file(path, b->data ? b->data : "", b->len);
@@ -620,42 +620,42 @@ int gf_cmd_simulate(int argc, char **argv)
 		.ngpus = gf_openb_ngpus(in.x), .tune = tune, .seeds = seeds_arg,
 		.nseries = (int)npols, .series = series,
 	};
-	struct gf_buf b;
+	struct gf_obuf b;
 
-	gf_buf_init(&b, 64u << 20);
+	gf_obuf_init(&b, 64u << 20);
 	gf_report_table(&rep, &b);
-	if (gf_buf_error(&b)) {
-		gf_buf_release(&b);
+	if (gf_obuf_error(&b)) {
+		gf_obuf_release(&b);
 		goto out_jobs;
 	}
 	if (csv_path) {
-		struct gf_buf c;
+		struct gf_obuf c;
 
-		gf_buf_init(&c, 256u << 20);
+		gf_obuf_init(&c, 256u << 20);
 		gf_report_curves_csv(&rep, &c);
 		int bad = write_output(csv_path, &c);
 
-		gf_buf_release(&c);
+		gf_obuf_release(&c);
 		if (bad) {
-			gf_buf_release(&b);
+			gf_obuf_release(&b);
 			goto out_jobs;
 		}
 	}
 	if (html_path) {
-		struct gf_buf h;
+		struct gf_obuf h;
 
-		gf_buf_init(&h, 64u << 20);
+		gf_obuf_init(&h, 64u << 20);
 		gf_report_html(&rep, &h);
 		int bad = write_output(html_path, &h);
 
-		gf_buf_release(&h);
+		gf_obuf_release(&h);
 		if (bad) {
-			gf_buf_release(&b);
+			gf_obuf_release(&b);
 			goto out_jobs;
 		}
 	}
 	fputs(b.data, stdout);
-	gf_buf_release(&b);
+	gf_obuf_release(&b);
 	rc = 0;
 out_jobs:
 	for (size_t j = 0; js && j < nj; j++)

@@ -42,7 +42,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
-#include "http/obuf.h"
+#include "core/obuf.h"
 
 typedef struct gf_http_server gf_http_server;
 

@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
-#include "http/obuf.h"
+#include "core/obuf.h"
 #include "k8s/conn.h"
 
 struct cJSON;

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "http/obuf.h"
+#include "core/obuf.h"
 #include "metricsapi/promtext.h"
 
 #define NONE UINT32_MAX

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/obuf.h"
+#include "core/obuf.h"
 
 #define PODLIST_CAP (64u << 20)
 

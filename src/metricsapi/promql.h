@@ -22,7 +22,7 @@
 #include <stddef.h>
 
 #include "core/error.h"
-#include "http/obuf.h"
+#include "core/obuf.h"
 #include "metricsapi/query.h"
 
 /* Append q's matchers to out.  GF_UNSUPPORTED (err says which requirement),

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
-#include "http/obuf.h"
+#include "core/obuf.h"
 #include "metricsapi/selector.h"
 
 enum gf_ma_agg { GF_MA_AVG, GF_MA_SUM, GF_MA_MAX, GF_MA_MIN, GF_MA_COUNT };

@@ -1,13 +1,13 @@
 /*
  * sim/report.h - what `gpufleet simulate` shows: a table, curves CSV, an HTML report.
  *
- * The writers render into a capped gf_buf (no I/O); the caller decides where
+ * The writers render into a capped gf_obuf (no I/O); the caller decides where
  * the bytes go.  Means are over the seeds of a series, skipping blank columns.
  */
 #ifndef GF_SIM_REPORT_H
 #define GF_SIM_REPORT_H
 
-#include "core/buf.h"
+#include "core/obuf.h"
 #include "sim/openb.h"
 
 enum gf_curve { GF_CURVE_ALLOC, GF_CURVE_FRAG, GF_CURVE_FRAG_RATIO };
@@ -41,16 +41,16 @@ struct gf_report {
 double gf_report_mean(const struct gf_report_series *s, enum gf_curve c, int x);
 
 /* The plain-text comparison table (policy, alloc and frag at 100 and 130, paper beside). */
-gf_err gf_report_table(const struct gf_report *r, struct gf_buf *out);
+gf_err gf_report_table(const struct gf_report *r, struct gf_obuf *out);
 
 /*
  * Allocation curves in the layout of the paper's result files: a header
  * "workload,sc_policy,tune,seed,total_gpus,0,1,...,N" and one row per policy
  * and seed, values in % with 2 decimals, blank where a column is blank.
  */
-gf_err gf_report_curves_csv(const struct gf_report *r, struct gf_buf *out);
+gf_err gf_report_curves_csv(const struct gf_report *r, struct gf_obuf *out);
 
 /* A self-contained HTML page (inline SVG charts, no scripts, no network). */
-gf_err gf_report_html(const struct gf_report *r, struct gf_buf *out);
+gf_err gf_report_html(const struct gf_report *r, struct gf_obuf *out);
 
 #endif /* GF_SIM_REPORT_H */

@@ -1,11 +1,11 @@
 /*
- * http/obuf.c - growable output buffer with a hard cap (see obuf.h).
+ * core/obuf.c - growable output buffer with a hard cap (see obuf.h).
  *
  * Growth doubles the allocation (amortised O(1) per byte) but never past
  * cap + 1 (the NUL).  The first failure is remembered so that long render
  * loops need only one check at the end.
  */
-#include "http/obuf.h"
+#include "core/obuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -12,9 +12,11 @@
         - every pod still pending truly fits nowhere (given the bound pods), and has a
           FailedScheduling event or a PodScheduled=False condition;
         - the scheduler's /metrics agrees (allocated milli, bound pods);
+      GF_SCHED_NAMES (default gpufleet): the schedulerNames whose pods are checked;
       prints a summary; exits 1 with the first violations otherwise.
 """
 import json
+import os
 import random
 import sys
 
@@ -123,7 +125,8 @@ def verify(nodes_f, pods_f, events_f, metrics_f):
             present_models[m] = mem
     bound = pending = 0
     used = 0
-    ours = [p for p in pods if p["spec"].get("schedulerName") == "gpufleet"]
+    names = set(os.environ.get("GF_SCHED_NAMES", "gpufleet").split(","))
+    ours = [p for p in pods if p["spec"].get("schedulerName") in names]
     for p in ours:
         name = p["metadata"]["name"]
         node = p["spec"].get("nodeName")

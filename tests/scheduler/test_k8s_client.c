@@ -1,0 +1,224 @@
+/* tests/scheduler/test_k8s_client.c - the API client against a scripted local HTTP server:
+ * retries with backoff on 503, no retry on 404, 2xx JSON, the watch stream (events split
+ * across writes, bookmarks, resourceVersion resume), 410 Gone -> relist in the reflector. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "k8s/client.h"
+
+/* A scripted server: each connection reads one request, records its first line,
+ * and answers with the next scripted response (raw bytes, written in chunks). */
+#define MAXR 16
+struct fake {
+	int lfd;
+	uint16_t port;
+	const char *resp[MAXR];
+	int nresp, next;
+	char lines[MAXR][512];
+	int nlines;
+	pthread_t t;
+	pthread_mutex_t mu;
+};
+
+static void *serve(void *arg)
+{
+	struct fake *f = arg;
+	for (;;) {
+		int c = accept(f->lfd, NULL, NULL);
+		if (c < 0)
+			return NULL;
+		char buf[8192];
+		size_t n = 0;
+		while (n < sizeof(buf) - 1) {
+			ssize_t r = read(c, buf + n, sizeof(buf) - 1 - n);
+			if (r <= 0)
+				break;
+			n += (size_t)r;
+			buf[n] = '\0';
+			char *end = strstr(buf, "\r\n\r\n");
+			if (end) {
+				const char *cl = strstr(buf, "Content-Length:");
+				size_t want = (size_t)(end + 4 - buf) + (cl ? strtoul(cl + 15, NULL, 10) : 0);
+				if (n >= want)
+					break;
+			}
+		}
+		pthread_mutex_lock(&f->mu);
+		int i = f->next < f->nresp ? f->next++ : -1;
+		if (f->nlines < MAXR) {
+			char *eol = strstr(buf, "\r\n");
+			size_t l = eol ? (size_t)(eol - buf) : 0;
+			snprintf(f->lines[f->nlines++], 512, "%.*s", (int)(l < 500 ? l : 500), buf);
+		}
+		pthread_mutex_unlock(&f->mu);
+		const char *r = i >= 0 ? f->resp[i] : "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+		/* Write in small pieces so the client's line splitting is exercised. */
+		size_t len = strlen(r);
+		for (size_t off = 0; off < len; off += 7) {
+			size_t k = len - off < 7 ? len - off : 7;
+			if (write(c, r + off, k) < 0)
+				break;
+		}
+		close(c);
+	}
+}
+
+static void fake_start(struct fake *f)
+{
+	f->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	assert_int_equal(bind(f->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(f->lfd, 16), 0);
+	socklen_t sl = sizeof(a);
+	getsockname(f->lfd, (struct sockaddr *)&a, &sl);
+	f->port = ntohs(a.sin_port);
+	pthread_mutex_init(&f->mu, NULL);
+	pthread_create(&f->t, NULL, serve, f);
+}
+
+static void fake_stop(struct fake *f)
+{
+	shutdown(f->lfd, SHUT_RDWR);
+	close(f->lfd);
+	pthread_join(f->t, NULL);
+}
+
+#define OK_JSON(body) "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " #body "\r\n\r\n"
+
+static char server_url[64];
+static struct gf_kube_conn conn;
+
+static gf_kube_client *client(struct fake *f, int retries)
+{
+	snprintf(server_url, sizeof(server_url), "http://127.0.0.1:%u", f->port);
+	memset(&conn, 0, sizeof(conn));
+	conn.server = server_url;
+	struct gf_kube_client_opts o = { .retries = retries, .base_backoff_ms = 5, .timeout_ms = 5000 };
+	gf_kube_client *k;
+	assert_int_equal(gf_kube_client_create(&conn, &o, &k), GF_OK);
+	return k;
+}
+
+static void test_retry_and_status(void **st)
+{
+	(void)st;
+	struct fake f = { 0 };
+	f.resp[f.nresp++] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+	f.resp[f.nresp++] = "HTTP/1.1 429 Too Many Requests\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+	f.resp[f.nresp++] = "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 11\r\n\r\n{\"a\":\"b\"}\r\n";
+	f.resp[f.nresp++] = "HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 50\r\n\r\n{\"kind\":\"Status\",\"message\":\"pods \\\"x\\\" not found\"}";
+	f.resp[f.nresp++] = "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 5\r\n\r\nnope!";
+	fake_start(&f);
+	gf_kube_client *k = client(&f, 3);
+	long status;
+	cJSON *doc;
+	char err[256] = "";
+	assert_int_equal(gf_kube_json(k, "GET", "/api/v1/pods/a", NULL, NULL, &status, &doc, err, sizeof(err)), GF_OK);
+	assert_int_equal(status, 200);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(doc, "a")), "b");
+	cJSON_Delete(doc);
+	assert_int_equal(f.nlines, 3); /* two retries */
+	assert_int_equal(gf_kube_json(k, "POST", "/api/v1/x", "application/json", "{}", &status, &doc, err, sizeof(err)), GF_OK);
+	assert_int_equal(status, 404); /* not retried */
+	assert_null(doc);
+	assert_non_null(strstr(err, "HTTP 404: pods \"x\" not found"));
+	assert_int_equal(f.nlines, 4);
+	assert_string_equal(f.lines[3], "POST /api/v1/x HTTP/1.1");
+	assert_int_equal(gf_kube_json(k, "GET", "/y", NULL, NULL, &status, &doc, err, sizeof(err)), GF_PARSE);
+	/* The script is exhausted: 500s until the retries run out. */
+	assert_int_equal(gf_kube_json(k, "GET", "/z", NULL, NULL, &status, &doc, err, sizeof(err)), GF_UNAVAILABLE);
+	assert_int_equal(f.nlines, 5 + 4);
+	gf_kube_client_destroy(k);
+	fake_stop(&f);
+	/* Nobody listening: a transport error after the retries. */
+	k = client(&f, 1);
+	assert_int_equal(gf_kube_request(k, "GET", "/", NULL, NULL, 0, &status, NULL, err, sizeof(err)), GF_UNAVAILABLE);
+	assert_true(strlen(err) > 0);
+	gf_kube_client_destroy(k);
+}
+
+struct seen {
+	char log[2048];
+	int n;
+	volatile int *stop;
+	int stop_after;
+};
+
+static void on_ev(void *ud, const char *type, const cJSON *obj)
+{
+	struct seen *s = ud;
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "metadata"), "name"));
+	size_t l = strlen(s->log);
+	snprintf(s->log + l, sizeof(s->log) - l, "%s:%s ", type, name ? name : "-");
+	if (++s->n >= s->stop_after && s->stop)
+		*s->stop = 1;
+}
+
+#define EV(type, name, rv) "{\"type\":\"" type "\",\"object\":{\"metadata\":{\"name\":\"" name "\",\"resourceVersion\":\"" rv "\"}}}\n"
+#define STREAM_HDR "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+
+static void test_watch_and_reflect(void **st)
+{
+	(void)st;
+	struct fake f = { 0 };
+	/* 1: a watch stream: two events, a bookmark, one more, then the server ends it. */
+	f.resp[f.nresp++] = STREAM_HDR EV("ADDED", "a", "11") EV("MODIFIED", "a", "12")
+		"{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"20\"}}}\n" EV("DELETED", "a", "21");
+	/* 2: a watch that says 410 Gone in an ERROR event. */
+	f.resp[f.nresp++] = STREAM_HDR "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"message\":\"too old resource version\"}}\n";
+	fake_start(&f);
+	gf_kube_client *k = client(&f, 0);
+	struct seen s = { .stop_after = 1000 };
+	char rv[64] = "10", err[256] = "";
+	assert_int_equal(gf_kube_watch(k, "/api/v1/pods", rv, sizeof(rv), 30, on_ev, &s, NULL, err, sizeof(err)), GF_OK);
+	assert_string_equal(s.log, "ADDED:a MODIFIED:a DELETED:a ");
+	assert_string_equal(rv, "21");
+	assert_non_null(strstr(f.lines[0], "GET /api/v1/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=30&resourceVersion=10 "));
+	assert_int_equal(gf_kube_watch(k, "/api/v1/pods", rv, sizeof(rv), 30, on_ev, &s, NULL, err, sizeof(err)), GF_STATE);
+	assert_non_null(strstr(err, "too old"));
+	assert_non_null(strstr(f.lines[1], "resourceVersion=21"));
+	gf_kube_client_destroy(k);
+	fake_stop(&f);
+
+	/* The reflector: LIST (2 pages), WATCH gets 410 -> LIST again -> WATCH delivers and we stop. */
+	struct fake g = { 0 };
+	g.resp[g.nresp++] = OK_JSON(95) "{\"metadata\":{\"resourceVersion\":\"5\",\"continue\":\"tok\"},\"items\":[{\"metadata\":{\"name\":\"p1\"}}]}      ";
+	g.resp[g.nresp++] = OK_JSON(80) "{\"metadata\":{\"resourceVersion\":\"6\"},\"items\":[{\"metadata\":{\"name\":\"p2\"}}]}                ";
+	g.resp[g.nresp++] = "HTTP/1.1 410 Gone\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+	g.resp[g.nresp++] = OK_JSON(80) "{\"metadata\":{\"resourceVersion\":\"9\"},\"items\":[{\"metadata\":{\"name\":\"p3\"}}]}                ";
+	g.resp[g.nresp++] = STREAM_HDR EV("ADDED", "p4", "10");
+	fake_start(&g);
+	k = client(&g, 0);
+	volatile int stop = 0;
+	struct seen r = { .stop = &stop, .stop_after = 6 };
+	gf_kube_reflect(k, "/api/v1/pods", on_ev, &r, NULL, &stop);
+	assert_string_equal(r.log, "SYNC:p1 SYNC:p2 SYNCED:- SYNC:p3 SYNCED:- ADDED:p4 ");
+	assert_non_null(strstr(g.lines[0], "GET /api/v1/pods?limit=500 "));
+	assert_non_null(strstr(g.lines[1], "continue=tok"));
+	assert_non_null(strstr(g.lines[2], "watch=1"));
+	assert_non_null(strstr(g.lines[2], "resourceVersion=6"));
+	assert_non_null(strstr(g.lines[4], "resourceVersion=9"));
+	gf_kube_client_destroy(k);
+	fake_stop(&g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_retry_and_status),
+		cmocka_unit_test(test_watch_and_reflect),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -23,6 +23,7 @@
 #include "http/server.h"
 #include "k8s/conn.h"
 #include "metricsapi/agents.h"
+#include "metricsapi/authcfg.h"
 #include "metricsapi/metricsapi.h"
 
 #define MAX_LIST 4096
@@ -37,6 +38,8 @@ struct opts {
 	size_t nrules;
 	const char *allowed[64];
 	size_t nallowed;
+	const char *sans[64];
+	size_t nsans;
 	char *owned[MAX_LIST]; /* strings split off comma lists and files */
 	size_t nowned;
 };
@@ -49,10 +52,15 @@ static void usage(FILE *f)
 		"stock HorizontalPodAutoscaler scales on GPU metrics (docs/metrics-api.md).\n\n"
 		"  --secure-port N                  listen port (default 6443; 0 = any free port)\n"
 		"  --bind-address ADDR              IPv4 address (default all)\n"
-		"  --tls-cert-file PATH             serving certificate (PEM)\n"
+		"  --tls-cert-file PATH             serving certificate (PEM; default: self-signed)\n"
 		"  --tls-private-key-file PATH      its key (PEM)\n"
+		"  --tls-san NAME[,NAME...]         DNS names of the self-signed certificate (default\n"
+		"                                   gpufleet-metrics-api.gpu-system.svc,localhost)\n"
 		"  --requestheader-client-ca-file PATH  CA of the aggregator's client certificate\n"
-		"  --requestheader-allowed-names A,B    CNs accepted (default: any the CA signed)\n"
+		"                                   (default: from ConfigMap kube-system/\n"
+		"                                   extension-apiserver-authentication)\n"
+		"  --requestheader-allowed-names A,B    CNs accepted (default: from that ConfigMap,\n"
+		"                                   else any the CA signed)\n"
 		"  --insecure-http                  plain HTTP, no authentication (local tests only)\n"
 		"  --source agents|prometheus       where the values come from (default agents)\n"
 		"  --agents URL[,URL...]            agent /metrics URLs (repeatable)\n"
@@ -143,6 +151,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		} else if (!strcmp(a, "--tls-private-key-file")) {
 			NEEDV();
 			o->key = v;
+		} else if (!strcmp(a, "--tls-san")) {
+			NEEDV();
+			if (add_list(o, a, v, o->sans, &o->nsans, 64))
+				return 2;
 		} else if (!strcmp(a, "--requestheader-client-ca-file")) {
 			NEEDV();
 			o->client_ca = v;
@@ -247,9 +259,13 @@ static int check_opts(const struct opts *o)
 		fprintf(stderr, "gpufleet metrics-api: --prometheus-rule needs --source prometheus\n");
 		return 2;
 	}
-	if (!o->insecure_http && (!o->cert || !o->key || !o->client_ca)) {
-		fprintf(stderr, "gpufleet metrics-api: HTTPS needs --tls-cert-file, --tls-private-key-file "
-				"and --requestheader-client-ca-file (or --insecure-http for local tests)\n");
+	if (!o->cert != !o->key) {
+		fprintf(stderr, "gpufleet metrics-api: --tls-cert-file and --tls-private-key-file go together\n");
+		return 2;
+	}
+	if (!o->insecure_http && !o->client_ca && o->no_kube) {
+		fprintf(stderr, "gpufleet metrics-api: without API server access (--no-kubernetes) HTTPS needs "
+				"--requestheader-client-ca-file (or --insecure-http for local tests)\n");
 		return 2;
 	}
 	return 0;
@@ -278,8 +294,9 @@ int gf_cmd_metrics_api(int argc, char **argv)
 	if (rc)
 		goto out;
 	rc = 1;
-	if (!o->insecure_http && (gf_read_file(o->cert, &cert, &len) || gf_read_file(o->key, &key, &len) ||
-				  gf_read_file(o->client_ca, &ca, &len)))
+	if (!o->insecure_http && ((o->cert && (gf_read_file(o->cert, &cert, &len) ||
+					       gf_read_file(o->key, &key, &len))) ||
+				  (o->client_ca && gf_read_file(o->client_ca, &ca, &len))))
 		goto out;
 
 	/* Block the stop signals before any thread exists; taken below. */
@@ -302,6 +319,43 @@ int gf_cmd_metrics_api(int argc, char **argv)
 			fprintf(stderr, "gpufleet metrics-api: not in a cluster and no --kubeconfig: "
 					"selectors on pod labels will be refused\n");
 		}
+	}
+	if (!o->insecure_http && !ca) {
+		/* The front-proxy CA and allowed names as kube-apiserver publishes them. */
+		if (!have_kube) {
+			fprintf(stderr, "gpufleet metrics-api: no --requestheader-client-ca-file and no API "
+					"server access to read it from kube-system/extension-apiserver-authentication\n");
+			goto out;
+		}
+		struct gf_ma_authcfg ac;
+		if (gf_ma_authcfg_fetch(&kc, &ac, err, sizeof(err))) {
+			fprintf(stderr, "gpufleet metrics-api: %s\n", err);
+			goto out;
+		}
+		ca = ac.client_ca_pem;
+		ac.client_ca_pem = NULL;
+		if (!o->allowed_set) {
+			for (size_t i = 0; i < ac.nallowed && o->nallowed < 64 && o->nowned < MAX_LIST; i++) {
+				o->owned[o->nowned++] = ac.allowed_names[i];
+				o->allowed[o->nallowed++] = ac.allowed_names[i];
+				ac.allowed_names[i] = NULL;
+			}
+		}
+		gf_ma_authcfg_release(&ac);
+		fprintf(stderr, "gpufleet metrics-api: front-proxy CA and %zu allowed name(s) from "
+				"kube-system/extension-apiserver-authentication\n", o->nallowed);
+	}
+	if (!o->insecure_http && !cert) {
+		static const char *const defsans[] = { "gpufleet-metrics-api.gpu-system.svc", "localhost" };
+		const char *const *sans = o->nsans ? o->sans : defsans;
+		size_t nsans = o->nsans ? o->nsans : 2;
+		if (gf_ma_selfsigned(sans, nsans, &cert, &key, err, sizeof(err))) {
+			fprintf(stderr, "gpufleet metrics-api: %s\n", err);
+			goto out;
+		}
+		fprintf(stderr, "gpufleet metrics-api: serving with a self-signed certificate for %s "
+				"(register the APIService with insecureSkipTLSVerify, or give --tls-cert-file)\n",
+			sans[0]);
 	}
 	bool prom = !strcmp(o->source, "prometheus");
 	if (!prom) {

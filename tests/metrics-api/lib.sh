@@ -116,12 +116,34 @@ start_metrics_api() {
 	fail "metrics-api did not start"
 }
 
-# register_apiservice: the ExternalName Service (docs/testing.md: no kube-proxy,
-# aggregator routing off) and the APIService pointing at $MA_PORT, then wait
-# until it is Available.
+# start_metrics_api_auto LOGNAME ARGS...: HTTPS with a self-signed certificate and
+# the front-proxy CA read from kube-system/extension-apiserver-authentication.
+start_metrics_api_auto() {
+	local log=$T/$1.log
+	shift
+	"$GPUFLEET" metrics-api --secure-port 0 --bind-address 127.0.0.1 --kubeconfig "$KUBECONFIG" \
+		--tls-san gpufleet-metrics-api.default.svc --log-requests "$@" 2>"$log" &
+	MA_PID=$!
+	PIDS="$PIDS $MA_PID"
+	MA_PORT=""
+	for _ in $(seq 100); do
+		MA_PORT=$(sed -n 's/.*serving on https:\/\/[0-9.]*:\([0-9]*\)\/apis.*/\1/p' "$log")
+		[ -n "$MA_PORT" ] && return 0
+		kill -0 "$MA_PID" 2>/dev/null || fail "metrics-api exited during start-up: $(cat "$log")"
+		sleep 0.1
+	done
+	fail "metrics-api did not start"
+}
+
+# register_apiservice [insecure]: the ExternalName Service (docs/testing.md: no
+# kube-proxy, aggregator routing off) and the APIService pointing at $MA_PORT
+# (caBundle = the cluster CA, or insecureSkipTLSVerify), then wait until it is
+# Available.
 register_apiservice() {
-	local ca
+	local ca tls
 	ca=$(base64 -w0 <"$GPUFLEET_K8S_CA")
+	tls="caBundle: $ca"
+	[ "${1:-}" = insecure ] && tls="insecureSkipTLSVerify: true"
 	k apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Service
@@ -137,7 +159,7 @@ spec:
   groupPriorityMinimum: 100
   versionPriority: 100
   service: {namespace: default, name: gpufleet-metrics-api, port: $MA_PORT}
-  caBundle: $ca
+  $tls
 YAML
 	apiservice_available() {
 		[ "$(k get apiservice v1beta1.external.metrics.k8s.io -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')" = True ] &&

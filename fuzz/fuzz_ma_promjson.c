@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "http/obuf.h"
+#include "core/obuf.h"
 #include "metricsapi/promql.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

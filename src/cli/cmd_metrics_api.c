@@ -30,6 +30,8 @@
 
 struct opts {
 	const char *bind, *cert, *key, *client_ca, *source, *prom_url, *kubeconfig, *agents_file;
+	char *dns_host;
+	unsigned long dns_port;
 	unsigned long port, interval_ms, threads;
 	bool insecure_http, no_kube, all_ns, log_requests, allowed_set;
 	const char *agents[MAX_LIST];
@@ -55,7 +57,7 @@ static void usage(FILE *f)
 		"  --tls-cert-file PATH             serving certificate (PEM; default: self-signed)\n"
 		"  --tls-private-key-file PATH      its key (PEM)\n"
 		"  --tls-san NAME[,NAME...]         DNS names of the self-signed certificate (default\n"
-		"                                   gpufleet-metrics-api.gpu-system.svc,localhost)\n"
+		"                                   gpufleet-metrics-api.gpufleet-system.svc,localhost)\n"
 		"  --requestheader-client-ca-file PATH  CA of the aggregator's client certificate\n"
 		"                                   (default: from ConfigMap kube-system/\n"
 		"                                   extension-apiserver-authentication)\n"
@@ -65,6 +67,8 @@ static void usage(FILE *f)
 		"  --source agents|prometheus       where the values come from (default agents)\n"
 		"  --agents URL[,URL...]            agent /metrics URLs (repeatable)\n"
 		"  --agents-file PATH               agent URLs, one per line\n"
+		"  --agents-dns HOST[:PORT]         agents found by resolving HOST every scrape (the\n"
+		"                                   agents' headless Service; port default 9400)\n"
 		"  --scrape-interval-ms N           agents scrape period (default 5000)\n"
 		"  --prometheus-url URL             Prometheus server (source prometheus)\n"
 		"  --prometheus-rule NAME=PROMQL    serve NAME with this template (repeatable;\n"
@@ -176,6 +180,20 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			NEEDV();
 			if (add_list(o, a, v, o->agents, &o->nagents, MAX_LIST))
 				return 2;
+		} else if (!strcmp(a, "--agents-dns")) {
+			NEEDV();
+			const char *c = strrchr(v, ':');
+			o->dns_port = 9400;
+			if (c && !parse_ulong(c + 1, 65535, &o->dns_port)) {
+				fprintf(stderr, "gpufleet metrics-api: --agents-dns: '%s' is not HOST[:PORT]\n", v);
+				return 2;
+			}
+			free(o->dns_host);
+			o->dns_host = c ? strndup(v, (size_t)(c - v)) : strdup(v);
+			if (!o->dns_host || !o->dns_host[0]) {
+				fprintf(stderr, "gpufleet metrics-api: --agents-dns: '%s' has no host\n", v);
+				return 2;
+			}
 		} else if (!strcmp(a, "--agents-file")) {
 			NEEDV();
 			o->agents_file = v;
@@ -251,8 +269,8 @@ static int check_opts(const struct opts *o)
 		fprintf(stderr, "gpufleet metrics-api: --source prometheus needs --prometheus-url\n");
 		return 2;
 	}
-	if (!prom && !o->nagents) {
-		fprintf(stderr, "gpufleet metrics-api: --source agents needs --agents or --agents-file\n");
+	if (!prom && !o->nagents && !o->dns_host) {
+		fprintf(stderr, "gpufleet metrics-api: --source agents needs --agents, --agents-file or --agents-dns\n");
 		return 2;
 	}
 	if (!prom && o->nrules) {
@@ -346,7 +364,7 @@ int gf_cmd_metrics_api(int argc, char **argv)
 				"kube-system/extension-apiserver-authentication\n", o->nallowed);
 	}
 	if (!o->insecure_http && !cert) {
-		static const char *const defsans[] = { "gpufleet-metrics-api.gpu-system.svc", "localhost" };
+		static const char *const defsans[] = { "gpufleet-metrics-api.gpufleet-system.svc", "localhost" };
 		const char *const *sans = o->nsans ? o->sans : defsans;
 		size_t nsans = o->nsans ? o->nsans : 2;
 		if (gf_ma_selfsigned(sans, nsans, &cert, &key, err, sizeof(err))) {
@@ -360,7 +378,8 @@ int gf_cmd_metrics_api(int argc, char **argv)
 	bool prom = !strcmp(o->source, "prometheus");
 	if (!prom) {
 		struct gf_ma_agents_config ac = { .urls = o->agents, .nurls = o->nagents,
-						  .interval_ms = (unsigned)o->interval_ms };
+						  .interval_ms = (unsigned)o->interval_ms,
+						  .dns_name = o->dns_host, .dns_port = (unsigned)o->dns_port };
 		if (gf_ma_agents_create(&ac, &agents)) {
 			fprintf(stderr, "gpufleet metrics-api: cannot start the agents scraper\n");
 			goto out;
@@ -425,6 +444,7 @@ out:
 	free(ca);
 	for (size_t i = 0; i < o->nowned; i++)
 		free(o->owned[i]);
+	free(o->dns_host);
 	free(o);
 	return rc < 0 ? 0 : rc;
 }

@@ -19,7 +19,11 @@
  */
 #include "metricsapi/agents.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -35,6 +39,7 @@
 #define ARENA_CAP (32u << 20)
 #define BODY_CAP (32u << 20)
 #define MAX_FAMILIES 64
+#define MAX_DNS_AGENTS 4096
 
 enum { L_GPU_INDEX, L_UUID, L_MODEL_LV, L_NODE, L_NS, L_POD, L_CONTAINER, L_MIG, NL };
 
@@ -63,8 +68,10 @@ struct agent {
 
 struct gf_ma_agents {
 	struct gf_ma_agents_config cfg;
-	struct agent *agents;
+	struct agent *agents; /* replaced (under mu) only by the scraper thread */
 	size_t n;
+	size_t nstatic;       /* the first nstatic agents are the configured URLs */
+	char *dns_name;
 	const char *fams[MAX_FAMILIES];
 	size_t nfams;
 	pthread_mutex_t mu;
@@ -437,8 +444,134 @@ static void mark_failed(gf_ma_agents *a, size_t i, const char *msg)
 	pthread_mutex_unlock(&a->mu);
 }
 
+static gf_err agent_init(struct agent *ag, const char *url, bool with_handle)
+{
+	memset(ag, 0, sizeof(*ag));
+	gf_obuf_init(&ag->body, BODY_CAP);
+	if (!(ag->url = strdup(url)))
+		return GF_NOMEM;
+	if (!with_handle)
+		return GF_OK;
+	if (!(ag->h = curl_easy_init()))
+		return GF_NOMEM;
+	curl_easy_setopt(ag->h, CURLOPT_URL, ag->url);
+	curl_easy_setopt(ag->h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(ag->h, CURLOPT_WRITEDATA, &ag->body);
+	curl_easy_setopt(ag->h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(ag->h, CURLOPT_ACCEPT_ENCODING, "");
+	return GF_OK;
+}
+
+static void agent_release(struct agent *ag)
+{
+	free(ag->url);
+	nodeset_free(ag->set);
+	if (ag->h)
+		curl_easy_cleanup(ag->h);
+	gf_obuf_release(&ag->body);
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* Resolve dns_name; when the set of addresses changed, rebuild the agent
+ * list (static URLs first, then one agent per address, keeping the state
+ * of the agents that stay).  Scraper thread only. */
+static void refresh_dns(gf_ma_agents *a)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
+	int r = getaddrinfo(a->dns_name, NULL, &hints, &res);
+	if (r) {
+		fprintf(stderr, "gpufleet metrics-api: resolving %s: %s (keeping %zu agents)\n",
+			a->dns_name, gai_strerror(r), a->n - a->nstatic);
+		return;
+	}
+	char *urls[MAX_DNS_AGENTS];
+	size_t nu = 0;
+	for (struct addrinfo *p = res; p && nu < MAX_DNS_AGENTS; p = p->ai_next) {
+		char ip[INET6_ADDRSTRLEN], url[INET6_ADDRSTRLEN + 32];
+		const void *addr = p->ai_family == AF_INET
+					   ? (const void *)&((struct sockaddr_in *)p->ai_addr)->sin_addr
+					   : (const void *)&((struct sockaddr_in6 *)p->ai_addr)->sin6_addr;
+		if ((p->ai_family != AF_INET && p->ai_family != AF_INET6) ||
+		    !inet_ntop(p->ai_family, addr, ip, sizeof(ip)))
+			continue;
+		snprintf(url, sizeof(url), p->ai_family == AF_INET ? "http://%s:%u/metrics"
+								     : "http://[%s]:%u/metrics",
+			 ip, a->cfg.dns_port);
+		if (!(urls[nu] = strdup(url)))
+			break;
+		nu++;
+	}
+	freeaddrinfo(res);
+	qsort(urls, nu, sizeof(char *), cmp_str);
+	size_t k = 0;
+	for (size_t i = 0; i < nu; i++) { /* dedupe */
+		if (k && !strcmp(urls[k - 1], urls[i])) {
+			free(urls[i]);
+			continue;
+		}
+		urls[k++] = urls[i];
+	}
+	nu = k;
+	bool same = a->n - a->nstatic == nu;
+	for (size_t i = 0; same && i < nu; i++)
+		same = !strcmp(a->agents[a->nstatic + i].url, urls[i]);
+	if (same)
+		goto done;
+	struct agent *nv = calloc(a->nstatic + nu ? a->nstatic + nu : 1, sizeof(*nv));
+	if (!nv)
+		goto done;
+	bool *kept = calloc(a->n ? a->n : 1, sizeof(bool));
+	if (!kept) {
+		free(nv);
+		goto done;
+	}
+	size_t nn = 0;
+	for (; nn < a->nstatic; nn++) {
+		nv[nn] = a->agents[nn];
+		kept[nn] = true;
+		curl_easy_setopt(nv[nn].h, CURLOPT_WRITEDATA, &nv[nn].body);
+	}
+	for (size_t i = 0; i < nu; i++) {
+		size_t j = a->nstatic;
+		while (j < a->n && strcmp(a->agents[j].url, urls[i]))
+			j++;
+		if (j < a->n) {
+			nv[nn] = a->agents[j];
+			kept[j] = true;
+			/* the write target moved with the struct */
+			curl_easy_setopt(nv[nn].h, CURLOPT_WRITEDATA, &nv[nn].body);
+		} else if (agent_init(&nv[nn], urls[i], true)) {
+			agent_release(&nv[nn]);
+			continue;
+		}
+		nn++;
+	}
+	fprintf(stderr, "gpufleet metrics-api: %s resolves to %zu agents\n", a->dns_name, nu);
+	pthread_mutex_lock(&a->mu);
+	struct agent *old = a->agents;
+	size_t oldn = a->n;
+	a->agents = nv;
+	a->n = nn;
+	pthread_mutex_unlock(&a->mu);
+	for (size_t j = 0; j < oldn; j++)
+		if (!kept[j])
+			agent_release(&old[j]);
+	free(old);
+	free(kept);
+	/* the easy handles of moved agents point at the old array's bodies: fixed above */
+done:
+	for (size_t i = 0; i < nu; i++)
+		free(urls[i]);
+}
+
 static void scrape_round(gf_ma_agents *a, CURLM *mh)
 {
+	if (a->dns_name)
+		refresh_dns(a);
 	for (size_t i = 0; i < a->n; i++) {
 		struct agent *ag = &a->agents[i];
 		gf_obuf_reset(&ag->body);
@@ -539,24 +672,17 @@ gf_err gf_ma_agents_create(const struct gf_ma_agents_config *cfg, gf_ma_agents *
 	a->agents = calloc(cfg->nurls ? cfg->nurls : 1, sizeof(*a->agents));
 	if (!a->agents)
 		goto nomem;
-	a->n = cfg->nurls;
-	for (size_t i = 0; i < a->n; i++) {
-		struct agent *ag = &a->agents[i];
-		ag->url = strdup(cfg->urls[i]);
-		gf_obuf_init(&ag->body, BODY_CAP);
-		if (!ag->url)
+	for (size_t i = 0; i < cfg->nurls; i++) {
+		a->n++;
+		if (agent_init(&a->agents[i], cfg->urls[i], !cfg->no_thread))
 			goto nomem;
-		if (cfg->no_thread)
-			continue;
-		ag->h = curl_easy_init();
-		if (!ag->h)
-			goto nomem;
-		curl_easy_setopt(ag->h, CURLOPT_URL, ag->url);
-		curl_easy_setopt(ag->h, CURLOPT_WRITEFUNCTION, on_body);
-		curl_easy_setopt(ag->h, CURLOPT_WRITEDATA, &ag->body);
-		curl_easy_setopt(ag->h, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(ag->h, CURLOPT_ACCEPT_ENCODING, "");
 	}
+	a->nstatic = a->n;
+	if (cfg->dns_name && !(a->dns_name = strdup(cfg->dns_name)))
+		goto nomem;
+	if (!a->cfg.dns_port)
+		a->cfg.dns_port = 9400;
+	a->cfg.dns_name = NULL;
 	a->cfg.urls = NULL;
 	if (!cfg->no_thread) {
 		if (pthread_create(&a->thread, NULL, scraper, a)) {
@@ -583,14 +709,10 @@ void gf_ma_agents_destroy(gf_ma_agents *a)
 		pthread_mutex_unlock(&a->mu);
 		pthread_join(a->thread, NULL);
 	}
-	for (size_t i = 0; a->agents && i < a->n; i++) {
-		free(a->agents[i].url);
-		nodeset_free(a->agents[i].set);
-		if (a->agents[i].h)
-			curl_easy_cleanup(a->agents[i].h);
-		gf_obuf_release(&a->agents[i].body);
-	}
+	for (size_t i = 0; a->agents && i < a->n; i++)
+		agent_release(&a->agents[i]);
 	free(a->agents);
+	free(a->dns_name);
 	pthread_mutex_destroy(&a->mu);
 	pthread_cond_destroy(&a->cv);
 	free(a);

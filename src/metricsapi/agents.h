@@ -10,6 +10,13 @@
  * agent's GPUs disappear from the answers.  Queries read the latest series
  * under a mutex: their cost does not depend on the agents' latency.
  *
+ * Discovery: with dns_name set, every round first resolves it
+ * (getaddrinfo; in a cluster the agents' headless Service, e.g.
+ * gpufleet-agent.gpufleet-system.svc, has one address per agent pod) and
+ * scrapes http://<address>:<dns_port>/metrics of each, besides the static
+ * URLs.  An agent that disappears from DNS disappears from the answers; a
+ * failed lookup keeps the previous list.
+ *
  * Errors of gf_ma_agents_query: GF_UNAVAILABLE before the first scrape
  * round has finished (the server answers 503), GF_IO when no agent has
  * fresh series (500), GF_NOMEM.
@@ -36,6 +43,8 @@ struct gf_ma_agents_config {
 	unsigned timeout_ms;     /* per scrape round (0 = 3000) */
 	unsigned stale_ms;       /* drop an agent's series after this (0 = max(3 x interval, 15000)) */
 	bool no_thread;          /* no scraper: the caller feeds gf_ma_agents_ingest (tests, bench) */
+	const char *dns_name;    /* resolve every round into more agents (copied; NULL: none) */
+	unsigned dns_port;       /* their port (0 = 9400) */
 };
 
 /* Start (the scraper thread runs until _destroy).  GF_INVAL, GF_NOMEM. */

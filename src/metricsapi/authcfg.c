@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "http/obuf.h"
+#include "core/obuf.h"
 
 void gf_ma_authcfg_release(struct gf_ma_authcfg *a)
 {

@@ -121,13 +121,15 @@ pass "graceful stop on SIGTERM"
 # ---- no certificate files: self-signed serving certificate, front-proxy CA and
 # ---- allowed names read from kube-system/extension-apiserver-authentication -----
 if [ "$SOURCE" = agents ]; then
-	start_metrics_api_auto ma-auto --source agents --agents "http://127.0.0.1:$AGENT_PORT/metrics" --scrape-interval-ms 500
+	# the agents found through DNS (in a cluster: their headless Service)
+	start_metrics_api_auto ma-auto --source agents --agents-dns "localhost:$AGENT_PORT" --scrape-interval-ms 500
 	grep -q "1 allowed name(s) from kube-system/extension-apiserver-authentication" "$T/ma-auto.log" ||
 		fail "front-proxy trust not read from the ConfigMap: $(cat "$T/ma-auto.log")"
 	register_apiservice insecure
 	expect ml dcgm_gpu_utilization "pod%3Dllm-7d9f-abcde" 87
 	out=$(curl -sS -k --max-time 10 -w '\n%{http_code}' "https://127.0.0.1:$MA_PORT$GV/namespaces/ml/dcgm_gpu_utilization")
 	[ "$(echo "$out" | tail -n1)" = 401 ] || fail "auto-configured server let a client without certificate in: $out"
-	pass "self-signed certificate + trust from the ConfigMap: Available, values through the aggregator, 401 without the front-proxy certificate"
+	grep -q "localhost resolves to [1-9][0-9]* agents" "$T/ma-auto.log" || fail "no agents from DNS: $(cat "$T/ma-auto.log")"
+	pass "self-signed certificate + trust from the ConfigMap + agents from DNS: Available, values through the aggregator, 401 without the front-proxy certificate"
 fi
 pass "all checks passed"

@@ -77,6 +77,22 @@ out=$(raw "$GV/namespaces/ml/dcgm_gpu_utilization?labelSelector=app%3Dnothing-he
 [ "$(echo "$out" | jq '.items | length')" = 0 ] || fail "selector matching no pod: want no item, got $out"
 pass "workload selector app=llm -> 87 via the pod list; app=nothing-here -> no item"
 
+# ---- deploy/ manifests and the docs' HPA are accepted by the API server -----------------
+if [ "$SOURCE" = agents ]; then
+	k apply -f "$SRC/deploy/agent/namespace.yaml" >/dev/null
+	out=$(k apply --dry-run=server -f "$SRC/deploy/metrics-api/" 2>&1) || fail "deploy/metrics-api rejected: $out"
+	for kind in serviceaccount/gpufleet-metrics-api clusterrole.rbac.authorization.k8s.io/gpufleet-metrics-api \
+		rolebinding.rbac.authorization.k8s.io/gpufleet-metrics-api-auth-reader deployment.apps/gpufleet-metrics-api \
+		service/gpufleet-metrics-api apiservice.apiregistration.k8s.io/v1beta1.external.metrics.k8s.io \
+		horizontalpodautoscaler.autoscaling/llama-7b; do
+		echo "$out" | grep -q "^$kind .*(server dry run)" || fail "deploy/metrics-api: $kind not accepted: $out"
+	done
+	bad=$(sed 's/value: "70"/value: "70%"/' "$SRC/deploy/metrics-api/hpa-example.yaml")
+	out=$(echo "$bad" | k apply --dry-run=server -f - 2>&1) && fail "an HPA with value \"70%\" was accepted: $out"
+	echo "$out" | grep -qi "quantities must match the regular expression" || fail "70% rejected for another reason: $out"
+	pass "deploy/metrics-api/*.yaml accepted (server dry run); the docs' HPA with \"70\" accepted, with \"70%\" rejected"
+fi
+
 # ---- Status errors, with their HTTP codes (curl with the admin certificate) ------------
 pki=$STATE/pki
 code_of() { # PATH -> "CODE BODY"

@@ -78,24 +78,6 @@ static void test_frag_vectors(void **state)
 	gf_catalog_release(&cat);
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 /* Check values of spec 4.6.1 on the bundled default workload. */
 static void test_target_default_workload(void **state)
 {
@@ -104,7 +86,7 @@ static void test_target_default_workload(void **state)
 	struct gf_pod_spec *pods;
 	struct gf_target t;
 	size_t n, len;
-	char *data = slurp(GF_SOURCE_DIR "/data/openb/openb_pod_list_default.csv", &len);
+	char *data = tu_slurp(GF_SOURCE_DIR "/data/openb/openb_pod_list_default.csv", &len);
 
 	(void)state;
 	gf_catalog_init(&cat);

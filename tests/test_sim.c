@@ -12,6 +12,7 @@
 #include "sim/openb.h"
 #include "sim/report.h"
 #include "sim/trace.h"
+#include "testutil.h"
 
 struct world {
 	struct gf_catalog cat;
@@ -21,24 +22,6 @@ struct world {
 	gf_openb *x;
 };
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 static int setup(void **state)
 {
 	struct world *w = calloc(1, sizeof(*w));
@@ -47,10 +30,10 @@ static int setup(void **state)
 	char *d;
 
 	gf_catalog_init(&w->cat);
-	d = slurp(GF_SOURCE_DIR "/data/openb/openb_node_list_gpu_node.csv", &len);
+	d = tu_slurp(GF_SOURCE_DIR "/data/openb/openb_node_list_gpu_node.csv", &len);
 	assert_int_equal(gf_trace_parse_nodes(d, len, "nodes", &w->cat, &w->nodes, &w->nn, &err), GF_OK);
 	free(d);
-	d = slurp(GF_SOURCE_DIR "/data/openb/openb_pod_list_gpuspec10.csv", &len);
+	d = tu_slurp(GF_SOURCE_DIR "/data/openb/openb_pod_list_gpuspec10.csv", &len);
 	assert_int_equal(gf_trace_parse_pods(d, len, "pods", &w->cat, &w->pods, &w->np, &err), GF_OK);
 	free(d);
 	/* A quarter of the cluster keeps the sanitizer builds quick. */

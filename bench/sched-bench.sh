@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# bench/sched-bench.sh - pods scheduled per second: gpufleet schedule vs the real kube-scheduler.
+#
+#   bench/sched-bench.sh GPUFLEET BENCH_EXTENDER [NODES...]     (default: 1000 5000)
+#   env: PODS (default 1000) pods per scheduler and size; ROUNDS (1000) extender rounds.
+#
+# For each cluster size: a fresh control plane (tests/k8s/cluster-up --no-kwok),
+# NODES fake nodes with 8 GPUs each, then for each scheduler in turn PODS pods
+# asking one whole GPU (tolerating every taint: without kwok the nodes are
+# NotReady-tainted) are created first, under a schedulerName nobody serves yet;
+# then the scheduler is started and a poller (50 Hz, fieldSelector, Table rows
+# without objects) times the window from the first bound pod to the last.  Same API server, same run:
+#   - kube-scheduler: a second kube-scheduler process, default plugins and its
+#     default percentageOfNodesToScore (adaptive), client QPS/burst raised to
+#     5000 so its client rate limiter is not the bottleneck;
+#   - gpufleet schedule: default policy (FGD), scores every feasible node.
+# At the largest size it then runs BENCH_EXTENDER against gpufleet's extender
+# (filter+prioritize with all node names; p50/p99).  Prints one table.
+set -euo pipefail
+gf=${1:?usage: sched-bench.sh GPUFLEET BENCH_EXTENDER [NODES...]}
+bx=${2:?usage: sched-bench.sh GPUFLEET BENCH_EXTENDER [NODES...]}
+shift 2
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(1000 5000)
+pods=${PODS:-1000}
+rounds=${ROUNDS:-1000}
+here=$(cd "$(dirname "$0")" && pwd)
+k8s=$(cd "$here/../tests/k8s" && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/gpufleet-bench.XXXXXX")
+state=
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	[ -n "$state" ] && "$k8s/cluster-down" "$state" >/dev/null 2>&1 || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+log() { echo "bench: $*" >&2; }
+freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+mkpods() { # mkpods SCHEDULER_NAME N > list.json
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+name, n = sys.argv[1], int(sys.argv[2])
+items = [{"apiVersion": "v1", "kind": "Pod",
+          "metadata": {"name": "%s-%05d" % (name, i)},
+          "spec": {"schedulerName": name, "tolerations": [{"operator": "Exists"}],
+                   "containers": [{"name": "c", "image": "registry.invalid/x:1",
+                                   "resources": {"requests": {"cpu": "100m", "memory": "64Mi"},
+                                                 "limits": {"nvidia.com/gpu": "1"}}}]}}
+         for i in range(n)]
+json.dump({"apiVersion": "v1", "kind": "List", "items": items}, sys.stdout)
+PY
+}
+
+# poll SCHEDULER_NAME N: waits until N pods of that scheduler are bound; prints
+# "SECONDS RATE" for the window first bound -> last bound.
+poll() {
+	python3 - "$state" "$GPUFLEET_K8S_APISERVER" "$1" "$2" <<'PY'
+import http.client, json, ssl, sys, time, urllib.parse
+state, server, name, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+ctx = ssl.create_default_context(cafile=state + "/pki/ca.crt")
+ctx.load_cert_chain(state + "/pki/admin.crt", state + "/pki/admin.key")
+host = urllib.parse.urlparse(server)
+c = http.client.HTTPSConnection(host.hostname, host.port, context=ctx)
+# remainingItemCount is not given with selectors: ask for a Table without objects
+# (one small row per bound pod).
+q = "/api/v1/namespaces/default/pods?includeObject=None&fieldSelector=" + urllib.parse.quote(
+    "spec.schedulerName=%s,spec.nodeName!=" % name)
+hdr = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
+first = None
+deadline = time.time() + 900
+while True:
+    c.request("GET", q, headers=hdr)
+    d = json.loads(c.getresponse().read())
+    got = len(d.get("rows") or [])
+    t = time.monotonic()
+    if got and first is None:
+        first = (t, got)
+    if got >= n:
+        dt = t - first[0]
+        print("%.3f %.1f" % (dt, (n - first[1]) / dt if dt > 0 else float("inf")))
+        break
+    if time.time() > deadline:
+        sys.exit("poll: only %d of %d bound" % (got, n))
+    time.sleep(0.02)
+PY
+}
+
+declare -A res
+for n in "${sizes[@]}"; do
+	state=$work/k8s-$n
+	mkdir -p "$state"
+	t0=$(date +%s)
+	KUBECONFIG=$("$k8s/cluster-up" --no-kwok --state-dir "$state" --owner-pid $$ 2>"$work/up.log" | tail -n1)
+	export KUBECONFIG
+	. "$state/env"
+	k() { "$GPUFLEET_K8S_KUBECTL" "$@"; }
+	python3 - "$n" >"$work/nodes.json" <<'PY'
+import json, sys
+n = int(sys.argv[1])
+q = {"cpu": "96", "memory": "1024Gi", "pods": "110", "nvidia.com/gpu": "8"}
+items = [{"apiVersion": "v1", "kind": "Node",
+          "metadata": {"name": "gpu-node-%d" % i,
+                       "labels": {"kubernetes.io/hostname": "gpu-node-%d" % i, "kubernetes.io/os": "linux",
+                                  "nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+                                  "nvidia.com/gpu.memory": "81559", "nvidia.com/gpu.count": "8"}},
+          "status": {"allocatable": q, "capacity": q}} for i in range(n)]
+json.dump({"apiVersion": "v1", "kind": "List", "items": items}, sys.stdout)
+PY
+	k create -f "$work/nodes.json" >/dev/null
+	log "$n nodes registered in $(($(date +%s) - t0))s"
+
+	# kube-scheduler
+	mkpods ks-bench "$pods" >"$work/pods-ks.json"
+	k create -f "$work/pods-ks.json" >/dev/null
+	sp=$(freeport)
+	cat >"$work/ks.yaml" <<YAML
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: $KUBECONFIG
+  qps: 5000
+  burst: 5000
+leaderElection:
+  leaderElect: false
+profiles:
+- schedulerName: ks-bench
+YAML
+	"$GPUFLEET_K8S_BIN/kube-scheduler" --config "$work/ks.yaml" --bind-address 127.0.0.1 --secure-port "$sp" \
+		--authentication-kubeconfig "$KUBECONFIG" --authorization-kubeconfig "$KUBECONFIG" >"$work/ks.log" 2>&1 &
+	kpid=$!
+	pids+=($kpid)
+	read -r ks_s ks_rate < <(poll ks-bench "$pods")
+	kill "$kpid"
+	log "$n nodes: kube-scheduler bound $pods pods in ${ks_s}s ($ks_rate pods/s)"
+
+	# gpufleet
+	mkpods gf-bench "$pods" >"$work/pods-gf.json"
+	k create -f "$work/pods-gf.json" >/dev/null
+	gp=$(freeport)
+	"$gf" schedule --kubeconfig "$KUBECONFIG" --scheduler-name gf-bench --address "127.0.0.1:$gp" >"$work/gf.log" 2>&1 &
+	gpid=$!
+	pids+=($gpid)
+	read -r gf_s gf_rate < <(poll gf-bench "$pods")
+	log "$n nodes: gpufleet bound $pods pods in ${gf_s}s ($gf_rate pods/s)"
+	ratio=$(python3 -c "print('%.2f' % ($gf_rate / $ks_rate))")
+	res[$n]="$ks_rate $gf_rate $ratio"
+	if [ "$n" = "${sizes[-1]}" ]; then
+		ext=$("$bx" "http://127.0.0.1:$gp/gpusched" "$n" "$rounds")
+		log "$ext"
+	fi
+	kill "$gpid"
+	"$k8s/cluster-down" "$state" >/dev/null 2>&1 || true
+	state=
+done
+
+echo
+echo "gpufleet schedule vs kube-scheduler: pods (1 whole GPU each) bound per second, same API server, same run"
+printf '%-8s %-8s %-22s %-22s %s\n' nodes pods "kube-scheduler/s" "gpufleet (FGD)/s" "ratio"
+for n in "${sizes[@]}"; do
+	read -r a b r <<<"${res[$n]}"
+	printf '%-8s %-8s %-22s %-22s %s\n' "$n" "$pods" "$a" "$b" "$r"
+done
+[ -n "${ext:-}" ] && echo "$ext"

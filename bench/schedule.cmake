@@ -1,0 +1,17 @@
+# The scheduler's benchmark: pods scheduled per second by `gpufleet schedule`
+# and by the real kube-scheduler on the same API server in the same run, at
+# 1,000 and 5,000 fake nodes, and the extender's filter+prioritize round trip
+# at 5,000 nodes (bench_extender).
+#   cmake --build build --target bench-schedule
+# or: bench/sched-bench.sh build/gpufleet build/bench/bench_extender [NODES...]
+pkg_check_modules(GF_BENCH_CURL IMPORTED_TARGET libcurl)
+if(GF_BENCH_CURL_FOUND)
+  add_executable(bench_extender ${CMAKE_CURRENT_SOURCE_DIR}/bench_extender.c)
+  target_link_libraries(bench_extender PRIVATE PkgConfig::GF_BENCH_CURL)
+  set_target_properties(bench_extender PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+  add_custom_target(bench-schedule
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/sched-bench.sh $<TARGET_FILE:gpufleet>
+            $<TARGET_FILE:bench_extender> 1000 5000
+    DEPENDS gpufleet bench_extender
+    USES_TERMINAL)
+endif()

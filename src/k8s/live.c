@@ -657,8 +657,11 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 	if (lp->st == P_BOUND)
 		unaccount(l, lp);
 	bool ours = !strcmp(p->scheduler, l->name) && !p->deleting;
-	bool changed = strcmp(lp->p.rv, p->rv) != 0;
-	struct gf_pod_spec old = lp->p.req;
+	/* Only a change of the request retries a parked pod: our own status
+	 * updates (the PodScheduled condition) must not. */
+	bool changed = memcmp(&lp->p.req, &p->req, sizeof(p->req)) != 0 ||
+		       strcmp(lp->p.model, p->model) || strcmp(lp->p.invalid, p->invalid) ||
+		       lp->p.milli_given != p->milli_given;
 	lp->p = *p;
 	if (!ours) {
 		lp->st = P_IGNORED;
@@ -669,8 +672,7 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 		lp->st = P_PENDING;
 		lp->invalid = false;
 		enqueue(l, lp);
-	} else if (changed && lp->parked &&
-		   (lp->invalid || memcmp(&old, &p->req, sizeof(old)) != 0)) {
+	} else if (changed && lp->parked) {
 		lp->invalid = false;
 		enqueue(l, lp); /* the pod changed: try again */
 	}

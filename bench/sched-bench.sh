@@ -2,7 +2,8 @@
 # bench/sched-bench.sh - pods scheduled per second: gpufleet schedule vs the real kube-scheduler.
 #
 #   bench/sched-bench.sh GPUFLEET BENCH_EXTENDER [NODES...]     (default: 1000 5000)
-#   env: PODS (default 1000) pods per scheduler and size; ROUNDS (1000) extender rounds.
+#   env: PODS (default 1000) pods per scheduler and size; ROUNDS (1000) extender rounds;
+#        GF_SCHED_ARGS extra options for gpufleet schedule (e.g. "--binders 32").
 #
 # For each cluster size: a fresh control plane (tests/k8s/cluster-up --no-kwok),
 # NODES fake nodes with 8 GPUs each, then for each scheduler in turn PODS pods
@@ -140,7 +141,7 @@ YAML
 	mkpods gf-bench "$pods" >"$work/pods-gf.json"
 	k create -f "$work/pods-gf.json" >/dev/null
 	gp=$(freeport)
-	"$gf" schedule --kubeconfig "$KUBECONFIG" --scheduler-name gf-bench --address "127.0.0.1:$gp" >"$work/gf.log" 2>&1 &
+	"$gf" schedule --kubeconfig "$KUBECONFIG" --scheduler-name gf-bench --address "127.0.0.1:$gp" ${GF_SCHED_ARGS:-} >"$work/gf.log" 2>&1 &
 	gpid=$!
 	pids+=($gpid)
 	read -r gf_s gf_rate < <(poll gf-bench "$pods")

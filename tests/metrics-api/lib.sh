@@ -68,7 +68,7 @@ start_agent() {
 	PIDS="$PIDS $!"
 	local pid=$!
 	AGENT_PORT=""
-	for _ in $(seq 100); do
+	for _ in $(seq 300); do
 		AGENT_PORT=$(sed -n 's/.*serving on http:\/\/[0-9.]*:\([0-9]*\)\/metrics.*/\1/p' "$T/agent.log")
 		[ -n "$AGENT_PORT" ] && return 0
 		kill -0 "$pid" 2>/dev/null || fail "agent exited during start-up"
@@ -107,7 +107,7 @@ start_metrics_api() {
 	MA_PID=$!
 	PIDS="$PIDS $MA_PID"
 	MA_PORT=""
-	for _ in $(seq 100); do
+	for _ in $(seq 300); do
 		MA_PORT=$(sed -n 's/.*serving on https:\/\/[0-9.]*:\([0-9]*\)\/apis.*/\1/p' "$log")
 		[ -n "$MA_PORT" ] && return 0
 		kill -0 "$MA_PID" 2>/dev/null || fail "metrics-api exited during start-up: $(cat "$log")"
@@ -126,7 +126,7 @@ start_metrics_api_auto() {
 	MA_PID=$!
 	PIDS="$PIDS $MA_PID"
 	MA_PORT=""
-	for _ in $(seq 100); do
+	for _ in $(seq 300); do
 		MA_PORT=$(sed -n 's/.*serving on https:\/\/[0-9.]*:\([0-9]*\)\/apis.*/\1/p' "$log")
 		[ -n "$MA_PORT" ] && return 0
 		kill -0 "$MA_PID" 2>/dev/null || fail "metrics-api exited during start-up: $(cat "$log")"
@@ -194,7 +194,7 @@ YML
 			--web.listen-address="127.0.0.1:$pp" --log.level=warn 2>"$T/prometheus.log" &
 		pid=$!
 		PIDS="$PIDS $pid"
-		for _ in $(seq 100); do
+		for _ in $(seq 300); do
 			if curl -sf "http://127.0.0.1:$pp/-/ready" >/dev/null 2>&1; then
 				PROM_URL=http://127.0.0.1:$pp
 				return 0

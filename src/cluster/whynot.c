@@ -41,6 +41,9 @@ const char *gf_why_text(enum gf_why w)
 	case GF_WHY_MODEL: return "GPU model mismatch";
 	case GF_WHY_GPU: return "Insufficient GPU";
 	case GF_WHY_GPU_MILLI: return "Insufficient GPU milli";
+	case GF_WHY_UNSCHEDULABLE: return "node(s) were unschedulable";
+	case GF_WHY_TAINT: return "node(s) had untolerated taint";
+	case GF_WHY_AFFINITY: return "node(s) didn't match Pod's node affinity/selector";
 	default: return "unknown";
 	}
 }

@@ -257,6 +257,165 @@ static gf_err quantity(struct dec *d, const cJSON *map, const char *key, int64_t
 	return GF_OK;
 }
 
+/* ---- constraints: labels, taints, tolerations, node affinity ----------- */
+
+static bool pack_kv(char *buf, size_t cap, size_t *len, const char *k, const char *v)
+{
+	size_t kl = strlen(k) + 1, vl = strlen(v) + 1;
+	if (*len + kl + vl > cap)
+		return false;
+	memcpy(buf + *len, k, kl);
+	memcpy(buf + *len + kl, v, vl);
+	*len += kl + vl;
+	return true;
+}
+
+const char *gf_k8s_node_label(const struct gf_k8s_node *n, const char *key)
+{
+	for (size_t i = 0; i < n->labels_len;) {
+		const char *k = n->labels + i;
+		const char *v = k + strlen(k) + 1;
+		if (!strcmp(k, key))
+			return v;
+		i = (size_t)(v + strlen(v) + 1 - n->labels);
+	}
+	return NULL;
+}
+
+static bool effect_of(const char *s, uint8_t *out)
+{
+	if (!s || !*s)
+		*out = GF_EFFECT_ANY;
+	else if (!strcmp(s, "NoSchedule"))
+		*out = GF_EFFECT_NO_SCHEDULE;
+	else if (!strcmp(s, "PreferNoSchedule"))
+		*out = GF_EFFECT_PREFER_NO_SCHEDULE;
+	else if (!strcmp(s, "NoExecute"))
+		*out = GF_EFFECT_NO_EXECUTE;
+	else
+		return false;
+	return true;
+}
+
+static const char *obj_str(const cJSON *o, const char *k)
+{
+	const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
+	return s ? s : "";
+}
+
+/* Sets p->invalid for what the scheduler cannot represent; GF_PARSE for wrong types. */
+static gf_err pod_tolerations(struct dec *d, const cJSON *spec, struct gf_k8s_pod *p)
+{
+	const cJSON *arr;
+	gf_err e = member(d, spec, "tolerations", cJSON_Array, &arr);
+	if (e || !arr)
+		return e;
+	int i = 0;
+	const cJSON *t;
+	cJSON_ArrayForEach(t, arr)
+	{
+		size_t o = push(d, ".tolerations[%d]", i++);
+		if (!cJSON_IsObject(t)) {
+			e = fail(d, "expected an object, got %s", type_name(t));
+			pop(d, o);
+			return e;
+		}
+		const char *key = obj_str(t, "key"), *op = obj_str(t, "operator");
+		const char *val = obj_str(t, "value"), *eff = obj_str(t, "effect");
+		uint8_t ef;
+		pop(d, o);
+		if (!p->invalid[0] && (p->ntols == GF_K8S_MAX_TOLS || strlen(key) >= GF_K8S_KEY_MAX ||
+				       strlen(val) >= GF_K8S_VAL_MAX || !effect_of(eff, &ef) ||
+				       (*op && strcmp(op, "Exists") && strcmp(op, "Equal")))) {
+			snprintf(p->invalid, sizeof(p->invalid),
+				 "spec.tolerations[%d]: not supported by gpufleet (at most %d tolerations, "
+				 "keys < %d bytes, operator Exists or Equal)", i - 1, GF_K8S_MAX_TOLS, GF_K8S_KEY_MAX);
+			continue;
+		}
+		if (p->invalid[0])
+			continue;
+		struct gf_k8s_toleration *tl = &p->tols[p->ntols++];
+		snprintf(tl->key, sizeof(tl->key), "%s", key);
+		snprintf(tl->value, sizeof(tl->value), "%s", val);
+		tl->effect = ef;
+		tl->exists = !strcmp(op, "Exists");
+	}
+	return GF_OK;
+}
+
+static bool op_of(const char *s, uint8_t *out)
+{
+	static const char *const ops[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt" };
+	for (uint8_t i = 0; i < 6; i++)
+		if (!strcmp(s, ops[i])) {
+			*out = i;
+			return true;
+		}
+	return false;
+}
+
+/* spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms */
+static void pod_affinity(const cJSON *spec, struct gf_k8s_pod *p)
+{
+	const cJSON *terms = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(spec, "affinity"),
+						 "nodeAffinity"),
+		"requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms");
+	if (!cJSON_IsArray(terms))
+		return;
+	int ti = 0;
+	const cJSON *t;
+	cJSON_ArrayForEach(t, terms)
+	{
+		const cJSON *exprs = cJSON_GetObjectItemCaseSensitive(t, "matchExpressions"), *x;
+		if (p->nterms == GF_K8S_MAX_TERMS) {
+			snprintf(p->invalid, sizeof(p->invalid),
+				 "spec.affinity.nodeAffinity: more than %d nodeSelectorTerms are not supported by gpufleet",
+				 GF_K8S_MAX_TERMS);
+			return;
+		}
+		struct gf_k8s_term *term = &p->terms[p->nterms++];
+		memset(term, 0, sizeof(*term));
+		int xi = 0;
+		if (!cJSON_IsArray(exprs))
+			exprs = NULL;
+		cJSON_ArrayForEach(x, exprs)
+		{
+			const char *key = obj_str(x, "key");
+			uint8_t op;
+			if (term->nexprs == GF_K8S_MAX_EXPRS || strlen(key) >= GF_K8S_KEY_MAX || !*key ||
+			    !op_of(obj_str(x, "operator"), &op)) {
+				snprintf(p->invalid, sizeof(p->invalid),
+					 "spec.affinity.nodeAffinity...nodeSelectorTerms[%d].matchExpressions[%d]: "
+					 "not supported by gpufleet (at most %d expressions, keys < %d bytes, a known operator)",
+					 ti, xi, GF_K8S_MAX_EXPRS, GF_K8S_KEY_MAX);
+				return;
+			}
+			struct gf_k8s_expr *ex = &term->e[term->nexprs++];
+			snprintf(ex->key, sizeof(ex->key), "%s", key);
+			ex->op = op;
+			size_t n = 0;
+			const cJSON *v;
+			cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(x, "values"))
+			{
+				const char *sv = cJSON_GetStringValue(v);
+				size_t l = sv ? strlen(sv) + 1 : 0;
+				if (!sv || n + l + 1 > sizeof(ex->values)) {
+					snprintf(p->invalid, sizeof(p->invalid),
+						 "spec.affinity.nodeAffinity: values of '%.60s' longer than %zu bytes "
+						 "are not supported by gpufleet", key, sizeof(ex->values) - 1);
+					return;
+				}
+				memcpy(ex->values + n, sv, l);
+				n += l;
+			}
+			ex->values[n] = '\0';
+			xi++;
+		}
+		ti++;
+	}
+}
+
 /* ---- pods -------------------------------------------------------------- */
 
 struct req {
@@ -550,12 +709,26 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 			size_t o2 = push(d, ".nodeSelector");
 			const char *m;
 			e = map_str(d, sel, GF_LABEL_PRODUCT, &m);
+			if (!e)
+				e = check_str_map(d, sel);
 			pop(d, o2);
 			if (e)
 				goto out;
 			if (m)
 				snprintf(p->model, sizeof(p->model), "%s", m);
+			const cJSON *kv;
+			cJSON_ArrayForEach(kv, sel)
+			{
+				if (!pack_kv(p->selector, sizeof(p->selector), &p->selector_len, kv->string,
+					     kv->valuestring) && !p->invalid[0])
+					snprintf(p->invalid, sizeof(p->invalid),
+						 "spec.nodeSelector: more than %zu bytes are not supported by gpufleet",
+						 sizeof(p->selector));
+			}
 		}
+		if ((e = pod_tolerations(d, spec, p)))
+			goto out;
+		pod_affinity(spec, p);
 		if (!p->model[0] && (e = affinity_model(d, spec, p->model, sizeof(p->model))))
 			goto out;
 		pop(d, o);
@@ -809,9 +982,41 @@ gf_err gf_k8s_node_decode(const cJSON *obj, struct gf_k8s_node *n, char *err, si
 		if (end != gmem && !*end && v > 0)
 			n->spec.gpu_mem_mib = v;
 	}
+	const cJSON *kv;
+	cJSON_ArrayForEach(kv, labels)
+	{
+		if (!pack_kv(n->labels, sizeof(n->labels), &n->labels_len, kv->string, kv->valuestring))
+			n->labels_truncated = true;
+	}
 	if (spec) {
 		const cJSON *u = cJSON_GetObjectItemCaseSensitive(spec, "unschedulable");
 		n->unschedulable = cJSON_IsTrue(u);
+		const cJSON *taints = cJSON_GetObjectItemCaseSensitive(spec, "taints"), *t;
+		if (!cJSON_IsArray(taints))
+			taints = NULL;
+		cJSON_ArrayForEach(t, taints)
+		{
+			uint8_t ef;
+			const char *key = obj_str(t, "key"), *val = obj_str(t, "value");
+			bool ok = effect_of(obj_str(t, "effect"), &ef);
+			if (ok && (ef == GF_EFFECT_PREFER_NO_SCHEDULE || ef == GF_EFFECT_ANY))
+				continue; /* preferences do not filter */
+			struct gf_k8s_taint *dst = &n->taints[n->ntaints < GF_K8S_MAX_TAINTS ? n->ntaints
+										    : GF_K8S_MAX_TAINTS - 1];
+			if (!ok || n->ntaints == GF_K8S_MAX_TAINTS || strlen(key) >= GF_K8S_KEY_MAX ||
+			    strlen(val) >= GF_K8S_VAL_MAX) {
+				/* Cannot be represented: only a pod tolerating everything passes. */
+				snprintf(dst->key, sizeof(dst->key), "gpufleet.io/unrepresentable-taint");
+				dst->value[0] = '\0';
+				dst->effect = GF_EFFECT_NO_SCHEDULE;
+				n->ntaints = GF_K8S_MAX_TAINTS;
+				continue;
+			}
+			snprintf(dst->key, sizeof(dst->key), "%s", key);
+			snprintf(dst->value, sizeof(dst->value), "%s", val);
+			dst->effect = ef;
+			n->ntaints++;
+		}
 	}
 	if (status) {
 		o = push(&d, "status");

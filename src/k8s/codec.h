@@ -59,6 +59,43 @@ struct cJSON;
 #define GF_K8S_RV_MAX 32
 #define GF_K8S_UUID_MAX 48
 
+/* Scheduling constraints other than resources (checked by k8s/live.c). */
+#define GF_K8S_MAX_TAINTS 8
+#define GF_K8S_MAX_TOLS 8
+#define GF_K8S_MAX_TERMS 2
+#define GF_K8S_MAX_EXPRS 4
+#define GF_K8S_KEY_MAX 128
+#define GF_K8S_VAL_MAX 64
+
+enum gf_k8s_effect { GF_EFFECT_ANY, GF_EFFECT_NO_SCHEDULE, GF_EFFECT_PREFER_NO_SCHEDULE,
+		     GF_EFFECT_NO_EXECUTE };
+
+struct gf_k8s_taint {
+	char key[GF_K8S_KEY_MAX];
+	char value[GF_K8S_VAL_MAX];
+	uint8_t effect;			/* enum gf_k8s_effect (never ANY) */
+};
+
+struct gf_k8s_toleration {
+	char key[GF_K8S_KEY_MAX];	/* "" with exists: every taint */
+	char value[GF_K8S_VAL_MAX];
+	uint8_t effect;			/* ANY: every effect */
+	bool exists;			/* operator Exists (else Equal) */
+};
+
+enum gf_k8s_op { GF_OP_IN, GF_OP_NOT_IN, GF_OP_EXISTS, GF_OP_DOES_NOT_EXIST, GF_OP_GT, GF_OP_LT };
+
+struct gf_k8s_expr {
+	char key[GF_K8S_KEY_MAX];
+	uint8_t op;			/* enum gf_k8s_op */
+	char values[192];		/* packed "v1\0v2\0", ending with an empty string */
+};
+
+struct gf_k8s_term {			/* all expressions must hold */
+	int nexprs;
+	struct gf_k8s_expr e[GF_K8S_MAX_EXPRS];
+};
+
 enum gf_k8s_phase { GF_PHASE_PENDING, GF_PHASE_RUNNING, GF_PHASE_SUCCEEDED, GF_PHASE_FAILED,
 		    GF_PHASE_UNKNOWN };
 
@@ -78,6 +115,15 @@ struct gf_k8s_pod {
 	struct gf_pod_spec req;
 	char model[GF_SPEC_MAX];	/* "A|B"; "" = any model */
 	bool milli_given;		/* gpu_milli came from gpufleet.io/gpu-milli */
+	/* spec.nodeSelector (packed "key\0value\0"), tolerations, and the
+	 * required node affinity terms (any term must hold; matchFields are
+	 * not read).  Past the limits above the pod is invalid. */
+	char selector[512];
+	size_t selector_len;
+	int ntols;
+	struct gf_k8s_toleration tols[GF_K8S_MAX_TOLS];
+	int nterms;
+	struct gf_k8s_term terms[GF_K8S_MAX_TERMS];
 	char invalid[256];		/* non-empty: the request makes no sense */
 	/* What the scheduler wrote (GF_ANN_*); assigned is false if absent or malformed. */
 	bool assigned;
@@ -98,11 +144,19 @@ struct gf_k8s_node {
 	char model[GF_NAME_MAX];	/* nvidia.com/gpu.product or gpufleet.io/gpu.product */
 	bool capped;
 	bool ready;			/* condition Ready is True */
+	char labels[4096];		/* packed "key\0value\0" */
+	size_t labels_len;
+	bool labels_truncated;		/* over 4 KiB of labels: the rest is missing */
+	int ntaints;			/* NoSchedule / NoExecute only, at most GF_K8S_MAX_TAINTS */
+	struct gf_k8s_taint taints[GF_K8S_MAX_TAINTS];
 	bool unschedulable;		/* spec.unschedulable */
 	int nuuids;			/* from the topology annotation; 0 = unknown */
 	char uuids[GF_MAX_GPUS][GF_K8S_UUID_MAX];
 	char topo_err[160];		/* the topology annotation was ignored: why */
 };
+
+/* A node label's value or NULL (n->labels). */
+const char *gf_k8s_node_label(const struct gf_k8s_node *n, const char *key);
 
 /*
  * Parse a Kubernetes quantity ("2", "500m", "64Gi", "1e3", "0.5") into

@@ -160,6 +160,14 @@ struct gf_live {
 	gf_sched *sched;
 	void *pstate;		/* the policy's state for extender scores */
 	int64_t model_mem[GF_MAX_MODELS];
+	size_t nconstrained;	/* present nodes with taints or cordoned */
+	uint32_t *blocked;	/* scratch: cluster indices blocked for one decision */
+	/* Extender scores per node: valid while the node's version and the pod
+	 * shape (with the policy generation) are the ones stored. */
+	uint32_t *pc_ver;
+	uint64_t *pc_key;
+	int64_t *pc_val;
+	uint64_t policy_gen;
 	bool freed;
 	uint64_t conflicts;
 };
@@ -223,6 +231,10 @@ void gf_live_destroy(gf_live *l)
 	free(l->freelist);
 	free(l->pmap.slot);
 	free(l->queue);
+	free(l->blocked);
+	free(l->pc_ver);
+	free(l->pc_key);
+	free(l->pc_val);
 	gf_catalog_release(&l->cat);
 	free(l);
 }
@@ -431,6 +443,7 @@ static gf_err make_sched(gf_live *l)
 	if (l->o.policy->create && (e = l->o.policy->create(&l->env, &l->pstate)))
 		return e;
 	l->sched_dirty = false;
+	l->policy_gen++;
 	return GF_OK;
 }
 
@@ -446,6 +459,7 @@ static gf_err rebuild(gf_live *l)
 		k += l->nodes[i].present;
 	for (int m = 0; m < GF_MAX_MODELS; m++)
 		l->model_mem[m] = 0;
+	l->nconstrained = 0;
 	for (size_t i = 0; i < l->npods; i++)
 		l->pods[i].counted = false;
 	struct gf_node_spec *specs = malloc((k ? k : 1) * sizeof(*specs));
@@ -467,6 +481,19 @@ static gf_err rebuild(gf_live *l)
 			l->model_mem[nd->model] = nd->n.spec.gpu_mem_mib;
 		nd->cidx = (int32_t)k;
 		l->cnode[k++] = (uint32_t)i;
+		l->nconstrained += nd->n.ntaints > 0 || nd->n.unschedulable;
+	}
+	free(l->blocked);
+	free(l->pc_ver);
+	free(l->pc_key);
+	free(l->pc_val);
+	l->blocked = malloc((k ? k : 1) * sizeof(*l->blocked));
+	l->pc_ver = calloc(k ? k : 1, sizeof(*l->pc_ver));
+	l->pc_key = calloc(k ? k : 1, sizeof(*l->pc_key));
+	l->pc_val = calloc(k ? k : 1, sizeof(*l->pc_val));
+	if (!l->blocked || !l->pc_ver || !l->pc_key || !l->pc_val) {
+		free(specs);
+		return GF_NOMEM;
 	}
 	gf_err e = GF_OK;
 	if (k)
@@ -502,7 +529,10 @@ static bool same_node_spec(const struct gf_k8s_node *a, const struct gf_k8s_node
 	       a->spec.ngpus == b->spec.ngpus && a->spec.gpu_mem_mib == b->spec.gpu_mem_mib &&
 	       !memcmp(a->spec.topo, b->spec.topo, sizeof(a->spec.topo)) &&
 	       !strcmp(a->model, b->model) && a->nuuids == b->nuuids &&
-	       !memcmp(a->uuids, b->uuids, sizeof(a->uuids));
+	       !memcmp(a->uuids, b->uuids, sizeof(a->uuids)) &&
+	       a->unschedulable == b->unschedulable && a->ntaints == b->ntaints &&
+	       !memcmp(a->taints, b->taints, sizeof(a->taints)) && a->labels_len == b->labels_len &&
+	       !memcmp(a->labels, b->labels, a->labels_len);
 }
 
 void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
@@ -739,13 +769,167 @@ static void fill_placed(gf_live *l, struct lpod *lp, size_t ci, struct gf_live_d
 	lp->node = (int32_t)l->cnode[ci];
 }
 
+/* ---- constraints the engine does not model ------------------------------ */
+
+static bool tolerates(const struct gf_k8s_pod *p, const char *key, const char *value, uint8_t effect)
+{
+	for (int i = 0; i < p->ntols; i++) {
+		const struct gf_k8s_toleration *t = &p->tols[i];
+		if (t->effect != GF_EFFECT_ANY && t->effect != effect)
+			continue;
+		if (!t->key[0] && t->exists)
+			return true;
+		if (strcmp(t->key, key))
+			continue;
+		if (t->exists || !strcmp(t->value, value))
+			return true;
+	}
+	return false;
+}
+
+static bool expr_holds(const struct gf_k8s_node *n, const struct gf_k8s_expr *x)
+{
+	const char *v = gf_k8s_node_label(n, x->key);
+	bool in = false;
+	for (const char *c = x->values; *c; c += strlen(c) + 1)
+		in |= v && !strcmp(v, c);
+	switch (x->op) {
+	case GF_OP_IN: return in;
+	case GF_OP_NOT_IN: return !in;
+	case GF_OP_EXISTS: return v != NULL;
+	case GF_OP_DOES_NOT_EXIST: return v == NULL;
+	default: { /* Gt, Lt: integers */
+		char *e1, *e2;
+		if (!v)
+			return false;
+		long long a = strtoll(v, &e1, 10), b = strtoll(x->values, &e2, 10);
+		if (*e1 || *e2 || e1 == v || e2 == x->values)
+			return false;
+		return x->op == GF_OP_GT ? a > b : a < b;
+	}
+	}
+}
+
+/* May pod p go to node n at all (cordon, taints, selector, affinity)?  As kube-scheduler's
+ * NodeUnschedulable, TaintToleration and NodeAffinity filters. */
+static enum gf_why admits(const struct gf_k8s_node *n, const struct gf_k8s_pod *p)
+{
+	if (n->unschedulable &&
+	    !tolerates(p, "node.kubernetes.io/unschedulable", "", GF_EFFECT_NO_SCHEDULE))
+		return GF_WHY_UNSCHEDULABLE;
+	for (int i = 0; i < n->ntaints; i++)
+		if (!tolerates(p, n->taints[i].key, n->taints[i].value, n->taints[i].effect))
+			return GF_WHY_TAINT;
+	for (size_t i = 0; i < p->selector_len;) {
+		const char *k = p->selector + i, *v = k + strlen(k) + 1;
+		const char *have = gf_k8s_node_label(n, k);
+		if (!have || strcmp(have, v))
+			return GF_WHY_AFFINITY;
+		i = (size_t)(v + strlen(v) + 1 - p->selector);
+	}
+	if (p->nterms) {
+		bool any = false;
+		for (int t = 0; t < p->nterms && !any; t++) {
+			bool all = p->terms[t].nexprs > 0;
+			for (int x = 0; x < p->terms[t].nexprs && all; x++)
+				all = expr_holds(n, &p->terms[t].e[x]);
+			any = all;
+		}
+		if (!any)
+			return GF_WHY_AFFINITY;
+	}
+	return GF_WHY_FITS;
+}
+
+static bool pod_constrained(const struct gf_k8s_pod *p)
+{
+	return p->selector_len || p->nterms;
+}
+
+/*
+ * Make node ci unusable for one decision: bind "blocker" pods that take its
+ * free CPU, memory and every GPU's free share, so the engine's filter rejects
+ * it; unblock() unbinds them in reverse.  Each changes the node's version, so
+ * cached scores of blocked nodes are recomputed (only theirs).  A pod asking
+ * no CPU, memory or GPU would still pass: such pods are not GPU pods.
+ */
+static void block(gf_live *l, size_t ci)
+{
+	const struct gf_node *nd = gf_cluster_node(l->cluster, ci);
+	struct gf_pod_spec b;
+	memset(&b, 0, sizeof(b));
+	b.cpu_milli = nd->cpu_free;
+	b.mem_mib = nd->mem_free;
+	uint16_t f[GF_MAX_GPUS];
+	int ng = nd->ngpus;
+	memcpy(f, nd->gpu_free, sizeof(f));
+	(void)gf_cluster_bind(l->cluster, ci, &b, NULL);
+	for (int g = 0; g < ng; g++)
+		if (f[g]) {
+			struct gf_pod_spec gb;
+			memset(&gb, 0, sizeof(gb));
+			gb.gpu_count = 1;
+			gb.gpu_milli = f[g];
+			uint8_t idx = (uint8_t)g;
+			(void)gf_cluster_bind(l->cluster, ci, &gb, &idx);
+		}
+}
+
+/* Block every node pod p may not use; returns how many; fills reasons if counts != NULL. */
+static size_t block_all(gf_live *l, const struct gf_k8s_pod *p, size_t *counts)
+{
+	size_t n = 0;
+	if (!l->nconstrained && !pod_constrained(p))
+		return 0;
+	size_t k = gf_cluster_nnodes(l->cluster);
+	for (size_t ci = 0; ci < k; ci++) {
+		enum gf_why w = admits(&l->nodes[l->cnode[ci]].n, p);
+		if (w == GF_WHY_FITS)
+			continue;
+		if (counts)
+			counts[w]++;
+		l->blocked[n++] = (uint32_t)ci;
+	}
+	return n;
+}
+
+/* Snapshot of a node's free amounts, to undo blockers exactly. */
+struct snap {
+	int64_t cpu, mem;
+	uint16_t g[GF_MAX_GPUS];
+};
+
+static void unblock(gf_live *l, size_t ci, const struct snap *s)
+{
+	const struct gf_node *nd = gf_cluster_node(l->cluster, ci);
+	for (int g = 0; g < nd->ngpus; g++)
+		if (s->g[g]) {
+			struct gf_pod_spec gb;
+			memset(&gb, 0, sizeof(gb));
+			gb.gpu_count = 1;
+			gb.gpu_milli = s->g[g];
+			uint8_t idx = (uint8_t)g;
+			(void)gf_cluster_unbind(l->cluster, ci, &gb, &idx);
+		}
+	struct gf_pod_spec b;
+	memset(&b, 0, sizeof(b));
+	b.cpu_milli = s->cpu;
+	b.mem_mib = s->mem;
+	(void)gf_cluster_unbind(l->cluster, ci, &b, NULL);
+}
+
 /* Why-not summary over every node of the engine. */
-static void why_summary(gf_live *l, const struct gf_pod_spec *eff, char *msg, size_t msglen)
+static void why_summary(gf_live *l, const struct gf_k8s_pod *p, const struct gf_pod_spec *eff,
+			char *msg, size_t msglen)
 {
 	size_t counts[GF_WHY_COUNT_] = { 0 };
 	size_t n = l->cluster ? gf_cluster_nnodes(l->cluster) : 0;
-	for (size_t i = 0; i < n; i++)
-		counts[gf_cluster_why_not(l->cluster, &l->cat, i, eff)]++;
+	for (size_t i = 0; i < n; i++) {
+		enum gf_why w = admits(&l->nodes[l->cnode[i]].n, p);
+		if (w == GF_WHY_FITS)
+			w = gf_cluster_why_not(l->cluster, &l->cat, i, eff);
+		counts[w]++;
+	}
 	gf_why_summary(counts, n, msg, msglen);
 }
 
@@ -763,9 +947,30 @@ static void decide(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
 		return;
 	}
 	struct gf_placement pl;
-	if (gf_sched_place(l->sched, &lp->eff, &l->rng, &pl) != GF_PLACED) {
+	size_t nb = block_all(l, &lp->p, NULL);
+	struct snap *snaps = NULL;
+	if (nb) {
+		snaps = malloc(nb * sizeof(*snaps));
+		if (!snaps) {
+			d->result = GF_LIVE_UNSCHEDULABLE;
+			snprintf(d->message, sizeof(d->message), "internal error: out of memory");
+			return;
+		}
+		for (size_t i = 0; i < nb; i++) {
+			const struct gf_node *nd = gf_cluster_node(l->cluster, l->blocked[i]);
+			snaps[i].cpu = nd->cpu_free;
+			snaps[i].mem = nd->mem_free;
+			memcpy(snaps[i].g, nd->gpu_free, sizeof(snaps[i].g));
+			block(l, l->blocked[i]);
+		}
+	}
+	enum gf_outcome oc = gf_sched_place(l->sched, &lp->eff, &l->rng, &pl);
+	for (size_t i = nb; i-- > 0;)
+		unblock(l, l->blocked[i], &snaps[i]);
+	free(snaps);
+	if (oc != GF_PLACED) {
 		d->result = GF_LIVE_UNSCHEDULABLE;
-		why_summary(l, &lp->eff, d->message, sizeof(d->message));
+		why_summary(l, &lp->p, &lp->eff, d->message, sizeof(d->message));
 		return;
 	}
 	d->nfeasible = pl.nfeasible;
@@ -904,6 +1109,13 @@ gf_err gf_live_prioritize(gf_live *l, const struct gf_k8s_pod *p, const char *co
 	char msg[256];
 	int r = effective(l, p, 0, &eff, msg, sizeof(msg));
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	/* The shape key: FNV-1a over the fields the score depends on, and the policy generation. */
+	uint64_t key = 1469598103934665603ull;
+	int64_t f[6] = { eff.cpu_milli, eff.mem_mib, eff.gpu_count, eff.gpu_milli, eff.spec,
+			 (int64_t)l->policy_gen };
+	for (int j = 0; j < 6; j++)
+		key = (key ^ (uint64_t)f[j]) * 1099511628211ull;
+	key |= 1; /* never 0, the value of an empty slot */
 	bool *ok = calloc(n ? n : 1, sizeof(*ok));
 	if (!ok)
 		return GF_NOMEM;
@@ -914,9 +1126,18 @@ gf_err gf_live_prioritize(gf_live *l, const struct gf_k8s_pod *p, const char *co
 		    !gf_cluster_fits(l->cluster, &l->cat, (size_t)nd->cidx, &eff))
 			continue;
 		ok[i] = true;
-		int hint = -1;
-		scores[i] = l->o.policy->score
-			? l->o.policy->score(l->pstate, &l->env, (size_t)nd->cidx, &eff, &hint) : 5;
+		size_t ci = (size_t)nd->cidx;
+		uint32_t ver = gf_cluster_node(l->cluster, ci)->version;
+		if (l->pc_ver[ci] == ver && l->pc_key[ci] == key) {
+			scores[i] = l->pc_val[ci];
+		} else {
+			int hint = -1;
+			scores[i] = l->o.policy->score
+				? l->o.policy->score(l->pstate, &l->env, ci, &eff, &hint) : 5;
+			l->pc_ver[ci] = ver;
+			l->pc_key[ci] = key;
+			l->pc_val[ci] = scores[i];
+		}
 		if (scores[i] < lo)
 			lo = scores[i];
 		if (scores[i] > hi)

@@ -307,6 +307,92 @@ static void test_extender(void **st)
 	gf_live_destroy(l);
 }
 
+static struct gf_k8s_node rawnode(const char *name, const char *labels, const char *spec)
+{
+	char json[2048];
+	snprintf(json, sizeof(json),
+		 "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"nvidia.com/gpu.product\":\"H100\"%s}},"
+		 "\"spec\":{%s},\"status\":{\"allocatable\":{\"cpu\":\"64\",\"memory\":\"512Gi\","
+		 "\"nvidia.com/gpu\":\"8\"}}}", name, labels, spec);
+	struct gf_k8s_node n;
+	char err[256];
+	if (gf_k8s_node_decode_text(json, strlen(json), &n, err, sizeof(err)))
+		fail_msg("node: %s", err);
+	return n;
+}
+
+static struct gf_k8s_pod rawpod(const char *name, const char *spec_extra)
+{
+	char json[2048];
+	snprintf(json, sizeof(json),
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"t\",\"uid\":\"%s\"},"
+		 "\"spec\":{\"schedulerName\":\"gpufleet\"%s,\"containers\":[{\"resources\":"
+		 "{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}", name, name, spec_extra);
+	struct gf_k8s_pod p;
+	char err[256];
+	if (gf_k8s_pod_decode_text(json, strlen(json), &p, err, sizeof(err)))
+		fail_msg("pod: %s", err);
+	return p;
+}
+
+/* Cordon, taints and tolerations, node selector and required node affinity. */
+static void test_constraints(void **st)
+{
+	(void)st;
+	gf_live *l;
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	struct gf_k8s_node ns[] = {
+		rawnode("cordoned", ",\"zone\":\"a\"", "\"unschedulable\":true"),
+		rawnode("tainted", ",\"zone\":\"a\"",
+			"\"taints\":[{\"key\":\"dedicated\",\"value\":\"ml\",\"effect\":\"NoSchedule\"},"
+			"{\"key\":\"soft\",\"effect\":\"PreferNoSchedule\"}]"),
+		rawnode("zone-b", ",\"zone\":\"b\",\"rack\":\"7\"", ""),
+	};
+	for (int i = 0; i < 3; i++)
+		gf_live_node_set(l, &ns[i]);
+	assert_int_equal(ns[1].ntaints, 1); /* PreferNoSchedule does not filter */
+	struct gf_k8s_pod out;
+	struct gf_live_decision d;
+	/* Plain pod: only zone-b admits it. */
+	struct gf_k8s_pod p = rawpod("plain", "");
+	gf_live_pod_set(l, &p);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_string_equal(d.node, "zone-b");
+	/* Tolerating the taint, selecting zone a: the tainted node (cordoned is not tolerated). */
+	p = rawpod("tol", ",\"nodeSelector\":{\"zone\":\"a\"},\"tolerations\":[{\"key\":\"dedicated\","
+		      "\"operator\":\"Equal\",\"value\":\"ml\",\"effect\":\"NoSchedule\"}]");
+	gf_live_pod_set(l, &p);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_string_equal(d.node, "tainted");
+	/* Tolerating everything + zone a: cordoned or tainted (unschedulable needs its own toleration). */
+	p = rawpod("all", ",\"nodeSelector\":{\"zone\":\"a\"},\"tolerations\":[{\"operator\":\"Exists\"}]");
+	gf_live_pod_set(l, &p);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	/* Affinity: rack Gt 5 and zone NotIn [a]: zone-b. */
+	p = rawpod("aff", ",\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+		      "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"rack\",\"operator\":\"Gt\","
+		      "\"values\":[\"5\"]},{\"key\":\"zone\",\"operator\":\"NotIn\",\"values\":[\"a\"]}]}]}}}");
+	gf_live_pod_set(l, &p);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_string_equal(d.node, "zone-b");
+	/* Nowhere: the message names each node's reason, like kube-scheduler. */
+	p = rawpod("none", ",\"nodeSelector\":{\"zone\":\"c\"}");
+	gf_live_pod_set(l, &p);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+	assert_string_equal(d.message, "0/3 nodes are available: 1 node(s) were unschedulable, "
+				       "1 node(s) had untolerated taint, 1 node(s) didn't match Pod's node affinity/selector.");
+	/* The blockers were removed again: the state is what the bound pods make it. */
+	struct gf_live_stats s;
+	gf_live_stats(l, &s);
+	assert_int_equal(s.gpu_used_milli, 4000);
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +400,7 @@ int main(void)
 		cmocka_unit_test(test_conflicts_forget_and_foreign),
 		cmocka_unit_test(test_bad_requests_and_memory),
 		cmocka_unit_test(test_extender),
+		cmocka_unit_test(test_constraints),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,8 @@
 #
 #   bench/sched-bench.sh GPUFLEET BENCH_EXTENDER [NODES...]     (default: 1000 5000)
 #   env: PODS (default 1000) pods per scheduler and size; ROUNDS (1000) extender rounds;
-#        GF_SCHED_ARGS extra options for gpufleet schedule (e.g. "--binders 32").
+#        GF_SCHED_ARGS extra options for gpufleet schedule (e.g. "--binders 32");
+#        KS_PERCENTAGE percentageOfNodesToScore for kube-scheduler (default: its adaptive one).
 #
 # For each cluster size: a fresh control plane (tests/k8s/cluster-up --no-kwok),
 # NODES fake nodes with 8 GPUs each, then for each scheduler in turn PODS pods
@@ -129,6 +130,7 @@ leaderElection:
 profiles:
 - schedulerName: ks-bench
 YAML
+	[ -n "${KS_PERCENTAGE:-}" ] && echo "percentageOfNodesToScore: $KS_PERCENTAGE" >>"$work/ks.yaml"
 	"$GPUFLEET_K8S_BIN/kube-scheduler" --config "$work/ks.yaml" --bind-address 127.0.0.1 --secure-port "$sp" \
 		--authentication-kubeconfig "$KUBECONFIG" --authorization-kubeconfig "$KUBECONFIG" >"$work/ks.log" 2>&1 &
 	kpid=$!
@@ -159,6 +161,7 @@ done
 
 echo
 echo "gpufleet schedule vs kube-scheduler: pods (1 whole GPU each) bound per second, same API server, same run"
+echo "(kube-scheduler percentageOfNodesToScore: ${KS_PERCENTAGE:-adaptive default}; gpufleet scores every feasible node)"
 printf '%-8s %-8s %-22s %-22s %s\n' nodes pods "kube-scheduler/s" "gpufleet (FGD)/s" "ratio"
 for n in "${sizes[@]}"; do
 	read -r a b r <<<"${res[$n]}"

@@ -17,7 +17,8 @@
 #     5000 so its client rate limiter is not the bottleneck;
 #   - gpufleet schedule: default policy (FGD), scores every feasible node.
 # At the largest size it then runs BENCH_EXTENDER against gpufleet's extender
-# (filter+prioritize with all node names; p50/p99).  Prints one table.
+# (filter+prioritize with all node names, and with the sample of names
+# kube-scheduler sends by default at that size; p50/p99).  Prints one table.
 set -euo pipefail
 gf=${1:?usage: sched-bench.sh GPUFLEET BENCH_EXTENDER [NODES...]}
 bx=${2:?usage: sched-bench.sh GPUFLEET BENCH_EXTENDER [NODES...]}
@@ -151,8 +152,15 @@ YAML
 	ratio=$(python3 -c "print('%.2f' % ($gf_rate / $ks_rate))")
 	res[$n]="$ks_rate $gf_rate $ratio"
 	if [ "$n" = "${sizes[-1]}" ]; then
+		# Every node's name (the worst case), and the sample kube-scheduler sends by
+		# default at this size: it stops filtering after max(100, pct% of nodes)
+		# feasible nodes, pct = max(5, 50 - nodes/125).
+		sample=$(python3 -c "n=$n; print(max(100, n * max(5, 50 - n // 125) // 100))")
 		ext=$("$bx" "http://127.0.0.1:$gp/gpusched" "$n" "$rounds")
 		log "$ext"
+		ext2=$("$bx" "http://127.0.0.1:$gp/gpusched" "$sample" "$rounds")
+		log "$ext2"
+		ext="$ext"$'\n'"$ext2"
 	fi
 	kill "$gpid"
 	"$k8s/cluster-down" "$state" >/dev/null 2>&1 || true

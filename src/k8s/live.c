@@ -123,6 +123,8 @@ struct lpod {
 	uint32_t gen;
 	struct gf_pod_spec eff;	/* what is bound */
 	uint8_t gpus[GF_MAX_GPUS];
+	uint64_t report_hash;	/* the last FailedScheduling message reported, hashed */
+	double report_at;	/* and when (the caller's clock) */
 	struct gf_k8s_pod p;
 };
 
@@ -1062,6 +1064,19 @@ size_t gf_live_requeue_parked(gf_live *l)
 		}
 	}
 	return n;
+}
+
+bool gf_live_should_report(gf_live *l, const char *uid, const char *msg, double now, double every)
+{
+	struct lpod *lp = pod_by_uid(l, uid);
+	if (!lp)
+		return true;
+	uint64_t h = fnv(msg) | 1;
+	if (h == lp->report_hash && now - lp->report_at < every)
+		return false;
+	lp->report_hash = h;
+	lp->report_at = now;
+	return true;
 }
 
 bool gf_live_pod_get(const gf_live *l, const char *uid, struct gf_k8s_pod *out)

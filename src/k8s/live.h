@@ -95,6 +95,14 @@ bool gf_live_take_freed(gf_live *l);
 /* Parked (unschedulable) pods go back into the queue; returns how many. */
 size_t gf_live_requeue_parked(gf_live *l);
 
+/*
+ * Should a FailedScheduling event be written for pod uid with message msg
+ * at time now (seconds, the caller's clock)?  Yes when the message differs
+ * from the last one reported for the pod or `every` seconds have passed;
+ * records the report.  Unknown pods: yes.
+ */
+bool gf_live_should_report(gf_live *l, const char *uid, const char *msg, double now, double every);
+
 /* The pod with this uid (copied into *out); false if unknown. */
 bool gf_live_pod_get(const gf_live *l, const char *uid, struct gf_k8s_pod *out);
 

@@ -536,24 +536,25 @@ static void *sched_main(void *arg)
 		snprintf(j.ns, sizeof(j.ns), "%s", p.ns);
 		snprintf(j.name, sizeof(j.name), "%s", p.name);
 		snprintf(j.uid, sizeof(j.uid), "%s", p.uid);
+		bool report = true;
 		switch (dc.result) {
 		case GF_LIVE_PLACED:
 			d->attempts[A_SCHEDULED]++;
 			j.kind = JOB_BIND;
 			break;
 		case GF_LIVE_UNSCHEDULABLE:
-			d->attempts[A_UNSCHEDULABLE]++;
+		default:
+			d->attempts[dc.result == GF_LIVE_UNSCHEDULABLE ? A_UNSCHEDULABLE : A_INVALID]++;
 			j.kind = JOB_FAILED;
-			if (d->o.verbose)
+			/* The same message again within 5 minutes: no new event (kube-scheduler's
+			 * recorder aggregates them the same way). */
+			report = gf_live_should_report(d->live, p.uid, dc.message, t1, 300);
+			if (report && (d->o.verbose || dc.result == GF_LIVE_INVALID))
 				logline("%s/%s: %s", p.ns, p.name, dc.message);
 			break;
-		default:
-			d->attempts[A_INVALID]++;
-			j.kind = JOB_FAILED;
-			logline("%s/%s: %s", p.ns, p.name, dc.message);
-			break;
 		}
-		push_job(d, &j);
+		if (report)
+			push_job(d, &j);
 	}
 	pthread_mutex_unlock(&d->mu);
 	return NULL;

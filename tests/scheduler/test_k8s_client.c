@@ -1,6 +1,7 @@
 /* tests/scheduler/test_k8s_client.c - the API client against a scripted local HTTP server:
  * retries with backoff on 503, no retry on 404, 2xx JSON, the watch stream (events split
- * across writes, bookmarks, resourceVersion resume), 410 Gone -> relist in the reflector. */
+ * across writes, bookmarks, resourceVersion resume), the reflector resuming an ended watch
+ * from the last resourceVersion and relisting on 410 Gone. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -196,20 +197,23 @@ static void test_watch_and_reflect(void **st)
 	struct fake g = { 0 };
 	g.resp[g.nresp++] = OK_JSON(95) "{\"metadata\":{\"resourceVersion\":\"5\",\"continue\":\"tok\"},\"items\":[{\"metadata\":{\"name\":\"p1\"}}]}      ";
 	g.resp[g.nresp++] = OK_JSON(80) "{\"metadata\":{\"resourceVersion\":\"6\"},\"items\":[{\"metadata\":{\"name\":\"p2\"}}]}                ";
+	g.resp[g.nresp++] = STREAM_HDR EV("ADDED", "p5", "7"); /* ends: resume from 7 */
 	g.resp[g.nresp++] = "HTTP/1.1 410 Gone\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 	g.resp[g.nresp++] = OK_JSON(80) "{\"metadata\":{\"resourceVersion\":\"9\"},\"items\":[{\"metadata\":{\"name\":\"p3\"}}]}                ";
 	g.resp[g.nresp++] = STREAM_HDR EV("ADDED", "p4", "10");
 	fake_start(&g);
 	k = client(&g, 0);
 	volatile int stop = 0;
-	struct seen r = { .stop = &stop, .stop_after = 6 };
+	struct seen r = { .stop = &stop, .stop_after = 7 };
 	gf_kube_reflect(k, "/api/v1/pods", on_ev, &r, NULL, &stop);
-	assert_string_equal(r.log, "SYNC:p1 SYNC:p2 SYNCED:- SYNC:p3 SYNCED:- ADDED:p4 ");
+	assert_string_equal(r.log, "SYNC:p1 SYNC:p2 SYNCED:- ADDED:p5 SYNC:p3 SYNCED:- ADDED:p4 ");
 	assert_non_null(strstr(g.lines[0], "GET /api/v1/pods?limit=500 "));
 	assert_non_null(strstr(g.lines[1], "continue=tok"));
 	assert_non_null(strstr(g.lines[2], "watch=1"));
 	assert_non_null(strstr(g.lines[2], "resourceVersion=6"));
-	assert_non_null(strstr(g.lines[4], "resourceVersion=9"));
+	assert_non_null(strstr(g.lines[3], "resourceVersion=7")); /* resumed, not relisted */
+	assert_null(strstr(g.lines[4], "watch=1"));		  /* 410: a LIST */
+	assert_non_null(strstr(g.lines[5], "resourceVersion=9"));
 	gf_kube_client_destroy(k);
 	fake_stop(&g);
 }

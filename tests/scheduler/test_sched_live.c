@@ -270,6 +270,13 @@ static void test_bad_requests_and_memory(void **st)
 	assert_true(gf_live_schedule_next(l, &out, &d));
 	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
 	assert_non_null(strstr(d.message, "no GPU model with 90000 MiB per GPU"));
+	/* Event dedupe: the same message within the period is not reported again. */
+	assert_true(gf_live_should_report(l, "mem3", "m1", 1000.0, 300));
+	assert_false(gf_live_should_report(l, "mem3", "m1", 1010.0, 300));
+	assert_true(gf_live_should_report(l, "mem3", "m2", 1020.0, 300));
+	assert_false(gf_live_should_report(l, "mem3", "m2", 1319.0, 300));
+	assert_true(gf_live_should_report(l, "mem3", "m2", 1321.0, 300));
+	assert_true(gf_live_should_report(l, "unknown-uid", "m2", 1321.0, 300));
 	gf_live_destroy(l);
 }
 

@@ -19,6 +19,7 @@
 
 #include "agent/agent.h"
 #include "agent/kube.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "http/server.h"
 
@@ -59,30 +60,6 @@ static void usage(FILE *f)
 		"      --publish-interval-s N republish period (default 300)\n");
 }
 
-static bool parse_ulong(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
-/* "[HOST]:PORT" -> host (may be "") and port. */
-static bool parse_address(const char *a, char *host, size_t n, uint16_t *port)
-{
-	const char *c = strrchr(a, ':');
-	unsigned long p;
-	if (!c || (size_t)(c - a) >= n || !parse_ulong(c + 1, 65535, &p))
-		return false;
-	memcpy(host, a, (size_t)(c - a));
-	host[c - a] = '\0';
-	*port = (uint16_t)p;
-	return true;
-}
-
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -96,7 +73,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	const char *iv = getenv("DCGM_EXPORTER_INTERVAL"); /* dcgm-exporter's, in ms */
 	unsigned long ivn;
 	if (iv && *iv) {
-		if (!parse_ulong(iv, 3600000, &ivn)) {
+		if (!gf_cli_parse_ulong(iv, 3600000, &ivn)) {
 			fprintf(stderr, "gpufleet agent: DCGM_EXPORTER_INTERVAL: '%s' is not 0..3600000\n", iv);
 			return 2;
 		}
@@ -123,7 +100,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->address = v;
 		} else if (!strcmp(a, "-c") || !strcmp(a, "--interval-ms")) {
 			NEEDV();
-			if (!parse_ulong(v, 3600000, &n)) {
+			if (!gf_cli_parse_ulong(v, 3600000, &n)) {
 				fprintf(stderr, "gpufleet agent: --interval-ms: '%s' is not 0..3600000\n", v);
 				return 2;
 			}
@@ -164,7 +141,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->kubeconfig = v;
 		} else if (!strcmp(a, "--publish-interval-s")) {
 			NEEDV();
-			if (!parse_ulong(v, 86400, &n) || n == 0) {
+			if (!gf_cli_parse_ulong(v, 86400, &n) || n == 0) {
 				fprintf(stderr, "gpufleet agent: --publish-interval-s: '%s' is not 1..86400\n", v);
 				return 2;
 			}
@@ -266,7 +243,7 @@ int gf_cmd_agent(int argc, char **argv)
 	o.cfg.hostname = o.no_hostname ? NULL : o.node;
 	char host[64];
 	uint16_t port;
-	if (!parse_address(o.address, host, sizeof(host), &port)) {
+	if (!gf_cli_parse_address(o.address, host, sizeof(host), &port)) {
 		fprintf(stderr, "gpufleet agent: --address: '%s' is not [HOST]:PORT\n", o.address);
 		return 2;
 	}

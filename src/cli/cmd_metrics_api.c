@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/files.h"
 #include "http/server.h"
@@ -81,17 +82,6 @@ static void usage(FILE *f)
 		"  --log-requests                   one line per metric request on stderr\n");
 }
 
-static bool parse_ulong(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
 static int add_list(struct opts *o, const char *what, const char *v, const char **arr, size_t *n,
 		    size_t max)
 {
@@ -135,7 +125,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 #define NUM(max, dst)                                                                            \
 	do {                                                                                     \
 		NEEDV();                                                                         \
-		if (!parse_ulong(v, max, &dst)) {                                                \
+		if (!gf_cli_parse_ulong(v, max, &dst)) {                                                \
 			fprintf(stderr, "gpufleet metrics-api: %s: '%s' is not 0..%lu\n", a, v,  \
 				(unsigned long)(max));                                           \
 			return 2;                                                                \
@@ -184,7 +174,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			NEEDV();
 			const char *c = strrchr(v, ':');
 			o->dns_port = 9400;
-			if (c && !parse_ulong(c + 1, 65535, &o->dns_port)) {
+			if (c && !gf_cli_parse_ulong(c + 1, 65535, &o->dns_port)) {
 				fprintf(stderr, "gpufleet metrics-api: --agents-dns: '%s' is not HOST[:PORT]\n", v);
 				return 2;
 			}

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "k8s/client.h"
 #include "k8s/conn.h"
 #include "k8s/scheduler.h"
 
@@ -21,7 +22,7 @@ static volatile int stop_flag;
 static void on_signal(int sig)
 {
 	(void)sig;
-	stop_flag = 1;
+	gf_kube_stop(&stop_flag); /* an atomic store: async-signal-safe, and the threads see it */
 }
 
 static void usage(FILE *f)

@@ -37,7 +37,7 @@ static uint64_t next_rand(uint64_t *s)
 
 void gf_kube_sleep_ms(long ms, volatile int *stop)
 {
-	while (ms > 0 && !(stop && *stop)) {
+	while (ms > 0 && !gf_kube_stopped(stop)) {
 		long step = ms > 50 ? 50 : ms;
 		struct timespec ts = { step / 1000, (step % 1000) * 1000000L };
 		nanosleep(&ts, NULL);
@@ -288,7 +288,7 @@ static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_
 {
 	(void)a, (void)b, (void)c, (void)d;
 	struct wstate *w = ud;
-	return w->stop && *w->stop;
+	return gf_kube_stopped(w->stop);
 }
 
 gf_err gf_kube_watch(gf_kube_client *k, const char *path, char *rv, size_t rvlen, int timeout_s,
@@ -317,7 +317,7 @@ gf_err gf_kube_watch(gf_kube_client *k, const char *path, char *rv, size_t rvlen
 		if (status == 410)
 			snprintf(err, errlen, "watch %s: HTTP 410 Gone", path);
 		e = GF_STATE;
-	} else if (stop && *stop) {
+	} else if (gf_kube_stopped(stop)) {
 		e = GF_OK;
 	} else if (w.toobig) {
 		snprintf(err, errlen, "watch %s: an event larger than %zu bytes", path, k->o.max_body);
@@ -392,10 +392,10 @@ void gf_kube_reflect(gf_kube_client *k, const char *path, gf_kube_event_fn fn, v
 	char rv[64] = "", err[512];
 	long backoff = 0;
 	bool need_list = true;
-	while (!*stop) {
+	while (!gf_kube_stopped(stop)) {
 		if (backoff) {
 			gf_kube_sleep_ms(backoff, stop);
-			if (*stop)
+			if (gf_kube_stopped(stop))
 				break;
 		}
 		if (need_list) {

@@ -91,6 +91,21 @@ typedef void (*gf_kube_log_fn)(void *ud, const char *line);
 void gf_kube_reflect(gf_kube_client *k, const char *path, gf_kube_event_fn fn, void *ud,
 		     gf_kube_log_fn log, volatile int *stop);
 
+/*
+ * Stop flags: an int set to non-zero (by a signal handler or another
+ * thread) with gf_kube_stop() and read with gf_kube_stopped(), both atomic.
+ * NULL never stops.
+ */
+static inline bool gf_kube_stopped(volatile int *stop)
+{
+	return stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE);
+}
+
+static inline void gf_kube_stop(volatile int *stop)
+{
+	__atomic_store_n(stop, 1, __ATOMIC_RELEASE);
+}
+
 /* Sleep ms milliseconds unless *stop becomes non-zero (checked every 50 ms). */
 void gf_kube_sleep_ms(long ms, volatile int *stop);
 

@@ -453,7 +453,7 @@ static void *binder_main(void *arg)
 	struct binder *b = arg;
 	struct daemon *d = b->d;
 	pthread_mutex_lock(&d->mu);
-	while (!*d->o.stop) {
+	while (!gf_kube_stopped(d->o.stop)) {
 		if (!d->jlen) {
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
@@ -512,7 +512,7 @@ static void *sched_main(void *arg)
 	struct daemon *d = arg;
 	double last_requeue = now_s();
 	pthread_mutex_lock(&d->mu);
-	while (!*d->o.stop) {
+	while (!gf_kube_stopped(d->o.stop)) {
 		double t = now_s();
 		bool ready = d->synced[0] && d->synced[1];
 		if (ready && (gf_live_take_freed(d->live) || t - last_requeue > 30)) {
@@ -1222,13 +1222,13 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 		goto out;
 	}
 	sched_started = true;
-	while (!*d->o.stop)
+	while (!gf_kube_stopped(d->o.stop))
 		gf_kube_sleep_ms(200, d->o.stop);
 	e = GF_OK;
 out:
 	if (e && !err[0])
 		snprintf(err, errlen, "%s", gf_strerror(e));
-	*(volatile int *)d->o.stop = 1;
+	gf_kube_stop(d->o.stop);
 	if (sched_started)
 		pthread_join(st, NULL);
 	for (int i = 0; i < nb; i++) {

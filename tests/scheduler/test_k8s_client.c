@@ -164,7 +164,7 @@ static void on_ev(void *ud, const char *type, const cJSON *obj)
 	size_t l = strlen(s->log);
 	snprintf(s->log + l, sizeof(s->log) - l, "%s:%s ", type, name ? name : "-");
 	if (++s->n >= s->stop_after && s->stop)
-		*s->stop = 1;
+		gf_kube_stop(s->stop);
 }
 
 #define EV(type, name, rv) "{\"type\":\"" type "\",\"object\":{\"metadata\":{\"name\":\"" name "\",\"resourceVersion\":\"" rv "\"}}}\n"

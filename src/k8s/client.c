@@ -355,9 +355,9 @@ static void logf_(gf_kube_log_fn log, void *ud, const char *fmt, ...)
 static gf_err list_all(gf_kube_client *k, const char *path, gf_kube_event_fn fn, void *ud,
 		       char *rv, size_t rvlen, char *err, size_t errlen)
 {
-	char cont[1024] = "";
-	do {
-		char p[2048];
+	char cont[4096] = "";
+	for (;;) {
+		char p[8192];
 		snprintf(p, sizeof(p), "%s%slimit=500%s%s", path, strchr(path, '?') ? "&" : "?",
 			 cont[0] ? "&continue=" : "", cont);
 		long st;
@@ -366,8 +366,11 @@ static gf_err list_all(gf_kube_client *k, const char *path, gf_kube_event_fn fn,
 		if (e)
 			return e;
 		if (!doc) {
-			if (st == 410) {
-				cont[0] = '\0'; /* the continue token expired: start over */
+			if (st == 410 && cont[0]) {
+				/* The continue token expired: start over (items already
+				 * delivered are delivered again; the consumer's sync
+				 * generation is the same, so nothing is lost). */
+				cont[0] = '\0';
 				continue;
 			}
 			return GF_UNAVAILABLE;
@@ -377,11 +380,18 @@ static gf_err list_all(gf_kube_client *k, const char *path, gf_kube_event_fn fn,
 		const char *c = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "continue"));
 		if (r && strlen(r) < rvlen)
 			snprintf(rv, rvlen, "%s", r);
-		snprintf(cont, sizeof(cont), "%s", c && strlen(c) < sizeof(cont) ? c : "");
+		if (c && strlen(c) >= sizeof(cont)) {
+			cJSON_Delete(doc);
+			snprintf(err, errlen, "list %s: a continue token over %zu bytes", path, sizeof(cont));
+			return GF_TOOBIG; /* never end a list early: the consumer would drop objects */
+		}
+		snprintf(cont, sizeof(cont), "%s", c ? c : "");
 		const cJSON *it;
 		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(doc, "items")) fn(ud, "SYNC", it);
 		cJSON_Delete(doc);
-	} while (cont[0]);
+		if (!cont[0])
+			break;
+	}
 	fn(ud, "SYNCED", NULL);
 	return GF_OK;
 }

@@ -216,6 +216,24 @@ static void test_watch_and_reflect(void **st)
 	assert_non_null(strstr(g.lines[5], "resourceVersion=9"));
 	gf_kube_client_destroy(k);
 	fake_stop(&g);
+
+	/* An expired continue token (410 on page 2) restarts the list; it never ends early. */
+	struct fake h = { 0 };
+	h.resp[h.nresp++] = OK_JSON(95) "{\"metadata\":{\"resourceVersion\":\"5\",\"continue\":\"tok\"},\"items\":[{\"metadata\":{\"name\":\"p1\"}}]}      ";
+	h.resp[h.nresp++] = "HTTP/1.1 410 Gone\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+	h.resp[h.nresp++] = OK_JSON(80) "{\"metadata\":{\"resourceVersion\":\"8\"},\"items\":[{\"metadata\":{\"name\":\"p1\"}}]}                ";
+	h.resp[h.nresp++] = STREAM_HDR EV("ADDED", "p2", "9");
+	fake_start(&h);
+	k = client(&h, 0);
+	stop = 0;
+	struct seen q = { .stop = &stop, .stop_after = 4 };
+	gf_kube_reflect(k, "/api/v1/pods", on_ev, &q, NULL, &stop);
+	assert_string_equal(q.log, "SYNC:p1 SYNC:p1 SYNCED:- ADDED:p2 ");
+	assert_non_null(strstr(h.lines[1], "continue=tok"));
+	assert_null(strstr(h.lines[2], "continue="));
+	assert_non_null(strstr(h.lines[3], "resourceVersion=8"));
+	gf_kube_client_destroy(k);
+	fake_stop(&h);
 }
 
 int main(void)

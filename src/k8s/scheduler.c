@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "http/server.h"
+#include "k8s/bind.h"
 #include "k8s/client.h"
 #include "k8s/live.h"
 
@@ -109,7 +110,6 @@ struct job {
 
 enum { A_SCHEDULED, A_UNSCHEDULABLE, A_INVALID, A_ERROR, A_COUNT };
 static const char *const attempt_names[A_COUNT] = { "scheduled", "unschedulable", "invalid", "error" };
-enum { B_OK, B_CONFLICT_DONE, B_CONFLICT_RETRY, B_GONE, B_ERROR, B_COUNT };
 static const char *const bind_names[B_COUNT] = { "ok", "conflict_already_bound", "conflict_retry",
 						 "pod_gone", "error" };
 enum { V_FILTER, V_PRIORITIZE, V_BIND, V_COUNT };
@@ -285,103 +285,6 @@ static void push_job(struct daemon *d, const struct job *j)
 	pthread_cond_signal(&d->jobs_cv);
 }
 
-static char *binding_body(const char *ns, const char *name, const char *uid,
-			  const struct gf_live_decision *dc)
-{
-	cJSON *b = cJSON_CreateObject();
-	cJSON_AddStringToObject(b, "apiVersion", "v1");
-	cJSON_AddStringToObject(b, "kind", "Binding");
-	cJSON *md = cJSON_AddObjectToObject(b, "metadata");
-	cJSON_AddStringToObject(md, "name", name);
-	cJSON_AddStringToObject(md, "namespace", ns);
-	if (uid[0])
-		cJSON_AddStringToObject(md, "uid", uid);
-	cJSON *ann = cJSON_AddObjectToObject(md, "annotations");
-	if (dc->ngpus > 0) {
-		char gpus[GF_MAX_GPUS * 4] = "", num[32];
-		size_t n = 0;
-		for (int k = 0; k < dc->ngpus; k++)
-			n += (size_t)snprintf(gpus + n, sizeof(gpus) - n, "%s%d", k ? "," : "", dc->gpus[k]);
-		cJSON_AddStringToObject(ann, GF_ANN_NODE, dc->node);
-		cJSON_AddStringToObject(ann, GF_ANN_GPUS, gpus);
-		if (dc->uuids[0])
-			cJSON_AddStringToObject(ann, GF_ANN_UUIDS, dc->uuids);
-		snprintf(num, sizeof(num), "%d", dc->milli);
-		cJSON_AddStringToObject(ann, GF_ANN_AMILLI, num);
-		snprintf(num, sizeof(num), "%lld", (long long)dc->mem_mib);
-		cJSON_AddStringToObject(ann, GF_ANN_AMEM, num);
-	}
-	cJSON *t = cJSON_AddObjectToObject(b, "target");
-	cJSON_AddStringToObject(t, "apiVersion", "v1");
-	cJSON_AddStringToObject(t, "kind", "Node");
-	cJSON_AddStringToObject(t, "name", dc->node);
-	char *s = cJSON_PrintUnformatted(b);
-	cJSON_Delete(b);
-	return s;
-}
-
-/*
- * POST the binding; on 409 re-read the pod.  Returns B_*; *retry says the
- * pod should go back to the queue.
- */
-static int do_bind(gf_kube_client *k, const char *ns, const char *name, const char *uid,
-		   const struct gf_live_decision *dc, bool *retry, char *err, size_t errlen)
-{
-	*retry = false;
-	char *body = binding_body(ns, name, uid, dc);
-	if (!body) {
-		*retry = true;
-		snprintf(err, errlen, "out of memory");
-		return B_ERROR;
-	}
-	char path[600];
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
-	long st;
-	cJSON *doc;
-	gf_err e = gf_kube_json(k, "POST", path, "application/json", body, &st, &doc, err, errlen);
-	free(body);
-	cJSON_Delete(doc);
-	if (e) {
-		*retry = true;
-		return B_ERROR;
-	}
-	if (st == 200 || st == 201)
-		return B_OK;
-	if (st == 404)
-		return B_GONE;
-	if (st != 409) {
-		return B_ERROR; /* e.g. 422: the API server refused; err has its message */
-	}
-	/* 409: already bound (maybe by our own retried POST), or a new pod with that name. */
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
-	char err2[300];
-	e = gf_kube_json(k, "GET", path, NULL, NULL, &st, &doc, err2, sizeof(err2));
-	if (e || !doc) {
-		cJSON_Delete(doc);
-		if (st == 404)
-			return B_GONE;
-		*retry = true;
-		return B_CONFLICT_RETRY;
-	}
-	static __thread struct gf_k8s_pod p;
-	int r = B_CONFLICT_RETRY;
-	if (gf_k8s_pod_decode(doc, &p, err2, sizeof(err2)) == GF_OK) {
-		if (uid[0] && strcmp(p.uid, uid))
-			r = B_GONE;
-		else if (!strcmp(p.node, dc->node) && (!dc->ngpus || (p.assigned && p.assigned_ngpus == dc->ngpus &&
-			 !memcmp(p.assigned_gpus, dc->gpus, (size_t)dc->ngpus))))
-			r = B_CONFLICT_DONE;
-		else if (p.node[0])
-			r = B_GONE; /* bound elsewhere: the watch accounts the real binding */
-		else
-			*retry = true;
-	} else {
-		*retry = true;
-	}
-	cJSON_Delete(doc);
-	return r;
-}
-
 static void send_failed(struct daemon *d, gf_kube_client *k, const struct job *j)
 {
 	char ts[32], path[600], err[300];
@@ -475,7 +378,7 @@ static void *binder_main(void *arg)
 		}
 		bool retry;
 		char err[400] = "";
-		int r = do_bind(b->k, j.ns, j.name, j.uid, &j.d, &retry, err, sizeof(err));
+		int r = gf_kube_bind(b->k, j.ns, j.name, j.uid, &j.d, &retry, err, sizeof(err));
 		double t1 = now_s();
 		if (r == B_ERROR && !retry)
 			logline("binding %s/%s to %s refused: %s", j.ns, j.name, j.d.node, err);
@@ -1105,7 +1008,7 @@ static void h_bind(void *ud, const struct gf_http_request *req, struct gf_http_r
 		goto answer;
 	}
 	bool retry;
-	int r = do_bind(d->http_client, ns, name, uid, &dc, &retry, err, sizeof(err));
+	int r = gf_kube_bind(d->http_client, ns, name, uid, &dc, &retry, err, sizeof(err));
 	pthread_mutex_lock(&d->mu);
 	d->binds[r]++;
 	if (r != B_OK && r != B_CONFLICT_DONE) {

@@ -1,7 +1,7 @@
 /* tests/scheduler/test_k8s_client.c - the API client against a scripted local HTTP server:
  * retries with backoff on 503, no retry on 404, 2xx JSON, the watch stream (events split
  * across writes, bookmarks, resourceVersion resume), the reflector resuming an ended watch
- * from the last resourceVersion and relisting on 410 Gone. */
+ * from the last resourceVersion and relisting on 410 Gone; the binding and what a 409 means. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "k8s/bind.h"
 #include "k8s/client.h"
 
 /* A scripted server: each connection reads one request, records its first line,
@@ -236,11 +237,89 @@ static void test_watch_and_reflect(void **st)
 	fake_stop(&h);
 }
 
+/* A response with a JSON body and its Content-Length (kept until the end of the test). */
+static char resp_pool[16][2048];
+static int resp_n;
+static const char *jresp(const char *status, const char *body)
+{
+	char *r = resp_pool[resp_n++ % 16];
+	snprintf(r, 2048, "HTTP/1.1 %s\r\nContent-Type: application/json\r\nConnection: close\r\n"
+			  "Content-Length: %zu\r\n\r\n%s", status, strlen(body), body);
+	return r;
+}
+
+#define POD_ON(node, gpus) "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ml\",\"uid\":\"u1\"," \
+	"\"annotations\":{\"gpufleet.io/assigned-node\":\"" node "\",\"gpufleet.io/assigned-gpus\":\"" gpus "\"," \
+	"\"gpufleet.io/assigned-gpu-milli\":\"1000\"}},\"spec\":{\"nodeName\":\"" node "\"}}"
+
+static void test_bind(void **st)
+{
+	(void)st;
+	struct gf_live_decision dc;
+	memset(&dc, 0, sizeof(dc));
+	snprintf(dc.node, sizeof(dc.node), "n1");
+	dc.ngpus = 2;
+	dc.gpus[0] = 0;
+	dc.gpus[1] = 3;
+	dc.milli = 1000;
+	snprintf(dc.uuids, sizeof(dc.uuids), "GPU-a,GPU-d");
+	/* The body: a Binding with the uid precondition and the assignment annotations. */
+	char *body = gf_kube_binding_body("ml", "p", "u1", &dc);
+	cJSON *b = cJSON_Parse(body);
+	cJSON *md = cJSON_GetObjectItem(b, "metadata"), *ann = cJSON_GetObjectItem(md, "annotations");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(b, "kind")), "Binding");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(md, "uid")), "u1");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "target"), "name")), "n1");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ann, "gpufleet.io/assigned-gpus")), "0,3");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ann, "gpufleet.io/assigned-gpu-uuids")), "GPU-a,GPU-d");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ann, "gpufleet.io/assigned-gpu-milli")), "1000");
+	cJSON_Delete(b);
+	free(body);
+
+	struct fake f = { 0 };
+	f.resp[f.nresp++] = jresp("201 Created", "{}");
+	f.resp[f.nresp++] = jresp("409 Conflict", "{\"kind\":\"Status\",\"message\":\"already assigned\"}");
+	f.resp[f.nresp++] = jresp("200 OK", POD_ON("n1", "0,3")); /* our earlier try went through */
+	f.resp[f.nresp++] = jresp("409 Conflict", "{}");
+	f.resp[f.nresp++] = jresp("200 OK", POD_ON("n2", "1,2")); /* someone else bound it */
+	f.resp[f.nresp++] = jresp("409 Conflict", "{}");
+	f.resp[f.nresp++] = jresp("200 OK", "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ml\",\"uid\":\"u1\"},\"spec\":{}}");
+	f.resp[f.nresp++] = jresp("409 Conflict", "{}");
+	f.resp[f.nresp++] = jresp("200 OK", "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ml\",\"uid\":\"u2\"},\"spec\":{}}");
+	f.resp[f.nresp++] = jresp("404 Not Found", "{}");
+	f.resp[f.nresp++] = jresp("422 Unprocessable Entity", "{\"kind\":\"Status\",\"message\":\"node n1 not found\"}");
+	fake_start(&f);
+	gf_kube_client *k = client(&f, 0);
+	bool retry;
+	char err[256];
+	assert_int_equal(gf_kube_bind(k, "ml", "p", "u1", &dc, &retry, err, sizeof(err)), B_OK);
+	assert_string_equal(f.lines[0], "POST /api/v1/namespaces/ml/pods/p/binding HTTP/1.1");
+	assert_int_equal(gf_kube_bind(k, "ml", "p", "u1", &dc, &retry, err, sizeof(err)), B_CONFLICT_DONE);
+	assert_string_equal(f.lines[2], "GET /api/v1/namespaces/ml/pods/p HTTP/1.1");
+	assert_int_equal(gf_kube_bind(k, "ml", "p", "u1", &dc, &retry, err, sizeof(err)), B_GONE);
+	assert_false(retry);
+	assert_int_equal(gf_kube_bind(k, "ml", "p", "u1", &dc, &retry, err, sizeof(err)), B_CONFLICT_RETRY);
+	assert_true(retry);
+	assert_int_equal(gf_kube_bind(k, "ml", "p", "u1", &dc, &retry, err, sizeof(err)), B_GONE); /* another uid */
+	assert_int_equal(gf_kube_bind(k, "ml", "p", "u1", &dc, &retry, err, sizeof(err)), B_GONE); /* 404 */
+	assert_int_equal(gf_kube_bind(k, "ml", "p", "u1", &dc, &retry, err, sizeof(err)), B_ERROR);
+	assert_false(retry);
+	assert_non_null(strstr(err, "node n1 not found"));
+	gf_kube_client_destroy(k);
+	fake_stop(&f);
+	/* Nobody there: an error to retry later. */
+	k = client(&f, 0);
+	assert_int_equal(gf_kube_bind(k, "ml", "p", "u1", &dc, &retry, err, sizeof(err)), B_ERROR);
+	assert_true(retry);
+	gf_kube_client_destroy(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_retry_and_status),
 		cmocka_unit_test(test_watch_and_reflect),
+		cmocka_unit_test(test_bind),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

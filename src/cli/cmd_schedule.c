@@ -37,7 +37,7 @@ static void usage(FILE *f)
 		"  -a, --address [HOST]:PORT  HTTP: /metrics, /healthz, extender (default :10260; port 0 = any)\n"
 		"      --extender-prefix P    extender URL prefix (default /gpusched: P/filter, P/prioritize, P/bind)\n"
 		"      --no-standalone        extender only: do not schedule pods ourselves\n"
-		"      --binders N            concurrent binding writers (default 8)\n"
+		"      --binders N            concurrent binding writers (default 16)\n"
 		"      --target-pct N         FGD target workload coverage, percent (default 95)\n"
 		"      --seed N               random policies and tie-breaks (default 42)\n"
 		"  -v, --verbose              one log line per binding\n");

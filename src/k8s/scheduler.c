@@ -1044,7 +1044,7 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	if (!d->o.scheduler_name)
 		d->o.scheduler_name = "gpufleet";
 	if (d->o.binders <= 0)
-		d->o.binders = 8;
+		d->o.binders = 16;
 	snprintf(d->prefix, sizeof(d->prefix), "%s", d->o.extender_prefix ? d->o.extender_prefix : "/gpusched");
 	size_t pl = strlen(d->prefix);
 	while (pl && d->prefix[pl - 1] == '/')

@@ -34,7 +34,7 @@ struct gf_kube_sched_opts {
 	const char *listen_addr;	/* NULL = all interfaces */
 	uint16_t port;			/* HTTP port (metrics, healthz, extender); 0 = any */
 	const char *extender_prefix;	/* e.g. "/gpusched"; NULL = "/gpusched" */
-	int binders;			/* 0 = 8 */
+	int binders;			/* 0 = 16 */
 	bool standalone;		/* schedule pods with our schedulerName */
 	uint64_t seed;
 	int target_pct;			/* 0 = 95 */

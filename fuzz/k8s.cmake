@@ -1,2 +1,4 @@
-# The Kubernetes Pod/Node JSON codecs (src/k8s/codec.c).
+# The Kubernetes Pod/Node JSON codecs (src/k8s/codec.c) and the extender's
+# request decoder (src/k8s/extargs.c).
 gf_add_fuzzer(k8s gfk8s gfengine)
+gf_add_fuzzer(k8s_extargs gfk8s gfhttp gfengine)

@@ -33,6 +33,7 @@
 #include "http/server.h"
 #include "k8s/bind.h"
 #include "k8s/client.h"
+#include "k8s/extargs.h"
 #include "k8s/live.h"
 
 /* ---- small things -------------------------------------------------------- */
@@ -584,231 +585,15 @@ static const cJSON *get_ci(const cJSON *o, const char *k)
 	return cJSON_GetObjectItem(o, k); /* Go decodes case-insensitively */
 }
 
-/* Append s as a JSON string (quotes, escapes). */
-static void put_jstr(struct gf_obuf *o, const char *s)
-{
-	gf_obuf_append(o, "\"", 1);
-	const char *run = s;
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		gf_obuf_append(o, run, (size_t)(s - run));
-		char esc[8];
-		if (c == '"' || c == '\\')
-			snprintf(esc, sizeof(esc), "\\%c", c);
-		else
-			snprintf(esc, sizeof(esc), "\\u%04x", c);
-		gf_obuf_puts(o, esc);
-		run = s + 1;
-	}
-	gf_obuf_append(o, run, (size_t)(s - run));
-	gf_obuf_append(o, "\"", 1);
-}
-
-/* ExtenderArgs, decoded. */
-struct ext_args {
-	cJSON *doc;		/* the whole document (slow path) or the Pod only (fast path) */
-	char *copy;		/* fast path: the body, names point into it */
-	const char **names;
-	size_t n;
-	const cJSON *items;	/* Nodes.items when Node objects were sent */
-};
-
-static void ext_args_release(struct ext_args *a)
-{
-	cJSON_Delete(a->doc);
-	free(a->copy);
-	free(a->names);
-	memset(a, 0, sizeof(*a));
-}
-
-/* ---- a JSON skipper for the fast path: no allocation, no unescaping ---- */
-
-static const char *ws(const char *p, const char *e)
-{
-	while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-		p++;
-	return p;
-}
-
-static const char *skip_str(const char *p, const char *e)
-{
-	for (p++; p < e; p++) {
-		if (*p == '\\')
-			p++;
-		else if (*p == '"')
-			return p + 1;
-	}
-	return NULL;
-}
-
-static const char *skip_value(const char *p, const char *e)
-{
-	p = ws(p, e);
-	if (p >= e)
-		return NULL;
-	if (*p == '"')
-		return skip_str(p, e);
-	if (*p == '{' || *p == '[') {
-		int depth = 0;
-		for (; p < e; p++) {
-			if (*p == '"') {
-				if (!(p = skip_str(p, e)))
-					return NULL;
-				p--;
-			} else if (*p == '{' || *p == '[') {
-				depth++;
-			} else if ((*p == '}' || *p == ']') && --depth == 0) {
-				return p + 1;
-			}
-		}
-		return NULL;
-	}
-	while (p < e && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' && *p != '\r' && *p != '\t')
-		p++;
-	return p;
-}
-
-static bool key_is(const char *k, size_t n, const char *want)
-{
-	return strlen(want) == n && !strncasecmp(k, want, n); /* Go decodes keys case-insensitively */
-}
-
-/*
- * Fast path for the common request (NodeNames, Nodes null): find the Pod and
- * NodeNames spans with the skipper, parse only the Pod with cJSON, point the
- * names into a copy of the body.  false: use the full parser.
- */
-static bool ext_args_fast(const struct gf_http_request *req, struct ext_args *a, const char **pod,
-			  size_t *podlen)
-{
-	const char *b = req->body, *e = b + req->body_len, *p = ws(b, e);
-	const char *nn = NULL, *nne = NULL;
-	*pod = NULL;
-	if (p >= e || *p != '{')
-		return false;
-	for (p = ws(p + 1, e); p < e && *p != '}';) {
-		if (*p != '"')
-			return false;
-		const char *k = p + 1, *ke = skip_str(p, e);
-		if (!ke)
-			return false;
-		p = ws(ke, e);
-		if (p >= e || *p != ':')
-			return false;
-		const char *v = ws(p + 1, e), *ve = skip_value(v, e);
-		if (!ve)
-			return false;
-		size_t kl = (size_t)(ke - 1 - k);
-		if (key_is(k, kl, "Pod"))
-			*pod = v, *podlen = (size_t)(ve - v);
-		else if (key_is(k, kl, "NodeNames"))
-			nn = v, nne = ve;
-		else if (key_is(k, kl, "Nodes") && !(ve - v == 4 && !memcmp(v, "null", 4)))
-			return false; /* Node objects: the full parser */
-		p = ws(ve, e);
-		if (p < e && *p == ',')
-			p = ws(p + 1, e);
-	}
-	if (!*pod || !nn || *nn != '[')
-		return false;
-	a->copy = malloc(req->body_len + 1);
-	size_t cap = (size_t)(nne - nn) / 3 + 1;
-	a->names = malloc(cap * sizeof(*a->names));
-	if (!a->copy || !a->names)
-		return false;
-	memcpy(a->copy, b, req->body_len);
-	a->copy[req->body_len] = '\0';
-	char *q = a->copy + (nn - b) + 1, *qe = a->copy + (nne - b) - 1;
-	for (;;) {
-		while (q < qe && (*q == ' ' || *q == ',' || *q == '\n' || *q == '\r' || *q == '\t'))
-			q++;
-		if (q >= qe)
-			break;
-		if (*q != '"' || a->n == cap)
-			return false;
-		char *end = memchr(q + 1, '"', (size_t)(qe - q - 1));
-		if (!end || memchr(q + 1, '\\', (size_t)(end - q - 1)))
-			return false; /* escapes: the full parser */
-		*end = '\0';
-		a->names[a->n++] = q + 1;
-		q = end + 1;
-	}
-	return true;
-}
-
-/* Parse ExtenderArgs: the pod and the node names (from NodeNames or Nodes.items). */
+/* Parse ExtenderArgs (k8s/extargs.h); a 400 with a Status body when malformed. */
 static bool ext_args(const struct gf_http_request *req, struct gf_http_response *resp,
-		     struct ext_args *a, struct gf_k8s_pod *p)
+		     struct gf_ext_args *a, struct gf_k8s_pod *p)
 {
-	memset(a, 0, sizeof(*a));
-	char err[300];
-	const char *podtext = NULL;
-	size_t podlen = 0;
-	if (ext_args_fast(req, a, &podtext, &podlen)) {
-		a->doc = cJSON_ParseWithLength(podtext, podlen);
-		if (!cJSON_IsObject(a->doc)) {
-			bad_request(resp, "Pod: expected an object");
-			return false;
-		}
-		if (gf_k8s_pod_decode(a->doc, p, err, sizeof(err))) {
-			bad_request(resp, "Pod.%s", err);
-			return false;
-		}
-		return true;
-	}
-	ext_args_release(a);
-	a->doc = cJSON_ParseWithLength(req->body, req->body_len);
-	if (!a->doc || !cJSON_IsObject(a->doc)) {
-		bad_request(resp, "the body is not a JSON object (ExtenderArgs)");
+	char msg[400];
+	if (gf_ext_args_parse(req->body, req->body_len, a, p, msg, sizeof(msg))) {
+		bad_request(resp, "%s", msg);
 		return false;
 	}
-	const cJSON *pod = get_ci(a->doc, "Pod");
-	if (!cJSON_IsObject(pod)) {
-		bad_request(resp, "Pod: expected an object");
-		return false;
-	}
-	if (gf_k8s_pod_decode(pod, p, err, sizeof(err))) {
-		bad_request(resp, "Pod.%s", err);
-		return false;
-	}
-	const cJSON *nn = get_ci(a->doc, "NodeNames");
-	const cJSON *nodes = get_ci(a->doc, "Nodes");
-	const cJSON *src = NULL;
-	if (cJSON_IsArray(nn)) {
-		src = nn;
-	} else if (cJSON_IsObject(nodes)) {
-		a->items = cJSON_GetObjectItem(nodes, "items");
-		if (a->items && !cJSON_IsArray(a->items)) {
-			bad_request(resp, "Nodes.items: expected an array");
-			return false;
-		}
-		src = a->items;
-	} else if ((nn && !cJSON_IsNull(nn)) || (nodes && !cJSON_IsNull(nodes))) {
-		bad_request(resp, "NodeNames: expected an array, Nodes: expected a NodeList");
-		return false;
-	}
-	int cnt = cJSON_GetArraySize(src);
-	a->names = calloc(cnt ? (size_t)cnt : 1, sizeof(*a->names));
-	if (!a->names) {
-		bad_request(resp, "out of memory");
-		return false;
-	}
-	const cJSON *it;
-	int i = 0;
-	cJSON_ArrayForEach(it, src)
-	{
-		const char *s = src == nn ? cJSON_GetStringValue(it)
-					  : cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(it, "metadata"), "name"));
-		if (!s) {
-			bad_request(resp, "%s[%d]: expected a %s", src == nn ? "NodeNames" : "Nodes.items", i,
-				    src == nn ? "string" : "Node with metadata.name");
-			return false;
-		}
-		a->names[i++] = s;
-	}
-	a->n = (size_t)i;
 	return true;
 }
 
@@ -827,7 +612,7 @@ static bool unresolvable(const char *why)
 }
 
 /* FailedNodes / FailedAndUnresolvableNodes: {"name":"reason",...}; msg (if not NULL) for every node. */
-static void put_failed(struct gf_obuf *o, const char *key, const struct ext_args *a, const char **why,
+static void put_failed(struct gf_obuf *o, const char *key, const struct gf_ext_args *a, const char **why,
 		       const char *msg, bool unres)
 {
 	gf_obuf_printf(o, ",\"%s\":{", key);
@@ -839,9 +624,9 @@ static void put_failed(struct gf_obuf *o, const char *key, const struct ext_args
 		if (!first)
 			gf_obuf_append(o, ",", 1);
 		first = false;
-		put_jstr(o, a->names[i]);
+		gf_json_put_str(o, a->names[i]);
 		gf_obuf_append(o, ":", 1);
-		put_jstr(o, r);
+		gf_json_put_str(o, r);
 	}
 	gf_obuf_append(o, "}", 1);
 }
@@ -851,9 +636,9 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 	struct daemon *d = ud;
 	double t0 = now_s();
 	static struct gf_k8s_pod p; /* handlers run one at a time */
-	struct ext_args a;
+	struct gf_ext_args a;
 	if (!ext_args(req, resp, &a, &p)) {
-		ext_args_release(&a);
+		gf_ext_args_release(&a);
 		count_ext(d, V_FILTER, false, t0);
 		return;
 	}
@@ -901,7 +686,7 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 				if (!first)
 					gf_obuf_append(o, ",", 1);
 				first = false;
-				put_jstr(o, a.names[i]);
+				gf_json_put_str(o, a.names[i]);
 			}
 		gf_obuf_puts(o, "]");
 		put_failed(o, "FailedNodes", &a, why, NULL, false);
@@ -911,7 +696,7 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 			put_failed(o, "FailedAndUnresolvableNodes", &a, why, NULL, true);
 		gf_obuf_puts(o, ",\"Error\":\"\"}");
 	}
-	ext_args_release(&a);
+	gf_ext_args_release(&a);
 	free(why);
 	count_ext(d, V_FILTER, true, t0);
 }
@@ -921,9 +706,9 @@ static void h_prioritize(void *ud, const struct gf_http_request *req, struct gf_
 	struct daemon *d = ud;
 	double t0 = now_s();
 	static struct gf_k8s_pod p;
-	struct ext_args a;
+	struct gf_ext_args a;
 	if (!ext_args(req, resp, &a, &p)) {
-		ext_args_release(&a);
+		gf_ext_args_release(&a);
 		count_ext(d, V_PRIORITIZE, false, t0);
 		return;
 	}
@@ -955,12 +740,12 @@ static void h_prioritize(void *ud, const struct gf_http_request *req, struct gf_
 			num[k++] = dig[--nd];
 		num[k++] = '}';
 		gf_obuf_append(o, i ? ",{\"Host\":" : "{\"Host\":", i ? 9 : 8);
-		put_jstr(o, a.names[i]);
+		gf_json_put_str(o, a.names[i]);
 		gf_obuf_append(o, num, k);
 	}
 	gf_obuf_puts(o, "]");
 	free(sc);
-	ext_args_release(&a);
+	gf_ext_args_release(&a);
 	count_ext(d, V_PRIORITIZE, true, t0);
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "k8s/codec.h"
+#include "k8s/extargs.h"
 
 static void test_quantity(void **st)
 {
@@ -224,6 +225,52 @@ static void test_node(void **st)
 	assert_true(n.capped);
 }
 
+/* ExtenderArgs: fast path (NodeNames), full parser (Nodes, escapes, any key case), errors. */
+static void test_extender_args(void **st)
+{
+	(void)st;
+	struct { const char *body; const char *names; const char *err; } cases[] = {
+		{ "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":null,\"NodeNames\":[\"a\", \"b\" ,\"c\"]}", "a,b,c,", NULL },
+		{ "{\"nodenames\":[\"x\"],\"pod\":{\"metadata\":{\"name\":\"p\",\"annotations\":{\"k\":\"{[\\\"]}\"}}}}", "x,", NULL },
+		{ "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\\\"b\"]}", "a\"b,", NULL },
+		{ "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"n1\"}},"
+		  "{\"metadata\":{\"name\":\"n2\"}}]},\"NodeNames\":null}", "n1,n2,", NULL },
+		{ "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":null,\"NodeNames\":null}", "", NULL },
+		{ "not json", NULL, "not a JSON object" },
+		{ "{\"Pod\":{\"metadata\":{\"name\":5}},\"NodeNames\":[]}", NULL, "Pod.metadata.name: expected a string" },
+		{ "{\"Pod\":[],\"NodeNames\":[]}", NULL, "Pod: expected an object" },
+		{ "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[1]}", NULL, "NodeNames[0]: expected a string" },
+		{ "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":\"a\"}", NULL, "NodeNames: expected an array" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gf_ext_args a;
+		static struct gf_k8s_pod p;
+		char msg[400] = "";
+		gf_err e = gf_ext_args_parse(cases[i].body, strlen(cases[i].body), &a, &p, msg, sizeof(msg));
+		if (cases[i].names) {
+			if (e != GF_OK)
+				fail_msg("case %zu: %s", i, msg);
+			char got[256] = "";
+			for (size_t k = 0; k < a.n; k++) {
+				strncat(got, a.names[k], sizeof(got) - strlen(got) - 1); /* test only */
+				strncat(got, ",", sizeof(got) - strlen(got) - 1);
+			}
+			assert_string_equal(got, cases[i].names);
+			assert_string_equal(p.name, "p");
+		} else {
+			assert_int_equal(e, GF_PARSE);
+			if (!strstr(msg, cases[i].err))
+				fail_msg("case %zu: '%s' lacks '%s'", i, msg, cases[i].err);
+		}
+		gf_ext_args_release(&a);
+	}
+	struct gf_obuf o;
+	gf_obuf_init(&o, 1024);
+	gf_json_put_str(&o, "a\"b\\c\n");
+	assert_string_equal(o.data, "\"a\\\"b\\\\c\\u000a\"");
+	gf_obuf_release(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_pod_invalid_requests),
 		cmocka_unit_test(test_pod_parse_errors),
 		cmocka_unit_test(test_node),
+		cmocka_unit_test(test_extender_args),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,8 +27,27 @@ static const cJSON *get_ci(const cJSON *o, const char *k)
 }
 
 /* Append s as a JSON string (quotes, escapes). */
+bool gf_json_plain(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c == '"' || c == '\\')
+			return false;
+	}
+	return true;
+}
+
 void gf_json_put_str(struct gf_obuf *o, const char *s)
 {
+	size_t len = strlen(s);
+	char buf[256];
+	if (len + 2 <= sizeof(buf) && gf_json_plain(s, len)) { /* the common case: one append */
+		buf[0] = '"';
+		memcpy(buf + 1, s, len);
+		buf[len + 1] = '"';
+		gf_obuf_append(o, buf, len + 2);
+		return;
+	}
 	gf_obuf_append(o, "\"", 1);
 	const char *run = s;
 	for (; *s; s++) {

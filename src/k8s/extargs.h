@@ -7,6 +7,7 @@
 #ifndef GF_K8S_EXTARGS_H
 #define GF_K8S_EXTARGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/error.h"
@@ -32,6 +33,9 @@ struct gf_ext_args {
 gf_err gf_ext_args_parse(const char *body, size_t len, struct gf_ext_args *a, struct gf_k8s_pod *p,
 			 char *msg, size_t msglen);
 void gf_ext_args_release(struct gf_ext_args *a);
+
+/* Does s[0..n) need no escaping inside a JSON string? */
+bool gf_json_plain(const char *s, size_t n);
 
 /* Append s to o as a JSON string (quoted, escaped). */
 void gf_json_put_str(struct gf_obuf *o, const char *s);

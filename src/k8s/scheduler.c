@@ -723,12 +723,28 @@ static void h_prioritize(void *ud, const struct gf_http_request *req, struct gf_
 	resp->content_type = "application/json";
 	gf_obuf_puts(o, "[");
 	for (size_t i = 0; !e && i < a.n; i++) {
-		/* 5,000 entries: no printf per entry. */
-		char num[40] = ",\"Score\":";
-		size_t k = 9;
+		/* 5,000 entries: one append each, no printf. */
+		char ent[300];
+		size_t k = 0, nl = strlen(a.names[i]);
+		if (nl > 200 || !gf_json_plain(a.names[i], nl)) {
+			gf_obuf_puts(o, i ? ",{\"Host\":" : "{\"Host\":");
+			gf_json_put_str(o, a.names[i]);
+		} else {
+			memcpy(ent, ",{\"Host\":\"", 10);
+			k = i ? 10 : 0;
+			if (!i) {
+				memcpy(ent, "{\"Host\":\"", 9);
+				k = 9;
+			}
+			memcpy(ent + k, a.names[i], nl);
+			k += nl;
+			ent[k++] = '"';
+		}
+		memcpy(ent + k, ",\"Score\":", 9);
+		k += 9;
 		int64_t v = sc[i];
 		if (v < 0) {
-			num[k++] = '-';
+			ent[k++] = '-';
 			v = -v;
 		}
 		char dig[24];
@@ -737,11 +753,9 @@ static void h_prioritize(void *ud, const struct gf_http_request *req, struct gf_
 			dig[nd++] = (char)('0' + v % 10);
 		while ((v /= 10) && nd < 20);
 		while (nd)
-			num[k++] = dig[--nd];
-		num[k++] = '}';
-		gf_obuf_append(o, i ? ",{\"Host\":" : "{\"Host\":", i ? 9 : 8);
-		gf_json_put_str(o, a.names[i]);
-		gf_obuf_append(o, num, k);
+			ent[k++] = dig[--nd];
+		ent[k++] = '}';
+		gf_obuf_append(o, ent, k);
 	}
 	gf_obuf_puts(o, "]");
 	free(sc);

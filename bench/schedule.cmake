@@ -4,6 +4,8 @@
 # at 5,000 nodes (bench_extender).
 #   cmake --build build --target bench-schedule
 # or: bench/sched-bench.sh build/gpufleet build/bench/bench_extender [NODES...]
+# The extender alone (no control plane, a stand-in API server):
+#   cmake --build build --target bench-schedule-extender
 pkg_check_modules(GF_BENCH_CURL IMPORTED_TARGET libcurl)
 if(GF_BENCH_CURL_FOUND)
   add_executable(bench_extender ${CMAKE_CURRENT_SOURCE_DIR}/bench_extender.c)
@@ -12,6 +14,12 @@ if(GF_BENCH_CURL_FOUND)
   add_custom_target(bench-schedule
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/sched-bench.sh $<TARGET_FILE:gpufleet>
             $<TARGET_FILE:bench_extender> 1000 5000
+    DEPENDS gpufleet bench_extender
+    USES_TERMINAL)
+  # The extender alone, against a read-only API server stand-in (no control plane).
+  add_custom_target(bench-schedule-extender
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/sched-extender-bench.sh $<TARGET_FILE:gpufleet>
+            $<TARGET_FILE:bench_extender> 5000 2000
     DEPENDS gpufleet bench_extender
     USES_TERMINAL)
 endif()

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# bench/sched-extender-bench.sh - the extender's round trip without a control plane.
+#
+#   bench/sched-extender-bench.sh GPUFLEET BENCH_EXTENDER [NODES] [ROUNDS]
+#
+# Serves NODES (5000) fake 8-GPU nodes and no pods from a minimal read-only
+# API server stand-in (python3: LIST answers, watches that stay open), runs
+# `gpufleet schedule` against it, and times filter+prioritize with every node
+# name and with the sample kube-scheduler sends by default at that size
+# (max(100, pct% of NODES), pct = max(5, 50 - NODES/125)).  Only the extender
+# path is measured: nothing is bound.  bench/sched-bench.sh measures the same
+# on the real control plane, next to the scheduling throughput.
+set -euo pipefail
+gf=${1:?usage: sched-extender-bench.sh GPUFLEET BENCH_EXTENDER [NODES] [ROUNDS]}
+bx=${2:?usage: sched-extender-bench.sh GPUFLEET BENCH_EXTENDER [NODES] [ROUNDS]}
+n=${3:-5000}
+rounds=${4:-2000}
+work=$(mktemp -d "${TMPDIR:-/tmp}/gpufleet-extbench.XXXXXX")
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+ap=$(freeport)
+gp=$(freeport)
+cat >"$work/api.py" <<'PY'
+import json, sys, time
+from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
+n = int(sys.argv[2])
+q = {"cpu": "96", "memory": "1Ti", "nvidia.com/gpu": "8"}
+nodes = json.dumps({"metadata": {"resourceVersion": "100"}, "items": [
+    {"metadata": {"name": "gpu-node-%d" % i, "resourceVersion": "5",
+                  "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.memory": "81559"}},
+     "status": {"allocatable": q, "capacity": q}} for i in range(n)]}).encode()
+pods = json.dumps({"metadata": {"resourceVersion": "100"}, "items": []}).encode()
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a): pass
+    def do_GET(self):
+        if "watch=1" in self.path:  # a watch that stays open and quiet
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            time.sleep(3600)
+            return
+        b = nodes if self.path.startswith("/api/v1/nodes") else pods
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+PY
+python3 "$work/api.py" "$ap" "$n" >"$work/api.log" 2>&1 &
+pids+=($!)
+cat >"$work/kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: stand-in
+  cluster:
+    server: http://127.0.0.1:$ap
+users:
+- name: nobody
+  user: {}
+contexts:
+- name: c
+  context: {cluster: stand-in, user: nobody}
+current-context: c
+KC
+sleep 0.5
+"$gf" schedule --kubeconfig "$work/kubeconfig" --address "127.0.0.1:$gp" --no-standalone >"$work/gf.log" 2>&1 &
+pids+=($!)
+deadline=$(($(date +%s) + 60))
+until curl -sf "http://127.0.0.1:$gp/healthz" >/dev/null; do
+	[ "$(date +%s)" -lt "$deadline" ] || { cat "$work/gf.log" >&2; exit 1; }
+	sleep 0.2
+done
+sample=$(python3 -c "n=$n; print(max(100, n * max(5, 50 - n // 125) // 100))")
+"$bx" "http://127.0.0.1:$gp/gpusched" "$n" "$rounds"
+"$bx" "http://127.0.0.1:$gp/gpusched" "$sample" "$rounds"

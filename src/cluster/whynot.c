@@ -44,6 +44,7 @@ const char *gf_why_text(enum gf_why w)
 	case GF_WHY_UNSCHEDULABLE: return "node(s) were unschedulable";
 	case GF_WHY_TAINT: return "node(s) had untolerated taint";
 	case GF_WHY_AFFINITY: return "node(s) didn't match Pod's node affinity/selector";
+	case GF_WHY_PODS: return "Too many pods";
 	default: return "unknown";
 	}
 }

@@ -28,6 +28,7 @@ enum gf_why {
 	GF_WHY_UNSCHEDULABLE,	/* the node is cordoned */
 	GF_WHY_TAINT,		/* a NoSchedule/NoExecute taint the pod does not tolerate */
 	GF_WHY_AFFINITY,	/* node selector or required node affinity */
+	GF_WHY_PODS,		/* the node's allocatable pod count is reached */
 	GF_WHY_COUNT_
 };
 

@@ -1033,6 +1033,9 @@ gf_err gf_k8s_node_decode(const cJSON *obj, struct gf_k8s_node *n, char *err, si
 			if ((e = quantity(&d, alloc, "memory", &v, &f)))
 				return e;
 			n->spec.mem_mib = f ? v / 1048576000LL : 0;
+			if ((e = quantity(&d, alloc, "pods", &v, &f)))
+				return e;
+			n->max_pods = f && v > 0 ? v / 1000 : 0;
 			if ((e = quantity(&d, alloc, GF_RES_GPU, &v, &f)))
 				return e;
 			if (f) {

@@ -150,6 +150,7 @@ struct gf_k8s_node {
 	int ntaints;			/* NoSchedule / NoExecute only, at most GF_K8S_MAX_TAINTS */
 	struct gf_k8s_taint taints[GF_K8S_MAX_TAINTS];
 	bool unschedulable;		/* spec.unschedulable */
+	int64_t max_pods;		/* allocatable pods; 0 = not given (no limit) */
 	int nuuids;			/* from the topology annotation; 0 = unknown */
 	char uuids[GF_MAX_GPUS][GF_K8S_UUID_MAX];
 	char topo_err[160];		/* the topology annotation was ignored: why */

@@ -532,7 +532,8 @@ static bool same_node_spec(const struct gf_k8s_node *a, const struct gf_k8s_node
 	       !memcmp(a->spec.topo, b->spec.topo, sizeof(a->spec.topo)) &&
 	       !strcmp(a->model, b->model) && a->nuuids == b->nuuids &&
 	       !memcmp(a->uuids, b->uuids, sizeof(a->uuids)) &&
-	       a->unschedulable == b->unschedulable && a->ntaints == b->ntaints &&
+	       a->unschedulable == b->unschedulable && a->max_pods == b->max_pods &&
+	       a->ntaints == b->ntaints &&
 	       !memcmp(a->taints, b->taints, sizeof(a->taints)) && a->labels_len == b->labels_len &&
 	       !memcmp(a->labels, b->labels, a->labels_len);
 }
@@ -881,11 +882,15 @@ static void block(gf_live *l, size_t ci)
 static size_t block_all(gf_live *l, const struct gf_k8s_pod *p, size_t *counts)
 {
 	size_t n = 0;
-	if (!l->nconstrained && !pod_constrained(p))
-		return 0;
+	bool constrained = l->nconstrained || pod_constrained(p);
 	size_t k = gf_cluster_nnodes(l->cluster);
 	for (size_t ci = 0; ci < k; ci++) {
-		enum gf_why w = admits(&l->nodes[l->cnode[ci]].n, p);
+		const struct gf_k8s_node *kn = &l->nodes[l->cnode[ci]].n;
+		enum gf_why w = GF_WHY_FITS;
+		if (kn->max_pods && gf_cluster_node(l->cluster, ci)->npods >= (uint64_t)kn->max_pods)
+			w = GF_WHY_PODS;
+		else if (constrained)
+			w = admits(kn, p);
 		if (w == GF_WHY_FITS)
 			continue;
 		if (counts)
@@ -927,7 +932,9 @@ static void why_summary(gf_live *l, const struct gf_k8s_pod *p, const struct gf_
 	size_t counts[GF_WHY_COUNT_] = { 0 };
 	size_t n = l->cluster ? gf_cluster_nnodes(l->cluster) : 0;
 	for (size_t i = 0; i < n; i++) {
-		enum gf_why w = admits(&l->nodes[l->cnode[i]].n, p);
+		const struct gf_k8s_node *kn = &l->nodes[l->cnode[i]].n;
+		enum gf_why w = kn->max_pods && gf_cluster_node(l->cluster, i)->npods >= (uint64_t)kn->max_pods
+					? GF_WHY_PODS : admits(kn, p);
 		if (w == GF_WHY_FITS)
 			w = gf_cluster_why_not(l->cluster, &l->cat, i, eff);
 		counts[w]++;

@@ -400,6 +400,37 @@ static void test_constraints(void **st)
 	gf_live_destroy(l);
 }
 
+/* The node's allocatable pod count is a limit like kube-scheduler's "Too many pods". */
+static void test_pod_count_limit(void **st)
+{
+	(void)st;
+	gf_live *l;
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	const char *json = "{\"metadata\":{\"name\":\"small\"},\"status\":{\"allocatable\":{\"cpu\":\"64\","
+			   "\"memory\":\"64Gi\",\"pods\":\"2\",\"nvidia.com/gpu\":\"8\"}}}";
+	struct gf_k8s_node n;
+	char err[256];
+	assert_int_equal(gf_k8s_node_decode_text(json, strlen(json), &n, err, sizeof(err)), GF_OK);
+	assert_int_equal(n.max_pods, 2);
+	gf_live_node_set(l, &n);
+	struct gf_k8s_pod out;
+	struct gf_live_decision d;
+	for (int i = 0; i < 3; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "p%d", i);
+		struct gf_k8s_pod p = rawpod(name, "");
+		gf_live_pod_set(l, &p);
+		assert_true(gf_live_schedule_next(l, &out, &d));
+		if (i < 2) {
+			assert_int_equal(d.result, GF_LIVE_PLACED);
+		} else {
+			assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+			assert_string_equal(d.message, "0/1 nodes are available: 1 Too many pods.");
+		}
+	}
+	gf_live_destroy(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -408,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_bad_requests_and_memory),
 		cmocka_unit_test(test_extender),
 		cmocka_unit_test(test_constraints),
+		cmocka_unit_test(test_pod_count_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

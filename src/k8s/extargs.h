@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "core/error.h"
-#include "http/obuf.h"
+#include "core/obuf.h"
 #include "k8s/codec.h"
 
 struct cJSON;

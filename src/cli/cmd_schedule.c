@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "k8s/client.h"
 #include "k8s/conn.h"
@@ -41,17 +42,6 @@ static void usage(FILE *f)
 		"      --target-pct N         FGD target workload coverage, percent (default 95)\n"
 		"      --seed N               random policies and tie-breaks (default 42)\n"
 		"  -v, --verbose              one log line per binding\n");
-}
-
-static bool parse_ulong(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v > max)
-		return false;
-	*out = v;
-	return true;
 }
 
 int gf_cmd_schedule(int argc, char **argv)
@@ -85,14 +75,10 @@ int gf_cmd_schedule(int argc, char **argv)
 			policy = v;
 		} else if (!strcmp(a, "-a") || !strcmp(a, "--address")) {
 			NEED_VALUE();
-			const char *c = strrchr(v, ':');
-			if (!c || (size_t)(c - v) >= sizeof(host) || !parse_ulong(c + 1, 65535, &n)) {
+			if (!gf_cli_parse_address(v, host, sizeof(host), &o.port)) {
 				fprintf(stderr, "gpufleet schedule: --address wants [HOST]:PORT, got '%s'\n", v);
 				return 2;
 			}
-			memcpy(host, v, (size_t)(c - v));
-			host[c - v] = '\0';
-			o.port = (uint16_t)n;
 		} else if (!strcmp(a, "--extender-prefix")) {
 			NEED_VALUE();
 			if (v[0] != '/') {
@@ -104,21 +90,21 @@ int gf_cmd_schedule(int argc, char **argv)
 			o.standalone = false;
 		} else if (!strcmp(a, "--binders")) {
 			NEED_VALUE();
-			if (!parse_ulong(v, 256, &n) || !n) {
+			if (!gf_cli_parse_ulong(v, 256, &n) || !n) {
 				fprintf(stderr, "gpufleet schedule: --binders wants 1..256\n");
 				return 2;
 			}
 			o.binders = (int)n;
 		} else if (!strcmp(a, "--target-pct")) {
 			NEED_VALUE();
-			if (!parse_ulong(v, 100, &n) || !n) {
+			if (!gf_cli_parse_ulong(v, 100, &n) || !n) {
 				fprintf(stderr, "gpufleet schedule: --target-pct wants 1..100\n");
 				return 2;
 			}
 			o.target_pct = (int)n;
 		} else if (!strcmp(a, "--seed")) {
 			NEED_VALUE();
-			if (!parse_ulong(v, (unsigned long)-1, &n)) {
+			if (!gf_cli_parse_ulong(v, (unsigned long)-1, &n)) {
 				fprintf(stderr, "gpufleet schedule: --seed wants a number\n");
 				return 2;
 			}

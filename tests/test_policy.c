@@ -177,6 +177,36 @@ static void test_k8s_resources_fit(void **state)
 	fx_free(f);
 }
 
+/* gf_sched_score ranks a given node through the cache, and agrees with the policy. */
+static void test_sched_score_cached(void **state)
+{
+	struct gf_node_spec n[2] = { tu_node("a", 8000, 64000, 2, -1), tu_node("b", 8000, 64000, 2, -1) };
+	struct fixture *f = fx_new(n, 2);
+	struct gf_pod_spec p600 = tu_pod("p6", 1000, 100, 1, 600, 0);
+	struct gf_pod_spec p400 = tu_pod("p4", 1000, 100, 1, 400, 0);
+	uint64_t computed, cached;
+	uint8_t g1[] = { 1 };
+	gf_sched *s;
+	int hint;
+
+	(void)state;
+	bind(f, 1, &p400, g1);
+	assert_int_equal(gf_sched_create(&gf_policy_fgd, &f->env, &s), GF_OK);
+	assert_int_equal(gf_sched_score(s, &p600, 1, &hint), 50);	/* as test_fgd_score_and_gpu */
+	assert_int_equal(hint, 1);
+	assert_int_equal(gf_sched_score(s, &p600, 1, &hint), 50);
+	assert_int_equal(hint, 1);
+	assert_int_equal(gf_sched_score(s, &p600, 0, &hint), 40);
+	gf_sched_stats(s, &computed, &cached);
+	assert_int_equal(computed, 2);
+	assert_int_equal(cached, 1);
+	gf_sched_destroy(s);
+	assert_int_equal(gf_sched_create(&gf_policy_random, &f->env, &s), GF_OK);
+	assert_int_equal(gf_sched_score(s, &p600, 0, &hint), 0);	/* no score function */
+	gf_sched_destroy(s);
+	fx_free(f);
+}
+
 /* Equal scores go to the lowest priority number, whatever the node order. */
 static void test_tie_break_priority(void **state)
 {
@@ -272,6 +302,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_clustering),
 		cmocka_unit_test(test_fgd_score_and_gpu),
 		cmocka_unit_test(test_k8s_resources_fit),
+		cmocka_unit_test(test_sched_score_cached),
 		cmocka_unit_test(test_tie_break_priority),
 		cmocka_unit_test(test_gpu_choice),
 		cmocka_unit_test(test_random),

@@ -160,16 +160,9 @@ struct gf_live {
 	size_t new_gpu_pods;	/* GPU pods seen since */
 	struct gf_policy_env env;
 	gf_sched *sched;
-	void *pstate;		/* the policy's state for extender scores */
 	int64_t model_mem[GF_MAX_MODELS];
 	size_t nconstrained;	/* present nodes with taints or cordoned */
 	uint32_t *blocked;	/* scratch: cluster indices blocked for one decision */
-	/* Extender scores per node: valid while the node's version and the pod
-	 * shape (with the policy generation) are the ones stored. */
-	uint32_t *pc_ver;
-	uint64_t *pc_key;
-	int64_t *pc_val;
-	uint64_t policy_gen;
 	bool freed;
 	uint64_t conflicts;
 };
@@ -210,9 +203,6 @@ gf_err gf_live_create(const struct gf_live_opts *o, gf_live **out)
 
 static void drop_engine(gf_live *l)
 {
-	if (l->pstate && l->o.policy->destroy)
-		l->o.policy->destroy(l->pstate);
-	l->pstate = NULL;
 	gf_sched_destroy(l->sched);
 	l->sched = NULL;
 	if (l->have_target)
@@ -234,9 +224,6 @@ void gf_live_destroy(gf_live *l)
 	free(l->pmap.slot);
 	free(l->queue);
 	free(l->blocked);
-	free(l->pc_ver);
-	free(l->pc_key);
-	free(l->pc_val);
 	gf_catalog_release(&l->cat);
 	free(l);
 }
@@ -442,10 +429,7 @@ static gf_err make_sched(gf_live *l)
 	l->env.features = gf_features_default();
 	if ((e = gf_sched_create(l->o.policy, &l->env, &l->sched)))
 		return e;
-	if (l->o.policy->create && (e = l->o.policy->create(&l->env, &l->pstate)))
-		return e;
 	l->sched_dirty = false;
-	l->policy_gen++;
 	return GF_OK;
 }
 
@@ -486,14 +470,8 @@ static gf_err rebuild(gf_live *l)
 		l->nconstrained += nd->n.ntaints > 0 || nd->n.unschedulable;
 	}
 	free(l->blocked);
-	free(l->pc_ver);
-	free(l->pc_key);
-	free(l->pc_val);
 	l->blocked = malloc((k ? k : 1) * sizeof(*l->blocked));
-	l->pc_ver = calloc(k ? k : 1, sizeof(*l->pc_ver));
-	l->pc_key = calloc(k ? k : 1, sizeof(*l->pc_key));
-	l->pc_val = calloc(k ? k : 1, sizeof(*l->pc_val));
-	if (!l->blocked || !l->pc_ver || !l->pc_key || !l->pc_val) {
+	if (!l->blocked) {
 		free(specs);
 		return GF_NOMEM;
 	}
@@ -1131,13 +1109,6 @@ gf_err gf_live_prioritize(gf_live *l, const struct gf_k8s_pod *p, const char *co
 	char msg[256];
 	int r = effective(l, p, 0, &eff, msg, sizeof(msg));
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	/* The shape key: FNV-1a over the fields the score depends on, and the policy generation. */
-	uint64_t key = 1469598103934665603ull;
-	int64_t f[6] = { eff.cpu_milli, eff.mem_mib, eff.gpu_count, eff.gpu_milli, eff.spec,
-			 (int64_t)l->policy_gen };
-	for (int j = 0; j < 6; j++)
-		key = (key ^ (uint64_t)f[j]) * 1099511628211ull;
-	key |= 1; /* never 0, the value of an empty slot */
 	bool *ok = calloc(n ? n : 1, sizeof(*ok));
 	if (!ok)
 		return GF_NOMEM;
@@ -1148,18 +1119,9 @@ gf_err gf_live_prioritize(gf_live *l, const struct gf_k8s_pod *p, const char *co
 		    !gf_cluster_fits(l->cluster, &l->cat, (size_t)nd->cidx, &eff))
 			continue;
 		ok[i] = true;
-		size_t ci = (size_t)nd->cidx;
-		uint32_t ver = gf_cluster_node(l->cluster, ci)->version;
-		if (l->pc_ver[ci] == ver && l->pc_key[ci] == key) {
-			scores[i] = l->pc_val[ci];
-		} else {
-			int hint = -1;
-			scores[i] = l->o.policy->score
-				? l->o.policy->score(l->pstate, &l->env, ci, &eff, &hint) : 5;
-			l->pc_ver[ci] = ver;
-			l->pc_key[ci] = key;
-			l->pc_val[ci] = scores[i];
-		}
+		int hint;
+		/* the engine's score cache: recomputed only for nodes that changed */
+		scores[i] = gf_sched_score(l->sched, &eff, (size_t)nd->cidx, &hint);
 		if (scores[i] < lo)
 			lo = scores[i];
 		if (scores[i] > hi)
@@ -1208,7 +1170,7 @@ gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *nod
 	const struct gf_node *st = gf_cluster_node(l->cluster, ci);
 	int hint = -1;
 	if (lp->eff.gpu_count == 1 && lp->eff.gpu_milli < GF_MILLI_PER_GPU && l->o.policy->score)
-		(void)l->o.policy->score(l->pstate, &l->env, ci, &lp->eff, &hint);
+		(void)gf_sched_score(l->sched, &lp->eff, ci, &hint);
 	if (hint >= 0 && hint < st->ngpus && st->gpu_free[hint] >= lp->eff.gpu_milli)
 		lp->gpus[0] = (uint8_t)hint;
 	else if (lp->eff.gpu_count &&

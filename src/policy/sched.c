@@ -218,6 +218,18 @@ static int64_t score_node(gf_sched *s, struct cache_entry *row, uint32_t i,
 	return sc;
 }
 
+int64_t gf_sched_score(gf_sched *s, const struct gf_pod_spec *p, size_t node, int *hint)
+{
+	struct cache_entry *row = NULL;
+
+	*hint = -1;
+	if (!s->ops->score || node >= s->n)
+		return 0;
+	if (s->ops->cacheable && s->env.features.on[GF_FEAT_SCORE_CACHE])
+		row = shape_row(s, p);	/* NULL on OOM: score without the cache */
+	return score_node(s, row, (uint32_t)node, p, hint);
+}
+
 /* Best fit: the smallest free amount that still fits; ties to the lowest index. */
 static int best_fit_gpu(const struct gf_node *nd, int milli)
 {

@@ -58,6 +58,15 @@ void gf_sched_set_priorities(gf_sched *s, const uint32_t *prio);
 enum gf_outcome gf_sched_place(gf_sched *s, const struct gf_pod_spec *p, struct gf_rng *rng,
 			       struct gf_placement *out);
 
+/*
+ * The policy's score of node `node` for pod p, through the same cache as
+ * gf_sched_place() (for callers that rank nodes someone else filtered, such
+ * as a kube-scheduler extender's prioritize).  The node must pass the filter.
+ * Sets *hint as the policy's score does (-1 if none).  A policy without a
+ * score function (one that chooses directly, like Random) gives 0 everywhere.
+ */
+int64_t gf_sched_score(gf_sched *s, const struct gf_pod_spec *p, size_t node, int *hint);
+
 /* Scores computed / served from the cache since creation (for benchmarks). */
 void gf_sched_stats(const gf_sched *s, uint64_t *computed, uint64_t *cached);
 

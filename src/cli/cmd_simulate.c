@@ -67,6 +67,18 @@ struct job {
 	gf_err err;
 };
 
+/* One run of policy ops on x with the paper's setting but tune, seed and features. */
+static struct job job_for(const gf_openb *x, const struct gf_policy_ops *ops, double tune,
+			  uint64_t seed, struct gf_features feat)
+{
+	struct job j = { .x = x, .ops = ops, .cfg = gf_openb_config_default() };
+
+	j.cfg.tune = tune;
+	j.cfg.seed = seed;
+	j.cfg.features = feat;
+	return j;
+}
+
 struct pool {
 	struct job *jobs;
 	size_t njobs;
@@ -357,11 +369,7 @@ static int reproduce(const char *data_dir, const struct gf_reference *ref, int j
 			if (!all[k]->in_paper)
 				continue;
 			for (uint64_t seed = 42; seed <= 51; seed++) {
-				js[nj] = (struct job){ .x = in.x, .ops = all[k] };
-				js[nj].cfg = gf_openb_config_default();
-				js[nj].cfg.seed = seed;
-				js[nj].cfg.features = feat;
-				nj++;
+				js[nj++] = job_for(in.x, all[k], gf_openb_config_default().tune, seed, feat);
 			}
 		}
 		if (run_jobs(js, nj, jobs, quiet, w)) {
@@ -590,14 +598,7 @@ int gf_cmd_simulate(int argc, char **argv)
 	}
 	for (size_t k = 0; k < npols; k++) {
 		for (int i = 0; i < nseeds; i++) {
-			struct job *j = &js[k * (size_t)nseeds + (size_t)i];
-
-			j->x = in.x;
-			j->ops = pols[k];
-			j->cfg = gf_openb_config_default();
-			j->cfg.tune = tune;
-			j->cfg.seed = seeds[i];
-			j->cfg.features = feat;
+			js[k * (size_t)nseeds + (size_t)i] = job_for(in.x, pols[k], tune, seeds[i], feat);
 		}
 	}
 	if (run_jobs(js, nj, (int)jobs, quiet, "replaying"))

@@ -5,6 +5,7 @@
 set -eu
 GPUFLEET=$1 FAKE=$2 FAKE_OLD=$3 DATA=$4
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../listen-port.sh"
 T=$(mktemp -d /tmp/gf-agent-sh-XXXXXX)
 PIDS=""
 cleanup() {
@@ -27,14 +28,7 @@ start_agent() {
 		--log-root "$T/log" --node-name node-a "$@" 2>"$T/agent.log" &
 	AGENT_PID=$!
 	PIDS="$PIDS $AGENT_PID"
-	PORT=""
-	for _ in $(seq 100); do
-		PORT=$(sed -n 's/.*serving on http:\/\/[0-9.]*:\([0-9]*\)\/metrics.*/\1/p' "$T/agent.log")
-		[ -n "$PORT" ] && return 0
-		kill -0 "$AGENT_PID" 2>/dev/null || fail "agent exited during start-up"
-		sleep 0.1
-	done
-	fail "agent did not start"
+	PORT=$(listen_port "$T/agent.log" "$AGENT_PID" agent http /metrics) || fail "agent did not start"
 }
 
 scrape() { curl -sS --max-time 10 "http://127.0.0.1:$PORT${1:-/metrics}"; }

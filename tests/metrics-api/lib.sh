@@ -9,6 +9,7 @@ GPUFLEET=$1 FAKE=$2 AGENT_DATA=$3
 shift 3
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
+. "$SRC/tests/listen-port.sh"
 K8S=$SRC/tests/k8s
 T=$(mktemp -d /tmp/gf-ma-XXXXXX)
 STATE=$T/cluster
@@ -66,15 +67,7 @@ start_agent() {
 		--proc-root "$T/node/proc" --log-root "$T/node/log" --node-name gpu-node-0 \
 		--interval-ms 500 2>"$T/agent.log" &
 	PIDS="$PIDS $!"
-	local pid=$!
-	AGENT_PORT=""
-	for _ in $(seq 300); do
-		AGENT_PORT=$(sed -n 's/.*serving on http:\/\/[0-9.]*:\([0-9]*\)\/metrics.*/\1/p' "$T/agent.log")
-		[ -n "$AGENT_PORT" ] && return 0
-		kill -0 "$pid" 2>/dev/null || fail "agent exited during start-up"
-		sleep 0.1
-	done
-	fail "agent did not start"
+	AGENT_PORT=$(listen_port "$T/agent.log" $! agent http /metrics) || fail "agent did not start"
 }
 
 # set_util PCT: every fake GPU reports PCT% utilization (the fake re-reads its state).
@@ -106,14 +99,7 @@ start_metrics_api() {
 		--log-requests "$@" 2>"$log" &
 	MA_PID=$!
 	PIDS="$PIDS $MA_PID"
-	MA_PORT=""
-	for _ in $(seq 300); do
-		MA_PORT=$(sed -n 's/.*serving on https:\/\/[0-9.]*:\([0-9]*\)\/apis.*/\1/p' "$log")
-		[ -n "$MA_PORT" ] && return 0
-		kill -0 "$MA_PID" 2>/dev/null || fail "metrics-api exited during start-up: $(cat "$log")"
-		sleep 0.1
-	done
-	fail "metrics-api did not start"
+	MA_PORT=$(listen_port "$log" "$MA_PID" metrics-api https /apis) || fail "metrics-api did not start"
 }
 
 # start_metrics_api_auto LOGNAME ARGS...: HTTPS with a self-signed certificate and
@@ -125,14 +111,7 @@ start_metrics_api_auto() {
 		--tls-san gpufleet-metrics-api.default.svc --log-requests "$@" 2>"$log" &
 	MA_PID=$!
 	PIDS="$PIDS $MA_PID"
-	MA_PORT=""
-	for _ in $(seq 300); do
-		MA_PORT=$(sed -n 's/.*serving on https:\/\/[0-9.]*:\([0-9]*\)\/apis.*/\1/p' "$log")
-		[ -n "$MA_PORT" ] && return 0
-		kill -0 "$MA_PID" 2>/dev/null || fail "metrics-api exited during start-up: $(cat "$log")"
-		sleep 0.1
-	done
-	fail "metrics-api did not start"
+	MA_PORT=$(listen_port "$log" "$MA_PID" metrics-api https /apis) || fail "metrics-api did not start"
 }
 
 # register_apiservice [insecure]: the ExternalName Service (docs/testing.md: no

@@ -8,8 +8,14 @@
  * over one keep-alive connection, ITERATIONS (default 1000) times after 50 warm-up
  * rounds, and prints the round trip's p50, p99 and max in milliseconds.  The
  * pods are never bound, so the state is the same for every round.
+ *
+ * The names come in a new order every round (a seeded shuffle, built before
+ * the clock starts): kube-scheduler filters nodes in parallel and hands the
+ * extender the feasible ones in the order its workers finished, from a start
+ * that rotates between pods, so the server cannot count on one order.
  */
 #include <curl/curl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,17 +53,15 @@ int main(int argc, char **argv)
 	const char *np = argc > 4 ? argv[4] : "gpu-node-";
 	if (nodes <= 0 || iters <= 0)
 		return 2;
-	size_t cap = (size_t)nodes * (strlen(np) + 16) + 1024;
+	size_t cap = (size_t)nodes * (strlen(np) + 24) + 1024;
 	char *body = malloc(cap);
-	if (!body)
+	long *order = malloc((size_t)nodes * sizeof(*order));
+	if (!body || !order)
 		return 1;
-	size_t n = (size_t)snprintf(body, cap,
-		"{\"Pod\":{\"metadata\":{\"name\":\"bench\",\"namespace\":\"default\",\"uid\":\"bench-uid\"},"
-		"\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"},"
-		"\"requests\":{\"cpu\":\"100m\"}}}]}},\"Nodes\":null,\"NodeNames\":[");
 	for (long i = 0; i < nodes; i++)
-		n += (size_t)snprintf(body + n, cap - n, "%s\"%s%ld\"", i ? "," : "", np, i);
-	n += (size_t)snprintf(body + n, cap - n, "]}");
+		order[i] = i;
+	uint64_t seed = 42;
+	size_t n = 0;
 	char fu[512], pu[512];
 	snprintf(fu, sizeof(fu), "%s/filter", prefix);
 	snprintf(pu, sizeof(pu), "%s/prioritize", prefix);
@@ -65,15 +69,28 @@ int main(int argc, char **argv)
 	CURL *h = curl_easy_init();
 	struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)n);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
 	size_t got = 0;
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &got);
+	curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 512L * 1024);
 	double *rt = malloc((size_t)iters * sizeof(*rt));
 	if (!rt)
 		return 1;
 	for (long i = -50; i < iters; i++) {
+		for (long k = nodes - 1; k > 0; k--) { /* Fisher-Yates, xorshift64 */
+			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+			long j = (long)(seed % (uint64_t)(k + 1)), t = order[k];
+			order[k] = order[j], order[j] = t;
+		}
+		n = (size_t)snprintf(body, cap,
+			"{\"Pod\":{\"metadata\":{\"name\":\"bench\",\"namespace\":\"default\",\"uid\":\"bench-uid\"},"
+			"\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"},"
+			"\"requests\":{\"cpu\":\"100m\"}}}]}},\"Nodes\":null,\"NodeNames\":[");
+		for (long k = 0; k < nodes; k++)
+			n += (size_t)snprintf(body + n, cap - n, "%s\"%s%ld\"", k ? "," : "", np, order[k]);
+		n += (size_t)snprintf(body + n, cap - n, "]}");
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)n);
 		double t0 = now_ms();
 		long st1 = 0, st2 = 0;
 		curl_easy_setopt(h, CURLOPT_URL, fu);
@@ -97,6 +114,7 @@ int main(int argc, char **argv)
 	curl_easy_cleanup(h);
 	curl_global_cleanup();
 	free(rt);
+	free(order);
 	free(body);
 	return 0;
 }

@@ -10,6 +10,10 @@
 # (max(100, pct% of NODES), pct = max(5, 50 - NODES/125)).  Only the extender
 # path is measured: nothing is bound.  bench/sched-bench.sh measures the same
 # on the real control plane, next to the scheduling throughput.
+#
+# The baseline in the same run: bench_http_floor (next to BENCH_EXTENDER), the
+# same HTTP server answering canned bodies of the same sizes and doing no
+# work - the round trip's floor on this machine (client, loopback, server).
 set -euo pipefail
 gf=${1:?usage: sched-extender-bench.sh GPUFLEET BENCH_EXTENDER [NODES] [ROUNDS]}
 bx=${2:?usage: sched-extender-bench.sh GPUFLEET BENCH_EXTENDER [NODES] [ROUNDS]}
@@ -80,5 +84,33 @@ until curl -sf "http://127.0.0.1:$gp/healthz" >/dev/null; do
 	sleep 0.2
 done
 sample=$(python3 -c "n=$n; print(max(100, n * max(5, 50 - n // 125) // 100))")
-"$bx" "http://127.0.0.1:$gp/gpusched" "$n" "$rounds"
+echo "gpufleet schedule, every node name:"
+"$bx" "http://127.0.0.1:$gp/gpusched" "$n" "$rounds" | tee "$work/all.txt"
+floor=$(dirname "$bx")/bench_http_floor
+if [ -x "$floor" ]; then
+	# the sizes of gpufleet's answers when every node passes and scores 10
+	read -r fb pb < <(python3 - "$n" <<'PY'
+import sys
+n = int(sys.argv[1])
+names = ",".join('"gpu-node-%d"' % i for i in range(n))
+f = '{"Nodes":null,"NodeNames":[%s],"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""}' % names
+p = "[%s]" % ",".join('{"Host":"gpu-node-%d","Score":10}' % i for i in range(n))
+print(len(f), len(p))
+PY
+)
+	"$floor" "$fb" "$pb" >"$work/floor.port" &
+	pids+=($!)
+	until [ -s "$work/floor.port" ]; do sleep 0.1; done
+	echo "floor: the same HTTP server answering canned bodies of the same sizes, no work:"
+	"$bx" "http://127.0.0.1:$(cat "$work/floor.port")/gpusched" "$n" "$rounds" | tee "$work/floor.txt"
+	python3 - "$work/all.txt" "$work/floor.txt" <<'PY'
+import re, sys
+def p(f):
+    t = open(f).read()
+    return [float(re.search(k + r" ([0-9.]+) ms", t).group(1)) for k in ("p50", "p99")]
+a, f = p(sys.argv[1]), p(sys.argv[2])
+print("gpufleet's own work in the round trip: p50 +%.3f ms, p99 +%.3f ms over the floor" % (a[0] - f[0], a[1] - f[1]))
+PY
+fi
+echo "gpufleet schedule, kube-scheduler's default sample of $sample names:"
 "$bx" "http://127.0.0.1:$gp/gpusched" "$sample" "$rounds"

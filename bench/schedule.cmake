@@ -11,6 +11,10 @@ if(GF_BENCH_CURL_FOUND)
   add_executable(bench_extender ${CMAKE_CURRENT_SOURCE_DIR}/bench_extender.c)
   target_link_libraries(bench_extender PRIVATE PkgConfig::GF_BENCH_CURL)
   set_target_properties(bench_extender PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+  # The floor of that round trip: the same HTTP server answering canned bodies.
+  add_executable(bench_http_floor ${CMAKE_CURRENT_SOURCE_DIR}/bench_http_floor.c)
+  target_link_libraries(bench_http_floor PRIVATE gfhttp gfengine)
+  set_target_properties(bench_http_floor PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
   add_custom_target(bench-schedule
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/sched-bench.sh $<TARGET_FILE:gpufleet>
             $<TARGET_FILE:bench_extender> 1000 5000
@@ -20,6 +24,6 @@ if(GF_BENCH_CURL_FOUND)
   add_custom_target(bench-schedule-extender
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/sched-extender-bench.sh $<TARGET_FILE:gpufleet>
             $<TARGET_FILE:bench_extender> 5000 2000
-    DEPENDS gpufleet bench_extender
+    DEPENDS gpufleet bench_extender bench_http_floor
     USES_TERMINAL)
 endif()

@@ -4,8 +4,9 @@
  * The input is an HTTP body as kube-scheduler would POST it (ExtenderArgs).
  * gf_ext_args_parse() walks it with a hand-written JSON skipper before
  * cJSON sees anything, so it must never read past the body, crash or leak;
- * on success every name is a NUL-terminated string inside its buffers, and
- * the fast path and the full parser must agree on the names.
+ * on success every name lies inside the body (fast path) or its document.
+ * A second decode with the first one's names as the hint (the extender's
+ * filter-then-prioritize memo) must give the same names.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,17 +26,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gf_ext_args a;
 	static struct gf_k8s_pod p;
 	char msg[400] = "";
-	gf_err e = gf_ext_args_parse(body, size, &a, &p, msg, sizeof(msg));
+	gf_err e = gf_ext_args_parse(body, size, NULL, &a, &p, msg, sizeof(msg));
 	if (e != GF_OK && e != GF_PARSE && e != GF_NOMEM)
 		abort();
 	if (e == GF_PARSE && !msg[0])
 		abort();
 	if (e == GF_OK) {
 		for (size_t i = 0; i < a.n; i++)
-			if (!a.names[i] || strlen(a.names[i]) > size)
+			if (!a.names[i] || a.lens[i] > size || (a.plain && (a.names[i] < body || a.names[i] + a.lens[i] > body + size)))
 				abort();
 		if (p.req.gpu_count < 0 || p.req.gpu_count > GF_MAX_GPUS)
 			abort();
+		if (a.span) {
+			struct gf_ext_hint h = { a.span, a.span_len, a.names, a.lens, a.n };
+			struct gf_ext_args b;
+			if (gf_ext_args_parse(body, size, &h, &b, &p, msg, sizeof(msg)) != GF_OK || !b.hit ||
+			    b.n != a.n)
+				abort();
+			for (size_t i = 0; i < a.n; i++)
+				if (b.lens[i] != a.lens[i] || memcmp(b.names[i], a.names[i], a.lens[i]))
+					abort();
+			gf_ext_args_release(&b);
+		}
 	}
 	gf_ext_args_release(&a);
 	free(body);

@@ -2,7 +2,10 @@
  * cluster/whynot.c - the reason a node rejects a pod (see whynot.h).
  *
  * Mirrors gf_cluster_fits() check by check; the unit test compares the two
- * on random states.  O(GPUs) per node; the summary is O(reasons^2).
+ * on random states.  A node that fits is answered by gf_cluster_fits() (its
+ * per-node summaries make that O(1) for the common requests: the extender
+ * asks this of thousands of nodes per call); O(GPUs) per node otherwise.
+ * The summary is O(reasons^2).
  */
 #include "cluster/whynot.h"
 
@@ -11,6 +14,9 @@
 enum gf_why gf_cluster_why_not(const gf_cluster *c, const struct gf_catalog *cat, size_t i,
 			       const struct gf_pod_spec *p)
 {
+	if (gf_cluster_fits(c, cat, i, p))
+		return GF_WHY_FITS;
+
 	const struct gf_node *nd = gf_cluster_node(c, i);
 
 	if (nd->cpu_free < p->cpu_milli)

@@ -108,6 +108,19 @@ gf_err gf_obuf_printf(struct gf_obuf *b, const char *fmt, ...)
 	return GF_OK;
 }
 
+char *gf_obuf_space(struct gf_obuf *b, size_t n)
+{
+	return reserve(b, n) ? NULL : b->data + b->len;
+}
+
+void gf_obuf_commit(struct gf_obuf *b, size_t n)
+{
+	if (b->err || !b->data || n > b->alloc - 1 - b->len || n > b->cap - b->len)
+		return;
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
 char *gf_obuf_detach(struct gf_obuf *b, size_t *len)
 {
 	char *p = b->data;

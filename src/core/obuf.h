@@ -46,6 +46,15 @@ gf_err gf_obuf_puts(struct gf_obuf *b, const char *s);
 gf_err gf_obuf_printf(struct gf_obuf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * Room to write up to n bytes in place (for long loops that would otherwise
+ * append piece by piece): a pointer to the end of the contents, or NULL on
+ * error (sticky, as for an append of n bytes).  gf_obuf_commit(b, k), k <= n,
+ * then adds the k bytes written.
+ */
+char *gf_obuf_space(struct gf_obuf *b, size_t n);
+void gf_obuf_commit(struct gf_obuf *b, size_t k);
+
 /* The first error since init/reset, GF_OK if none. */
 gf_err gf_obuf_error(const struct gf_obuf *b);
 

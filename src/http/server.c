@@ -111,6 +111,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			return MHD_NO;
 		gf_obuf_init(&st->body, s->cfg.max_body);
 		st->route = find_route(s, method, url, &st->status);
+		/* One allocation for the whole body when its length is announced
+		 * (the extender's 100 KiB requests would otherwise grow it ten times). */
+		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		char *end = NULL;
+		unsigned long long want = cl ? strtoull(cl, &end, 10) : 0;
+		if (st->route && cl && end != cl && !*end && want > 0 && want <= s->cfg.max_body)
+			(void)gf_obuf_space(&st->body, (size_t)want); /* a failure shows at the first append */
 		if (!st->route)
 			snprintf(st->msg, sizeof(st->msg), "%s %.100s: %s\n", method, url,
 				 st->status == 404 ? "no such path" : "method not allowed");

@@ -5,15 +5,17 @@
  * names]} for every pod; building a cJSON tree of 5,000 strings twice per pod
  * costs more than the decision.  The fast path walks the body with a small
  * JSON skipper (strings with escapes, nesting; no allocation), parses only
- * the Pod with cJSON, and points the names into one copy of the body.
- * Anything it does not expect (Node objects, escapes in names, odd shapes)
- * goes to the full parser, which also words the errors.  Keys match
- * case-insensitively, as Go's decoder does.  Cost: one pass over the body.
+ * the Pod with cJSON, and points the names into the body (pointer and
+ * length, no copy); names are read 8 bytes at a time.  Anything it does not
+ * expect (Node objects, escapes in names, odd shapes) goes to the full
+ * parser, which also words the errors.  Keys match case-insensitively, as
+ * Go's decoder does.  Cost: one pass over the body.
  */
 #include "k8s/extargs.h"
 
 #include <cjson/cJSON.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +28,6 @@ static const cJSON *get_ci(const cJSON *o, const char *k)
 	return cJSON_GetObjectItem(o, k); /* case-insensitive, like Go's decoder */
 }
 
-/* Append s as a JSON string (quotes, escapes). */
 bool gf_json_plain(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -37,9 +38,9 @@ bool gf_json_plain(const char *s, size_t n)
 	return true;
 }
 
-void gf_json_put_str(struct gf_obuf *o, const char *s)
+/* Append s[0..len) as a JSON string (quotes, escapes). */
+static void put_strn(struct gf_obuf *o, const char *s, size_t len)
 {
-	size_t len = strlen(s);
 	char buf[256];
 	if (len + 2 <= sizeof(buf) && gf_json_plain(s, len)) { /* the common case: one append */
 		buf[0] = '"';
@@ -49,8 +50,8 @@ void gf_json_put_str(struct gf_obuf *o, const char *s)
 		return;
 	}
 	gf_obuf_append(o, "\"", 1);
-	const char *run = s;
-	for (; *s; s++) {
+	const char *run = s, *e = s + len;
+	for (; s < e; s++) {
 		unsigned char c = (unsigned char)*s;
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
@@ -67,11 +68,105 @@ void gf_json_put_str(struct gf_obuf *o, const char *s)
 	gf_obuf_append(o, "\"", 1);
 }
 
+void gf_json_put_str(struct gf_obuf *o, const char *s)
+{
+	put_strn(o, s, strlen(s));
+}
+
+void gf_ext_put_name(struct gf_obuf *o, const struct gf_ext_args *a, size_t i, const char *pre,
+		     const char *post)
+{
+	char buf[320];
+	size_t pl = strlen(pre), sl = strlen(post), nl = a->lens[i];
+	if (pl + nl + sl + 2 > sizeof(buf) || (!a->plain && !gf_json_plain(a->names[i], nl))) {
+		gf_obuf_append(o, pre, pl);
+		put_strn(o, a->names[i], nl);
+		gf_obuf_append(o, post, sl);
+		return;
+	}
+	memcpy(buf, pre, pl);
+	buf[pl] = '"';
+	memcpy(buf + pl + 1, a->names[i], nl);
+	buf[pl + 1 + nl] = '"';
+	memcpy(buf + pl + 2 + nl, post, sl);
+	gf_obuf_append(o, buf, pl + nl + sl + 2);
+}
+
+/* The bulk writers: plain names are copied straight into the buffer. */
+void gf_ext_put_names(struct gf_obuf *o, const struct gf_ext_args *a, const char *const *skip)
+{
+	size_t need = 0;
+	for (size_t i = 0; i < a->n; i++)
+		need += a->lens[i] + 3;
+	char *w = a->plain ? gf_obuf_space(o, need) : NULL, *w0 = w;
+	bool first = true;
+	for (size_t i = 0; i < a->n; i++) {
+		if (skip && skip[i])
+			continue;
+		if (!w) {
+			gf_ext_put_name(o, a, i, first ? "" : ",", "");
+		} else {
+			if (!first)
+				*w++ = ',';
+			*w++ = '"';
+			memcpy(w, a->names[i], a->lens[i]);
+			w += a->lens[i];
+			*w++ = '"';
+		}
+		first = false;
+	}
+	if (w)
+		gf_obuf_commit(o, (size_t)(w - w0));
+}
+
+void gf_ext_put_priorities(struct gf_obuf *o, const struct gf_ext_args *a, const int64_t *scores)
+{
+	static const char host[] = ",{\"Host\":\"", score[] = "\",\"Score\":";
+	size_t need = 2;
+	for (size_t i = 0; i < a->n; i++)
+		need += a->lens[i] + sizeof(host) + sizeof(score) + 22;
+	char *w = a->plain ? gf_obuf_space(o, need) : NULL, *w0 = w;
+	if (!w) {
+		gf_obuf_append(o, "[", 1);
+		for (size_t i = 0; i < a->n; i++) {
+			char sv[32];
+			snprintf(sv, sizeof(sv), ",\"Score\":%lld}", (long long)scores[i]);
+			gf_ext_put_name(o, a, i, i ? ",{\"Host\":" : "{\"Host\":", sv);
+		}
+		gf_obuf_append(o, "]", 1);
+		return;
+	}
+	*w++ = '[';
+	for (size_t i = 0; i < a->n; i++) {
+		size_t hl = sizeof(host) - 1 - !i; /* no comma before the first */
+		memcpy(w, host + !i, hl);
+		w += hl;
+		memcpy(w, a->names[i], a->lens[i]);
+		w += a->lens[i];
+		memcpy(w, score, sizeof(score) - 1);
+		w += sizeof(score) - 1;
+		int64_t v = scores[i];
+		uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+		char dig[20];
+		int nd = 0;
+		do
+			dig[nd++] = (char)('0' + u % 10);
+		while (u /= 10);
+		if (v < 0)
+			*w++ = '-';
+		while (nd)
+			*w++ = dig[--nd];
+		*w++ = '}';
+	}
+	*w++ = ']';
+	gf_obuf_commit(o, (size_t)(w - w0));
+}
+
 void gf_ext_args_release(struct gf_ext_args *a)
 {
 	cJSON_Delete(a->doc);
-	free(a->copy);
-	free(a->names);
+	free(a->names_buf);
+	free(a->lens_buf);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -128,15 +223,118 @@ static bool key_is(const char *k, size_t n, const char *want)
 }
 
 /*
- * Fast path for the common request (NodeNames, Nodes null): find the Pod and
- * NodeNames spans with the skipper, parse only the Pod with cJSON, point the
- * names into a copy of the body.  false: use the full parser.
+ * Per-byte masks of an 8-byte word (bit 7 of each byte): the lowest set
+ * byte is exact (higher ones may be false hits after a borrow), which is
+ * all the scanner uses.  has_byte: bytes equal to c; has_ctl: bytes below
+ * 0x20.
  */
-static bool ext_args_fast(const char *body, size_t len, struct gf_ext_args *a, const char **pod,
-			  size_t *podlen)
+#define ONES 0x0101010101010101ull
+#define HIGH 0x8080808080808080ull
+
+static uint64_t has_byte(uint64_t w, unsigned char c)
+{
+	uint64_t x = w ^ (ONES * c);
+	return (x - ONES) & ~x & HIGH;
+}
+
+static uint64_t has_ctl(uint64_t w)
+{
+	return (w - ONES * 0x20) & ~w & HIGH;
+}
+
+/* Index of the lowest flagged byte of a non-zero mask, in memory order. */
+static size_t first_byte(uint64_t m)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return (size_t)__builtin_ctzll(m) / 8;
+#else
+	unsigned char b[8];
+	memcpy(b, &m, 8);
+	size_t i = 0;
+	while (!(b[i] & 0x80))
+		i++;
+	return i;
+#endif
+}
+
+/*
+ * The end of the plain JSON string whose contents start at s (its closing
+ * quote), or NULL if it has an escape or a control character or does not
+ * end before e.  A word at a time: node names are short.
+ */
+static const char *plain_str_end(const char *s, const char *e)
+{
+	for (; e - s >= 8; s += 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		uint64_t q = has_byte(w, '"'), bad = has_byte(w, '\\') | has_ctl(w);
+		if (!(q | bad))
+			continue;
+		size_t qi = q ? first_byte(q) : 8, bi = bad ? first_byte(bad) : 8;
+		return qi < bi ? s + qi : NULL;
+	}
+	for (; s < e; s++) {
+		if (*s == '"')
+			return s;
+		if (*s == '\\' || (unsigned char)*s < 0x20)
+			return NULL;
+	}
+	return NULL;
+}
+
+/*
+ * The NodeNames array at p ('['): each name's start and length recorded in
+ * a, the array's span too.  Returns the end of the array, or NULL for
+ * anything but an array of plain strings (the full parser).
+ */
+static const char *scan_names(const char *p, const char *e, struct gf_ext_args *a, size_t *cap)
+{
+	const char *open = p;
+	for (p = ws(p + 1, e); p < e && *p != ']';) {
+		if (*p != '"')
+			return NULL;
+		const char *s = ++p, *q = plain_str_end(s, e);
+		if (!q)
+			return NULL;
+		if (a->n == *cap) {
+			size_t nc = *cap ? *cap * 2 : 1024;
+			const char **nn = realloc(a->names_buf, nc * sizeof(*nn));
+			if (!nn)
+				return NULL;
+			a->names = a->names_buf = nn;
+			size_t *nl = realloc(a->lens_buf, nc * sizeof(*nl));
+			if (!nl)
+				return NULL;
+			a->lens = a->lens_buf = nl;
+			*cap = nc;
+		}
+		a->names_buf[a->n] = s;
+		a->lens_buf[a->n++] = (size_t)(q - s);
+		p = ws(q + 1, e);
+		if (p < e && *p == ',')
+			p = ws(p + 1, e);
+		else if (p < e && *p != ']')
+			return NULL;
+	}
+	if (p >= e)
+		return NULL;
+	a->span = open;
+	a->span_len = (size_t)(p + 1 - open);
+	return p + 1;
+}
+
+/*
+ * Fast path for the common request (NodeNames, Nodes null): one pass over
+ * the body that skips what it does not need, finds the Pod's span (parsed
+ * alone with cJSON) and reads the names where they are.  false: use the
+ * full parser.
+ */
+static bool ext_args_fast(const char *body, size_t len, const struct gf_ext_hint *hint,
+			  struct gf_ext_args *a, const char **pod, size_t *podlen)
 {
 	const char *b = body, *e = b + len, *p = ws(b, e);
-	const char *nn = NULL, *nne = NULL;
+	bool have_names = false;
+	size_t cap = 0;
 	*pod = NULL;
 	if (p >= e || *p != '{')
 		return false;
@@ -149,56 +347,47 @@ static bool ext_args_fast(const char *body, size_t len, struct gf_ext_args *a, c
 		p = ws(ke, e);
 		if (p >= e || *p != ':')
 			return false;
-		const char *v = ws(p + 1, e), *ve = skip_value(v, e);
-		if (!ve)
-			return false;
+		const char *v = ws(p + 1, e), *ve;
 		size_t kl = (size_t)(ke - 1 - k);
-		if (key_is(k, kl, "Pod"))
+		if (key_is(k, kl, "NodeNames")) {
+			if (have_names || v >= e || *v != '[')
+				return false;
+			if (hint && hint->span_len > 1 && hint->span[0] == '[' &&
+			    hint->span[hint->span_len - 1] == ']' && (size_t)(e - v) >= hint->span_len &&
+			    !memcmp(v, hint->span, hint->span_len)) {
+				a->names = hint->names, a->lens = hint->lens, a->n = hint->n;
+				a->span = v, a->span_len = hint->span_len, a->hit = true;
+				ve = v + hint->span_len;
+			} else if (!(ve = scan_names(v, e, a, &cap))) {
+				return false;
+			}
+			have_names = true;
+		} else if (!(ve = skip_value(v, e))) {
+			return false;
+		} else if (key_is(k, kl, "Pod")) {
 			*pod = v, *podlen = (size_t)(ve - v);
-		else if (key_is(k, kl, "NodeNames"))
-			nn = v, nne = ve;
-		else if (key_is(k, kl, "Nodes") && !(ve - v == 4 && !memcmp(v, "null", 4)))
+		} else if (key_is(k, kl, "Nodes") && !(ve - v == 4 && !memcmp(v, "null", 4))) {
 			return false; /* Node objects: the full parser */
+		}
 		p = ws(ve, e);
 		if (p < e && *p == ',')
 			p = ws(p + 1, e);
 	}
-	if (!*pod || !nn || *nn != '[')
+	if (!*pod || !have_names || p >= e)
 		return false;
-	a->copy = malloc(len + 1);
-	size_t cap = (size_t)(nne - nn) / 3 + 1;
-	a->names = malloc(cap * sizeof(*a->names));
-	if (!a->copy || !a->names)
-		return false;
-	memcpy(a->copy, b, len);
-	a->copy[len] = '\0';
-	char *q = a->copy + (nn - b) + 1, *qe = a->copy + (nne - b) - 1;
-	for (;;) {
-		while (q < qe && (*q == ' ' || *q == ',' || *q == '\n' || *q == '\r' || *q == '\t'))
-			q++;
-		if (q >= qe)
-			break;
-		if (*q != '"' || a->n == cap)
-			return false;
-		char *end = memchr(q + 1, '"', (size_t)(qe - q - 1));
-		if (!end || memchr(q + 1, '\\', (size_t)(end - q - 1)))
-			return false; /* escapes: the full parser */
-		*end = '\0';
-		a->names[a->n++] = q + 1;
-		q = end + 1;
-	}
+	a->plain = true;
 	return true;
 }
 
 /* Parse ExtenderArgs: the pod and the node names (from NodeNames or Nodes.items). */
-gf_err gf_ext_args_parse(const char *body, size_t len, struct gf_ext_args *a, struct gf_k8s_pod *p,
-			 char *msg, size_t msglen)
+gf_err gf_ext_args_parse(const char *body, size_t len, const struct gf_ext_hint *hint,
+			 struct gf_ext_args *a, struct gf_k8s_pod *p, char *msg, size_t msglen)
 {
 	memset(a, 0, sizeof(*a));
 	char err[300];
 	const char *podtext = NULL;
 	size_t podlen = 0;
-	if (ext_args_fast(body, len, a, &podtext, &podlen)) {
+	if (ext_args_fast(body, len, hint, a, &podtext, &podlen)) {
 		a->doc = cJSON_ParseWithLength(podtext, podlen);
 		if (!cJSON_IsObject(a->doc)) {
 			BAD("Pod: expected an object");
@@ -242,8 +431,9 @@ gf_err gf_ext_args_parse(const char *body, size_t len, struct gf_ext_args *a, st
 		return GF_PARSE;
 	}
 	int cnt = cJSON_GetArraySize(src);
-	a->names = calloc(cnt ? (size_t)cnt : 1, sizeof(*a->names));
-	if (!a->names) {
+	a->names = a->names_buf = calloc(cnt ? (size_t)cnt : 1, sizeof(*a->names_buf));
+	a->lens = a->lens_buf = calloc(cnt ? (size_t)cnt : 1, sizeof(*a->lens_buf));
+	if (!a->names_buf || !a->lens_buf) {
 		snprintf(msg, msglen, "out of memory");
 		return GF_NOMEM;
 	}
@@ -258,7 +448,8 @@ gf_err gf_ext_args_parse(const char *body, size_t len, struct gf_ext_args *a, st
 				    src == nn ? "string" : "Node with metadata.name");
 			return GF_PARSE;
 		}
-		a->names[i++] = s;
+		a->lens_buf[i] = strlen(s);
+		a->names_buf[i++] = s;
 	}
 	a->n = (size_t)i;
 	return GF_OK;

@@ -102,6 +102,140 @@ static size_t smap_find(const struct smap *m, const void *arr, key_fn key, const
 	}
 }
 
+/*
+ * The extender resolves every name kube-scheduler sends (5,000 per call at
+ * 5,000 nodes, in any order) to a cluster index.  Going through nmap would
+ * read each name from its struct lnode (kilobytes apart: a cache miss per
+ * name), so the cluster's node names are also kept packed in one pool, each
+ * entry its cluster index then the name and a NUL, padded to 4 bytes, and an
+ * open-addressing table of 8-byte slots (32 bits of the hash, the entry's
+ * offset in 4-byte units) at a load factor of at most 3/4: 5,000 nodes take
+ * a 64 KiB table and about 100 KiB of entries, which stay in the CPU's
+ * cache, and a lookup reads one slot (two on a collision) and one entry.
+ * Rebuilt with the cluster (cluster indices only change then).
+ */
+struct nindex {
+	struct nslot {
+		uint32_t h;	/* the hash's high half | 1; 0 = empty */
+		uint32_t at;	/* the entry: pool + 4 * at */
+	} *slot;
+	size_t cap;		/* power of two */
+	uint32_t *pool;		/* entries: cluster index, name, NUL, padding */
+};
+
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
+/* A word at a time (names are short; fnv's byte loop showed in profiles). */
+static uint64_t name_hash(const char *s, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	for (w = 0; n; n--)
+		w = (w << 8) | (unsigned char)s[n - 1];
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 29);
+}
+
+static void nindex_release(struct nindex *x)
+{
+	free(x->slot);
+	free(x->pool);
+	memset(x, 0, sizeof(*x));
+}
+
+/* Index names[0..n) (cluster index = position). */
+static gf_err nindex_build(struct nindex *x, const char *const *names, size_t n)
+{
+	nindex_release(x);
+	size_t cap = 64, words = 0;
+	while (cap * 3 < 4 * n)
+		cap *= 2;
+	for (size_t i = 0; i < n; i++)
+		words += 1 + (strlen(names[i]) + 4) / 4;
+	if (words > UINT32_MAX)
+		return GF_TOOBIG;
+	x->slot = calloc(cap, sizeof(*x->slot));
+	x->pool = calloc(words ? words : 1, sizeof(*x->pool));
+	if (!x->slot || !x->pool) {
+		nindex_release(x);
+		return GF_NOMEM;
+	}
+	x->cap = cap;
+	size_t at = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(names[i]);
+		uint64_t h = name_hash(names[i], len);
+		size_t j = h & (cap - 1);
+		while (x->slot[j].h)
+			j = (j + 1) & (cap - 1);
+		x->slot[j] = (struct nslot){ (uint32_t)(h >> 32) | 1, (uint32_t)at };
+		x->pool[at] = (uint32_t)i;
+		memcpy(x->pool + at + 1, names[i], len); /* the NUL and padding: calloc's zeros */
+		at += 1 + (len + 4) / 4;
+	}
+	return GF_OK;
+}
+
+/* The cluster index of name (len bytes, hash h = name_hash(name, len)), or -1. */
+static int32_t nindex_find(const struct nindex *x, const char *name, size_t len, uint64_t h)
+{
+	if (!x->cap)
+		return -1;
+	uint32_t hi = (uint32_t)(h >> 32) | 1;
+	for (size_t j = h & (x->cap - 1); x->slot[j].h; j = (j + 1) & (x->cap - 1)) {
+		if (x->slot[j].h != hi)
+			continue;
+		const uint32_t *e = x->pool + x->slot[j].at;
+		const char *k = (const char *)(e + 1);
+		size_t i = 0;
+		for (uint64_t a, b; i + 8 <= len; i += 8) { /* no call: names are short */
+			memcpy(&a, k + i, 8);
+			memcpy(&b, name + i, 8);
+			if (a != b)
+				goto next;
+		}
+		for (; i < len; i++)
+			if (k[i] != name[i])
+				goto next;
+		if (!k[len])
+			return (int32_t)e[0];
+next:;
+	}
+	return -1;
+}
+
+/*
+ * nindex_find for names[0..n): in blocks, the hashes first with the slots
+ * they probe first fetched ahead, so the table's cache misses overlap
+ * instead of following one another.
+ */
+static void nindex_find_many(const struct nindex *x, const char *const *names, const size_t *lens,
+			     size_t n, int32_t *ci)
+{
+	enum { B = 16 };
+	size_t len[B];
+	uint64_t h[B];
+	for (size_t b = 0; b < n; b += B) {
+		size_t m = n - b < B ? n - b : B;
+		for (size_t k = 0; k < m; k++) {
+			len[k] = lens ? lens[b + k] : strlen(names[b + k]);
+			h[k] = name_hash(names[b + k], len[k]);
+			if (x->cap)
+				PREFETCH(&x->slot[h[k] & (x->cap - 1)]);
+		}
+		for (size_t k = 0; k < m; k++)
+			ci[b + k] = nindex_find(x, names[b + k], len[k], h[k]);
+	}
+}
+
 /* ---- state --------------------------------------------------------------- */
 
 enum lstate { P_IGNORED, P_PENDING, P_ASSUMED, P_BOUND };
@@ -163,6 +297,12 @@ struct gf_live {
 	int64_t model_mem[GF_MAX_MODELS];
 	size_t nconstrained;	/* present nodes with taints or cordoned */
 	uint32_t *blocked;	/* scratch: cluster indices blocked for one decision */
+	uint8_t *ext_mark;	/* scratch for the extender, one per cluster node: asked about */
+	uint8_t *ext_code;	/* its enum gf_why */
+	int64_t *ext_score;	/* its score */
+	uint32_t *ext_list;	/* the nodes to score, ascending */
+	struct nindex names;	/* node name -> cluster index, for the extender */
+	uint64_t epoch;		/* cluster rebuilds: cluster indices are valid within one */
 	bool freed;
 	uint64_t conflicts;
 };
@@ -224,6 +364,11 @@ void gf_live_destroy(gf_live *l)
 	free(l->pmap.slot);
 	free(l->queue);
 	free(l->blocked);
+	free(l->ext_mark);
+	free(l->ext_code);
+	free(l->ext_score);
+	free(l->ext_list);
+	nindex_release(&l->names);
 	gf_catalog_release(&l->cat);
 	free(l);
 }
@@ -470,8 +615,16 @@ static gf_err rebuild(gf_live *l)
 		l->nconstrained += nd->n.ntaints > 0 || nd->n.unschedulable;
 	}
 	free(l->blocked);
+	free(l->ext_mark);
+	free(l->ext_code);
+	free(l->ext_score);
+	free(l->ext_list);
 	l->blocked = malloc((k ? k : 1) * sizeof(*l->blocked));
-	if (!l->blocked) {
+	l->ext_mark = calloc(k ? k : 1, sizeof(*l->ext_mark));
+	l->ext_code = malloc((k ? k : 1) * sizeof(*l->ext_code));
+	l->ext_score = malloc((k ? k : 1) * sizeof(*l->ext_score));
+	l->ext_list = malloc((k ? k : 1) * sizeof(*l->ext_list));
+	if (!l->blocked || !l->ext_mark || !l->ext_code || !l->ext_score || !l->ext_list) {
 		free(specs);
 		return GF_NOMEM;
 	}
@@ -481,6 +634,17 @@ static gf_err rebuild(gf_live *l)
 	free(specs);
 	if (e)
 		return e;
+	/* the extender's name index: the cluster's nodes by name, in cluster order */
+	const char **cn = malloc((k ? k : 1) * sizeof(*cn));
+	if (!cn)
+		return GF_NOMEM;
+	for (size_t i = 0; i < k; i++)
+		cn[i] = l->nodes[l->cnode[i]].n.name;
+	e = nindex_build(&l->names, cn, k);
+	free(cn);
+	if (e)
+		return e;
+	l->epoch++;
 	l->dirty = false;
 	/* Assumed pods first: they were decided against the state before. */
 	for (int pass = 0; pass < 2; pass++)
@@ -1075,63 +1239,146 @@ bool gf_live_pod_get(const gf_live *l, const char *uid, struct gf_k8s_pod *out)
 
 /* ---- extender ------------------------------------------------------------ */
 
-gf_err gf_live_filter(gf_live *l, const struct gf_k8s_pod *p, const char *const *names, size_t n,
-		      const char **reasons, char *msg, size_t msglen)
+gf_err gf_live_epoch(gf_live *l, uint64_t *epoch)
+{
+	gf_err e = ensure(l);
+	*epoch = l->epoch;
+	return e;
+}
+
+gf_err gf_live_resolve(gf_live *l, const char *const *names, const size_t *lens, size_t n,
+			int32_t *ci, uint64_t *epoch)
 {
 	gf_err e = ensure(l);
 	if (e)
 		return e;
+	nindex_find_many(&l->names, names, lens, n, ci);
+	*epoch = l->epoch;
+	return GF_OK;
+}
+
+/*
+ * The extender asks about thousands of nodes in an order of its own; the
+ * engine's node state is read fastest in index order.  So: mark the nodes
+ * asked about, sweep the marks in index order doing the work into per-node
+ * scratch (ext_code, ext_score), then gather the answers in the asked order
+ * and clear the marks (unmark()).
+ */
+static void mark(gf_live *l, const int32_t *ci, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ci[i] >= 0)
+			l->ext_mark[ci[i]] = 1;
+}
+
+static void unmark(gf_live *l, const int32_t *ci, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ci[i] >= 0)
+			l->ext_mark[ci[i]] = 0;
+}
+
+gf_err gf_live_filter_at(gf_live *l, const struct gf_k8s_pod *p, uint64_t epoch, const int32_t *ci,
+			 size_t n, const char **reasons, char *msg, size_t msglen)
+{
+	gf_err e = ensure(l);
+	if (e)
+		return e;
+	if (epoch != l->epoch)
+		return GF_STATE;
 	struct gf_pod_spec eff;
 	int r = effective(l, p, 0, &eff, msg, msglen);
 	if (r == -1)
 		return GF_INVAL;
+	size_t nn = l->cluster ? gf_cluster_nnodes(l->cluster) : 0;
+	if (!r) {
+		mark(l, ci, n);
+		for (size_t c = 0; c < nn; c++)
+			if (l->ext_mark[c])
+				l->ext_code[c] = (uint8_t)gf_cluster_why_not(l->cluster, &l->cat, c, &eff);
+		unmark(l, ci, n);
+	}
 	for (size_t i = 0; i < n; i++) {
-		struct lnode *nd = node_by_name(l, names[i]);
-		if (!nd || !nd->present || nd->cidx < 0 || !l->cluster)
+		if (ci[i] < 0)
 			reasons[i] = "node not known to gpufleet";
 		else if (r == -2)
 			reasons[i] = "no GPU with that much memory";
-		else {
-			enum gf_why w = gf_cluster_why_not(l->cluster, &l->cat, (size_t)nd->cidx, &eff);
-			reasons[i] = w == GF_WHY_FITS ? NULL : gf_why_text(w);
-		}
+		else
+			reasons[i] = l->ext_code[ci[i]] == GF_WHY_FITS ? NULL : gf_why_text(l->ext_code[ci[i]]);
 	}
 	return GF_OK;
 }
 
-gf_err gf_live_prioritize(gf_live *l, const struct gf_k8s_pod *p, const char *const *names,
-			  size_t n, int64_t *scores)
+gf_err gf_live_prioritize_at(gf_live *l, const struct gf_k8s_pod *p, uint64_t epoch,
+			     const int32_t *ci, size_t n, int64_t *scores)
 {
 	gf_err e = ensure(l);
 	if (e)
 		return e;
+	if (epoch != l->epoch)
+		return GF_STATE;
 	struct gf_pod_spec eff;
 	char msg[256];
 	int r = effective(l, p, 0, &eff, msg, sizeof(msg));
-	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	bool *ok = calloc(n ? n : 1, sizeof(*ok));
-	if (!ok)
-		return GF_NOMEM;
-	for (size_t i = 0; i < n; i++) {
-		scores[i] = 0;
-		struct lnode *nd = node_by_name(l, names[i]);
-		if (r || !nd || !nd->present || nd->cidx < 0 || !l->cluster ||
-		    !gf_cluster_fits(l->cluster, &l->cat, (size_t)nd->cidx, &eff))
-			continue;
-		ok[i] = true;
-		int hint;
-		/* the engine's score cache: recomputed only for nodes that changed */
-		scores[i] = gf_sched_score(l->sched, &eff, (size_t)nd->cidx, &hint);
-		if (scores[i] < lo)
-			lo = scores[i];
-		if (scores[i] > hi)
-			hi = scores[i];
-	}
+	size_t nn = l->cluster ? gf_cluster_nnodes(l->cluster) : 0, k = 0;
 	for (size_t i = 0; i < n; i++)
-		if (ok[i])
-			scores[i] = hi == lo ? 10 : (scores[i] - lo) * 10 / (hi - lo);
-	free(ok);
+		scores[i] = 0;
+	if (r)
+		return GF_OK;
+	/* the asked nodes where p fits, in index order; their scores in one pass of the engine's cache */
+	mark(l, ci, n);
+	for (size_t c = 0; c < nn; c++) {
+		l->ext_code[c] = 0;
+		if (l->ext_mark[c] && gf_cluster_fits(l->cluster, &l->cat, c, &eff)) {
+			l->ext_code[c] = 1;
+			l->ext_list[k++] = (uint32_t)c;
+		}
+	}
+	unmark(l, ci, n);
+	if (k)
+		gf_sched_score_nodes(l->sched, &eff, l->ext_list, k, l->ext_score);
+	for (size_t j = 0; j < k; j++) /* ext_score by node index */
+		l->ext_score[l->ext_list[k - 1 - j]] = l->ext_score[k - 1 - j];
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	for (size_t i = 0; i < n; i++)
+		if (ci[i] >= 0 && l->ext_code[ci[i]]) {
+			int64_t v = l->ext_score[ci[i]];
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+	for (size_t i = 0; i < n; i++)
+		if (ci[i] >= 0 && l->ext_code[ci[i]])
+			scores[i] = hi == lo ? 10 : (l->ext_score[ci[i]] - lo) * 10 / (hi - lo);
 	return GF_OK;
+}
+
+/* The by-name forms: resolve, then judge, under one lock hold of the caller. */
+gf_err gf_live_filter(gf_live *l, const struct gf_k8s_pod *p, const char *const *names,
+		      const size_t *lens, size_t n, const char **reasons, char *msg, size_t msglen)
+{
+	int32_t *ci = malloc((n ? n : 1) * sizeof(*ci));
+	uint64_t epoch;
+	if (!ci)
+		return GF_NOMEM;
+	gf_err e = gf_live_resolve(l, names, lens, n, ci, &epoch);
+	if (!e)
+		e = gf_live_filter_at(l, p, epoch, ci, n, reasons, msg, msglen);
+	free(ci);
+	return e;
+}
+
+gf_err gf_live_prioritize(gf_live *l, const struct gf_k8s_pod *p, const char *const *names,
+			  const size_t *lens, size_t n, int64_t *scores)
+{
+	int32_t *ci = malloc((n ? n : 1) * sizeof(*ci));
+	uint64_t epoch;
+	if (!ci)
+		return GF_NOMEM;
+	gf_err e = gf_live_resolve(l, names, lens, n, ci, &epoch);
+	if (!e)
+		e = gf_live_prioritize_at(l, p, epoch, ci, n, scores);
+	free(ci);
+	return e;
 }
 
 gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *node,

@@ -109,16 +109,37 @@ bool gf_live_pod_get(const gf_live *l, const char *uid, struct gf_k8s_pod *out);
 /* ---- extender ---- */
 
 /*
- * Judge pod p on each of names[0..n-1]: reasons[i] = NULL if it fits, else
- * a static phrase ("Insufficient GPU milli", "node not known to gpufleet").
- * GF_OK, or GF_INVAL when the pod's request is invalid (msg says why).
+ * Judge pod p on each of names[0..n-1] (lengths lens[i]; lens NULL: strlen):
+ * reasons[i] = NULL if it fits, else a static phrase ("Insufficient GPU
+ * milli", "node not known to gpufleet").  GF_OK, or GF_INVAL when the pod's
+ * request is invalid (msg says why).
  */
-gf_err gf_live_filter(gf_live *l, const struct gf_k8s_pod *p, const char *const *names, size_t n,
-		      const char **reasons, char *msg, size_t msglen);
+gf_err gf_live_filter(gf_live *l, const struct gf_k8s_pod *p, const char *const *names,
+		      const size_t *lens, size_t n, const char **reasons, char *msg, size_t msglen);
 
-/* Scores 0..10 (MaxExtenderPriority) of the policy for p on each node; 0 where it does not fit. */
+/*
+ * Scores 0..10 (MaxExtenderPriority) of the policy for p on each node; 0
+ * where it does not fit.  names and lens as for gf_live_filter.
+ */
 gf_err gf_live_prioritize(gf_live *l, const struct gf_k8s_pod *p, const char *const *names,
-			  size_t n, int64_t *scores);
+			  const size_t *lens, size_t n, int64_t *scores);
+
+/*
+ * The same in two steps, for callers that judge one list of nodes more than
+ * once (the extender's filter, then prioritize of its answer):
+ * gf_live_resolve() gives each name's index in the current numbering of the
+ * nodes (-1: not known) and that numbering's epoch; the _at forms take them
+ * and answer GF_STATE when nodes came or went since (resolve again).
+ * gf_live_epoch() tells the current epoch (bringing the engine up to date
+ * first, as every call here does).
+ */
+gf_err gf_live_epoch(gf_live *l, uint64_t *epoch);
+gf_err gf_live_resolve(gf_live *l, const char *const *names, const size_t *lens, size_t n,
+			int32_t *ci, uint64_t *epoch);
+gf_err gf_live_filter_at(gf_live *l, const struct gf_k8s_pod *p, uint64_t epoch, const int32_t *ci,
+			 size_t n, const char **reasons, char *msg, size_t msglen);
+gf_err gf_live_prioritize_at(gf_live *l, const struct gf_k8s_pod *p, uint64_t epoch,
+			     const int32_t *ci, size_t n, int64_t *scores);
 
 /* Choose the GPUs for p on the given node and assume it there (extender bind). */
 gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *node,

@@ -116,6 +116,35 @@ static const char *const bind_names[B_COUNT] = { "ok", "conflict_already_bound",
 enum { V_FILTER, V_PRIORITIZE, V_BIND, V_COUNT };
 static const char *const verb_names[V_COUNT] = { "filter", "prioritize", "bind" };
 
+/*
+ * The extender's last filter answer, kept for the prioritize call that
+ * follows it: kube-scheduler sends prioritize the nodes filter passed, in
+ * the order filter gave them, re-encoded by Go's encoder: the NodeNames
+ * array arrives byte for byte as we wrote it.  Recognising it (one memcmp)
+ * spares reading and resolving 5,000 names a second time; when nodes came
+ * or went since, the memo's names are resolved again.  A miss costs only
+ * the comparison.  A request's names may point into the memo: the extender
+ * handlers run one at a time (one HTTP thread) and change it under mu.
+ */
+struct ext_memo {
+	char *span;		/* our NodeNames array, '[' to ']'; NULL: none */
+	size_t span_len;
+	const char **names;	/* into span */
+	size_t *lens;
+	int32_t *ci;		/* gf_live_resolve's indices */
+	size_t n;
+	uint64_t epoch;
+};
+
+static void memo_clear(struct ext_memo *m)
+{
+	free(m->span);
+	free(m->names);
+	free(m->lens);
+	free(m->ci);
+	memset(m, 0, sizeof(*m));
+}
+
 struct daemon {
 	struct gf_kube_sched_opts o;
 	pthread_mutex_t mu;
@@ -134,6 +163,7 @@ struct daemon {
 	uint64_t events_total, event_errors, decode_errors, watch_restarts[2];
 	uint64_t ext_requests[V_COUNT][2]; /* [verb][ok, bad request] */
 	struct histo h_attempt, h_e2e, h_ext[V_COUNT];
+	struct ext_memo memo;	/* under mu */
 
 	char reported[256][GF_K8S_UID_MAX]; /* undecodable pods already reported */
 	size_t nreported;
@@ -586,11 +616,16 @@ static const cJSON *get_ci(const cJSON *o, const char *k)
 }
 
 /* Parse ExtenderArgs (k8s/extargs.h); a 400 with a Status body when malformed. */
-static bool ext_args(const struct gf_http_request *req, struct gf_http_response *resp,
+static bool ext_args(struct daemon *d, const struct gf_http_request *req, struct gf_http_response *resp,
 		     struct gf_ext_args *a, struct gf_k8s_pod *p)
 {
 	char msg[400];
-	if (gf_ext_args_parse(req->body, req->body_len, a, p, msg, sizeof(msg))) {
+	pthread_mutex_lock(&d->mu);
+	struct ext_memo *m = &d->memo;
+	struct gf_ext_hint h = { m->span, m->span_len, m->names, m->lens, m->n };
+	gf_err e = gf_ext_args_parse(req->body, req->body_len, m->span ? &h : NULL, a, p, msg, sizeof(msg));
+	pthread_mutex_unlock(&d->mu);
+	if (e) {
 		bad_request(resp, "%s", msg);
 		return false;
 	}
@@ -621,14 +656,84 @@ static void put_failed(struct gf_obuf *o, const char *key, const struct gf_ext_a
 		const char *r = msg ? msg : why[i];
 		if (!r || (!msg && unresolvable(r) != unres))
 			continue;
-		if (!first)
-			gf_obuf_append(o, ",", 1);
+		gf_ext_put_name(o, a, i, first ? "" : ",", ":");
 		first = false;
-		gf_json_put_str(o, a->names[i]);
-		gf_obuf_append(o, ":", 1);
 		gf_json_put_str(o, r);
 	}
 	gf_obuf_append(o, "}", 1);
+}
+
+/*
+ * The node indices for a's names (under mu): the memo's when a's list is
+ * the memo's (re-resolved first if nodes came or went since), else resolved
+ * into a new array.  *ci is owned (free it) unless *borrowed.
+ */
+static gf_err ext_resolve(struct daemon *d, const struct gf_ext_args *a, const int32_t **ci,
+			  bool *borrowed, uint64_t *epoch)
+{
+	struct ext_memo *m = &d->memo;
+	gf_err e;
+	*borrowed = false;
+	if (a->hit && m->span) {
+		if ((e = gf_live_epoch(d->live, epoch)))
+			return e;
+		if (*epoch != m->epoch &&
+		    (e = gf_live_resolve(d->live, m->names, m->lens, m->n, m->ci, &m->epoch)))
+			return e;
+		*ci = m->ci, *epoch = m->epoch, *borrowed = true;
+		return GF_OK;
+	}
+	int32_t *own = malloc((a->n ? a->n : 1) * sizeof(*own));
+	if (!own)
+		return GF_NOMEM;
+	if ((e = gf_live_resolve(d->live, a->names, a->lens, a->n, own, epoch)))
+		free(own);
+	else
+		*ci = own;
+	return e;
+}
+
+/* Keep filter's answer (the NodeNames array at o->data + at, the names not in why) for prioritize. */
+static void memo_keep(struct daemon *d, const struct gf_ext_args *a, const char **why, const int32_t *ci,
+		      uint64_t epoch, const struct gf_obuf *o, size_t at)
+{
+	struct ext_memo *m = &d->memo;
+	if (a->hit)
+		return; /* the same list, the same answer: the memo stays */
+	memo_clear(m);
+	if (!a->plain || gf_obuf_error(o))
+		return;
+	size_t n = 0;
+	for (size_t i = 0; i < a->n; i++)
+		n += !why[i];
+	m->span_len = o->len - at;
+	m->span = malloc(m->span_len);
+	m->names = malloc((n ? n : 1) * sizeof(*m->names));
+	m->lens = malloc((n ? n : 1) * sizeof(*m->lens));
+	m->ci = malloc((n ? n : 1) * sizeof(*m->ci));
+	if (!m->span || !m->names || !m->lens || !m->ci) {
+		memo_clear(m);
+		return;
+	}
+	memcpy(m->span, o->data + at, m->span_len);
+	/* where each name sits: as gf_ext_put_names writes them ("[" then "a","b"), or as sent */
+	bool echoed = n == a->n && a->span && a->span_len == m->span_len;
+	size_t off = 1;
+	for (size_t i = 0; i < a->n; i++) {
+		if (why[i])
+			continue;
+		if (echoed) {
+			off = (size_t)(a->names[i] - a->span);
+		} else {
+			off += m->n ? 3 : 1; /* past the last name's closing quote, the comma, the quote */
+		}
+		m->names[m->n] = m->span + off;
+		m->lens[m->n] = a->lens[i];
+		m->ci[m->n++] = ci[i];
+		if (!echoed)
+			off += a->lens[i];
+	}
+	m->epoch = epoch;
 }
 
 static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
@@ -637,7 +742,7 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 	double t0 = now_s();
 	static struct gf_k8s_pod p; /* handlers run one at a time */
 	struct gf_ext_args a;
-	if (!ext_args(req, resp, &a, &p)) {
+	if (!ext_args(d, req, resp, &a, &p)) {
 		gf_ext_args_release(&a);
 		count_ext(d, V_FILTER, false, t0);
 		return;
@@ -645,12 +750,13 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 	const char **why = calloc(a.n ? a.n : 1, sizeof(*why));
 	char msg[300] = "";
 	gf_err e = GF_NOMEM;
-	if (why) {
-		pthread_mutex_lock(&d->mu);
-		e = gf_live_filter(d->live, &p, a.names, a.n, why, msg, sizeof(msg));
-		pthread_mutex_unlock(&d->mu);
-	}
+	const int32_t *ci = NULL;
+	bool borrowed = false;
+	uint64_t epoch = 0;
 	struct gf_obuf *o = &resp->body;
+	pthread_mutex_lock(&d->mu);
+	if (why && !(e = ext_resolve(d, &a, &ci, &borrowed, &epoch)))
+		e = gf_live_filter_at(d->live, &p, epoch, ci, a.n, why, msg, sizeof(msg));
 	resp->content_type = "application/json";
 	if (e && e != GF_INVAL) {
 		gf_obuf_printf(o, "{\"Nodes\":null,\"NodeNames\":null,\"FailedNodes\":null,"
@@ -679,16 +785,20 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 		gf_obuf_puts(o, ",\"Error\":\"\"}");
 	} else {
 		/* An invalid request fails on every node, and preemption cannot help. */
-		gf_obuf_puts(o, "{\"Nodes\":null,\"NodeNames\":[");
-		bool first = true;
+		gf_obuf_puts(o, "{\"Nodes\":null,\"NodeNames\":");
+		size_t at = o->len, pass = 0;
 		for (size_t i = 0; !e && i < a.n; i++)
-			if (!why[i]) {
-				if (!first)
-					gf_obuf_append(o, ",", 1);
-				first = false;
-				gf_json_put_str(o, a.names[i]);
-			}
-		gf_obuf_puts(o, "]");
+			pass += !why[i];
+		if (!e && pass == a.n && a.span) {
+			gf_obuf_append(o, a.span, a.span_len); /* every node passes: the list as sent */
+		} else {
+			gf_obuf_append(o, "[", 1);
+			if (!e)
+				gf_ext_put_names(o, &a, why);
+			gf_obuf_append(o, "]", 1);
+		}
+		if (!e)
+			memo_keep(d, &a, why, ci, epoch, o, at);
 		put_failed(o, "FailedNodes", &a, why, NULL, false);
 		if (e)
 			put_failed(o, "FailedAndUnresolvableNodes", &a, why, msg, true);
@@ -696,6 +806,9 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 			put_failed(o, "FailedAndUnresolvableNodes", &a, why, NULL, true);
 		gf_obuf_puts(o, ",\"Error\":\"\"}");
 	}
+	pthread_mutex_unlock(&d->mu);
+	if (!borrowed)
+		free((void *)ci);
 	gf_ext_args_release(&a);
 	free(why);
 	count_ext(d, V_FILTER, true, t0);
@@ -707,57 +820,28 @@ static void h_prioritize(void *ud, const struct gf_http_request *req, struct gf_
 	double t0 = now_s();
 	static struct gf_k8s_pod p;
 	struct gf_ext_args a;
-	if (!ext_args(req, resp, &a, &p)) {
+	if (!ext_args(d, req, resp, &a, &p)) {
 		gf_ext_args_release(&a);
 		count_ext(d, V_PRIORITIZE, false, t0);
 		return;
 	}
 	int64_t *sc = calloc(a.n ? a.n : 1, sizeof(*sc));
 	gf_err e = GF_NOMEM;
-	if (sc) {
-		pthread_mutex_lock(&d->mu);
-		e = gf_live_prioritize(d->live, &p, a.names, a.n, sc);
-		pthread_mutex_unlock(&d->mu);
-	}
+	const int32_t *ci = NULL;
+	bool borrowed = false;
+	uint64_t epoch = 0;
+	pthread_mutex_lock(&d->mu);
+	if (sc && !(e = ext_resolve(d, &a, &ci, &borrowed, &epoch)))
+		e = gf_live_prioritize_at(d->live, &p, epoch, ci, a.n, sc);
 	struct gf_obuf *o = &resp->body;
 	resp->content_type = "application/json";
-	gf_obuf_puts(o, "[");
-	for (size_t i = 0; !e && i < a.n; i++) {
-		/* 5,000 entries: one append each, no printf. */
-		char ent[300];
-		size_t k = 0, nl = strlen(a.names[i]);
-		if (nl > 200 || !gf_json_plain(a.names[i], nl)) {
-			gf_obuf_puts(o, i ? ",{\"Host\":" : "{\"Host\":");
-			gf_json_put_str(o, a.names[i]);
-		} else {
-			memcpy(ent, ",{\"Host\":\"", 10);
-			k = i ? 10 : 0;
-			if (!i) {
-				memcpy(ent, "{\"Host\":\"", 9);
-				k = 9;
-			}
-			memcpy(ent + k, a.names[i], nl);
-			k += nl;
-			ent[k++] = '"';
-		}
-		memcpy(ent + k, ",\"Score\":", 9);
-		k += 9;
-		int64_t v = sc[i];
-		if (v < 0) {
-			ent[k++] = '-';
-			v = -v;
-		}
-		char dig[24];
-		int nd = 0;
-		do
-			dig[nd++] = (char)('0' + v % 10);
-		while ((v /= 10) && nd < 20);
-		while (nd)
-			ent[k++] = dig[--nd];
-		ent[k++] = '}';
-		gf_obuf_append(o, ent, k);
-	}
-	gf_obuf_puts(o, "]");
+	if (e)
+		gf_obuf_puts(o, "[]");
+	else
+		gf_ext_put_priorities(o, &a, sc);
+	pthread_mutex_unlock(&d->mu);
+	if (!borrowed)
+		free((void *)ci);
 	free(sc);
 	gf_ext_args_release(&a);
 	count_ext(d, V_PRIORITIZE, true, t0);
@@ -945,6 +1029,7 @@ out:
 	gf_http_server_destroy(srv);
 	gf_kube_client_destroy(d->http_client);
 	gf_live_destroy(d->live);
+	memo_clear(&d->memo);
 	free(d->jobs);
 	pthread_mutex_destroy(&d->mu);
 	pthread_cond_destroy(&d->work);

@@ -230,6 +230,18 @@ int64_t gf_sched_score(gf_sched *s, const struct gf_pod_spec *p, size_t node, in
 	return score_node(s, row, (uint32_t)node, p, hint);
 }
 
+void gf_sched_score_nodes(gf_sched *s, const struct gf_pod_spec *p, const uint32_t *nodes, size_t n,
+			 int64_t *out)
+{
+	struct cache_entry *row = NULL;
+	int hint;
+
+	if (s->ops->score && s->ops->cacheable && s->env.features.on[GF_FEAT_SCORE_CACHE])
+		row = shape_row(s, p);	/* once for all the nodes */
+	for (size_t k = 0; k < n; k++)
+		out[k] = s->ops->score && nodes[k] < s->n ? score_node(s, row, nodes[k], p, &hint) : 0;
+}
+
 /* Best fit: the smallest free amount that still fits; ties to the lowest index. */
 static int best_fit_gpu(const struct gf_node *nd, int milli)
 {

@@ -67,6 +67,10 @@ enum gf_outcome gf_sched_place(gf_sched *s, const struct gf_pod_spec *p, struct 
  */
 int64_t gf_sched_score(gf_sched *s, const struct gf_pod_spec *p, size_t node, int *hint);
 
+/* gf_sched_score for each of nodes[0..n) into out[0..n), the pod's cache row found once. */
+void gf_sched_score_nodes(gf_sched *s, const struct gf_pod_spec *p, const uint32_t *nodes, size_t n,
+			 int64_t *out);
+
 /* Scores computed / served from the cache since creation (for benchmarks). */
 void gf_sched_stats(const gf_sched *s, uint64_t *computed, uint64_t *cached);
 

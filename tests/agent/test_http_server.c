@@ -191,6 +191,19 @@ static void test_obuf_cap(void **state)
 	assert_int_equal(gf_obuf_puts(&b, "0123456789"), GF_OK);
 	assert_int_equal(b.len, 10);
 	gf_obuf_release(&b);
+	/* writing in place: room for n, commit what was written */
+	gf_obuf_init(&b, 10);
+	assert_int_equal(gf_obuf_puts(&b, "ab"), GF_OK);
+	char *w = gf_obuf_space(&b, 8);
+	assert_non_null(w);
+	memcpy(w, "cdef", 4);
+	gf_obuf_commit(&b, 4);
+	assert_string_equal(b.data, "abcdef");
+	assert_null(gf_obuf_space(&b, 5)); /* 6 + 5 > 10 */
+	assert_int_equal(gf_obuf_error(&b), GF_TOOBIG);
+	gf_obuf_commit(&b, 1); /* ignored after an error */
+	assert_int_equal(b.len, 6);
+	gf_obuf_release(&b);
 }
 
 int main(void)

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "k8s/codec.h"
@@ -246,13 +247,13 @@ static void test_extender_args(void **st)
 		struct gf_ext_args a;
 		static struct gf_k8s_pod p;
 		char msg[400] = "";
-		gf_err e = gf_ext_args_parse(cases[i].body, strlen(cases[i].body), &a, &p, msg, sizeof(msg));
+		gf_err e = gf_ext_args_parse(cases[i].body, strlen(cases[i].body), NULL, &a, &p, msg, sizeof(msg));
 		if (cases[i].names) {
 			if (e != GF_OK)
 				fail_msg("case %zu: %s", i, msg);
 			char got[256] = "";
 			for (size_t k = 0; k < a.n; k++) {
-				strncat(got, a.names[k], sizeof(got) - strlen(got) - 1); /* test only */
+				snprintf(got + strlen(got), sizeof(got) - strlen(got), "%.*s", (int)a.lens[k], a.names[k]);
 				strncat(got, ",", sizeof(got) - strlen(got) - 1);
 			}
 			assert_string_equal(got, cases[i].names);
@@ -271,6 +272,127 @@ static void test_extender_args(void **st)
 	gf_obuf_release(&o);
 }
 
+/* The fast path's word-at-a-time name scan: every length around the 8-byte steps, either spacing. */
+static void test_extender_names_scan(void **st)
+{
+	(void)st;
+	static const char alpha[] = "abcdefghijklmnopqrstuvwxyz";
+	char body[4096], want[1024] = "";
+	for (int spaced = 0; spaced < 2; spaced++) {
+		size_t n = (size_t)snprintf(body, sizeof(body), "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[");
+		want[0] = '\0';
+		for (int len = 0; len <= 26; len++) {
+			n += (size_t)snprintf(body + n, sizeof(body) - n, "%s\"%.*s\"", len ? (spaced ? " ,\n " : ",") : "",
+					      len, alpha);
+			snprintf(want + strlen(want), sizeof(want) - strlen(want), "%.*s|", len, alpha);
+		}
+		n += (size_t)snprintf(body + n, sizeof(body) - n, "]}");
+		struct gf_ext_args a;
+		static struct gf_k8s_pod p;
+		char msg[400] = "", got[1024] = "";
+		assert_int_equal(gf_ext_args_parse(body, n, NULL, &a, &p, msg, sizeof(msg)), GF_OK);
+		assert_true(a.plain);
+		assert_int_equal(a.n, 27);
+		for (size_t k = 0; k < a.n; k++)
+			snprintf(got + strlen(got), sizeof(got) - strlen(got), "%.*s|", (int)a.lens[k], a.names[k]);
+		assert_string_equal(got, want);
+		assert_non_null(a.span);
+		assert_int_equal(a.span[0], '[');
+		assert_int_equal(a.span[a.span_len - 1], ']');
+		gf_ext_args_release(&a);
+	}
+	/* a quote right after 8 plain bytes, an escape and a control byte after them: the full parser's answers */
+	const char *esc = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"abcdefgh\",\"abcdefgh\\\"ij\"]}";
+	struct gf_ext_args a;
+	static struct gf_k8s_pod p;
+	char msg[400] = "";
+	assert_int_equal(gf_ext_args_parse(esc, strlen(esc), NULL, &a, &p, msg, sizeof(msg)), GF_OK);
+	assert_false(a.plain);
+	assert_int_equal(a.n, 2);
+	assert_int_equal(a.lens[1], 11);
+	assert_memory_equal(a.names[1], "abcdefgh\"ij", 11);
+	gf_ext_args_release(&a);
+	const char *ctl = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"abcdefgh\x01ij\"]}";
+	assert_int_equal(gf_ext_args_parse(ctl, strlen(ctl), NULL, &a, &p, msg, sizeof(msg)), GF_OK);
+	assert_false(a.plain); /* cJSON takes the raw byte; our answers escape it */
+	struct gf_obuf o;
+	gf_obuf_init(&o, 1024);
+	gf_ext_put_names(&o, &a, NULL);
+	assert_string_equal(o.data, "\"abcdefgh\\u0001ij\"");
+	gf_obuf_release(&o);
+	gf_ext_args_release(&a);
+}
+
+/* The hint (filter's answer, sent back by prioritize): taken on an exact match only. */
+static void test_extender_hint(void **st)
+{
+	(void)st;
+	const char *span = "[\"n-1\",\"n-22\"]";
+	const char *names[] = { span + 2, span + 8 };
+	const size_t lens[] = { 3, 4 };
+	struct gf_ext_hint h = { span, strlen(span), names, lens, 2 };
+	const char *hit = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":null,\"NodeNames\":[\"n-1\",\"n-22\"]}";
+	const char *miss = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":null,\"NodeNames\":[\"n-1\",\"n-23\"]}";
+	const char *longer = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"n-1\",\"n-22\",\"x\"]}";
+	struct gf_ext_args a;
+	static struct gf_k8s_pod p;
+	char msg[400] = "";
+	assert_int_equal(gf_ext_args_parse(hit, strlen(hit), &h, &a, &p, msg, sizeof(msg)), GF_OK);
+	assert_true(a.hit);
+	assert_ptr_equal(a.names, names);
+	assert_int_equal(a.n, 2);
+	gf_ext_args_release(&a);
+	assert_int_equal(gf_ext_args_parse(miss, strlen(miss), &h, &a, &p, msg, sizeof(msg)), GF_OK);
+	assert_false(a.hit);
+	assert_int_equal(a.n, 2);
+	assert_memory_equal(a.names[1], "n-23", 4);
+	gf_ext_args_release(&a);
+	assert_int_equal(gf_ext_args_parse(longer, strlen(longer), &h, &a, &p, msg, sizeof(msg)), GF_OK);
+	assert_false(a.hit);
+	assert_int_equal(a.n, 3);
+	gf_ext_args_release(&a);
+}
+
+/* The bulk writers, fast (plain names) and escaped (the full parser's names). */
+static void test_extender_writers(void **st)
+{
+	(void)st;
+	const char *plain = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\",\"bb\",\"ccc\"]}";
+	const char *escd = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\",\"b\\\"b\",\"ccc\"]}";
+	const char *skip[] = { NULL, "no", NULL };
+	const int64_t sc[] = { 10, 0, -3 };
+	struct { const char *body, *names, *all, *prio; } cases[] = {
+		{ plain, "\"a\",\"ccc\"", "\"a\",\"bb\",\"ccc\"",
+		  "[{\"Host\":\"a\",\"Score\":10},{\"Host\":\"bb\",\"Score\":0},{\"Host\":\"ccc\",\"Score\":-3}]" },
+		{ escd, "\"a\",\"ccc\"", "\"a\",\"b\\\"b\",\"ccc\"",
+		  "[{\"Host\":\"a\",\"Score\":10},{\"Host\":\"b\\\"b\",\"Score\":0},{\"Host\":\"ccc\",\"Score\":-3}]" },
+	};
+	for (size_t i = 0; i < 2; i++) {
+		struct gf_ext_args a;
+		static struct gf_k8s_pod p;
+		char msg[400] = "";
+		assert_int_equal(gf_ext_args_parse(cases[i].body, strlen(cases[i].body), NULL, &a, &p, msg, sizeof(msg)),
+				 GF_OK);
+		struct gf_obuf o;
+		gf_obuf_init(&o, 4096);
+		gf_ext_put_names(&o, &a, skip);
+		assert_string_equal(o.data, cases[i].names);
+		gf_obuf_reset(&o);
+		gf_ext_put_names(&o, &a, NULL);
+		assert_string_equal(o.data, cases[i].all);
+		gf_obuf_reset(&o);
+		gf_ext_put_priorities(&o, &a, sc);
+		assert_string_equal(o.data, cases[i].prio);
+		gf_obuf_release(&o);
+		/* past the buffer's cap: the error is kept, nothing is overrun */
+		gf_obuf_init(&o, 8);
+		gf_ext_put_priorities(&o, &a, sc);
+		assert_int_equal(gf_obuf_error(&o), GF_TOOBIG);
+		gf_obuf_release(&o);
+		gf_ext_args_release(&a);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +403,9 @@ int main(void)
 		cmocka_unit_test(test_pod_parse_errors),
 		cmocka_unit_test(test_node),
 		cmocka_unit_test(test_extender_args),
+		cmocka_unit_test(test_extender_names_scan),
+		cmocka_unit_test(test_extender_hint),
+		cmocka_unit_test(test_extender_writers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -288,14 +288,14 @@ static void test_extender(void **st)
 	const char *names[] = { "h100-a", "a100-b", "cpu-c", "ghost" };
 	const char *why[4];
 	char msg[256];
-	assert_int_equal(gf_live_filter(l, &p, names, 4, why, msg, sizeof(msg)), GF_OK);
+	assert_int_equal(gf_live_filter(l, &p, names, NULL, 4, why, msg, sizeof(msg)), GF_OK);
 	assert_null(why[0]);
 	assert_string_equal(why[1], "too few GPUs on the node");
 	assert_string_equal(why[2], "too few GPUs on the node");
 	assert_string_equal(why[3], "node not known to gpufleet");
 	struct gf_k8s_pod q = mkpod("q", "q", "", "", "\"nvidia.com/gpu\":\"1\"", "default-scheduler");
 	int64_t sc[4];
-	assert_int_equal(gf_live_prioritize(l, &q, names, 4, sc), GF_OK);
+	assert_int_equal(gf_live_prioritize(l, &q, names, NULL, 4, sc), GF_OK);
 	for (int i = 0; i < 4; i++)
 		assert_true(sc[i] >= 0 && sc[i] <= 10);
 	assert_int_equal(sc[2], 0);
@@ -309,8 +309,30 @@ static void test_extender(void **st)
 	assert_int_equal(gf_live_assume_on(l, &r, "h100-a", &d), GF_RANGE);
 	assert_non_null(strstr(d.message, "Insufficient GPU"));
 	struct gf_k8s_pod bad = mkpod("bad", "bad", "", "\"gpufleet.io/gpu-milli\":\"-1\"", "", "default-scheduler");
-	assert_int_equal(gf_live_filter(l, &bad, names, 4, why, msg, sizeof(msg)), GF_INVAL);
+	assert_int_equal(gf_live_filter(l, &bad, names, NULL, 4, why, msg, sizeof(msg)), GF_INVAL);
 	assert_non_null(strstr(msg, "must be 1..1000"));
+	/* in two steps: indices valid for one epoch; a node gone changes it */
+	int32_t ci[4];
+	uint64_t ep, ep2;
+	const size_t lens[] = { 6, 6, 5, 5 };
+	assert_int_equal(gf_live_resolve(l, names, lens, 4, ci, &ep), GF_OK);
+	assert_true(ci[0] >= 0 && ci[1] >= 0 && ci[2] >= 0 && ci[0] != ci[1]);
+	assert_int_equal(ci[3], -1);
+	assert_int_equal(gf_live_filter_at(l, &q, ep, ci, 4, why, msg, sizeof(msg)), GF_OK);
+	assert_string_equal(why[2], "too few GPUs on the node");
+	gf_live_node_delete(l, "cpu-c");
+	assert_int_equal(gf_live_filter_at(l, &q, ep, ci, 4, why, msg, sizeof(msg)), GF_STATE);
+	assert_int_equal(gf_live_prioritize_at(l, &q, ep, ci, 4, sc), GF_STATE);
+	assert_int_equal(gf_live_epoch(l, &ep2), GF_OK);
+	assert_true(ep2 != ep);
+	assert_int_equal(gf_live_resolve(l, names, lens, 4, ci, &ep), GF_OK);
+	assert_int_equal(ep, ep2);
+	assert_int_equal(ci[2], -1);
+	assert_int_equal(gf_live_filter_at(l, &q, ep, ci, 4, why, msg, sizeof(msg)), GF_OK);
+	assert_string_equal(why[2], "node not known to gpufleet");
+	assert_int_equal(gf_live_prioritize_at(l, &q, ep, ci, 4, sc), GF_OK);
+	assert_int_equal(sc[2], 0);
+	assert_true(sc[0] == 10 || sc[1] == 10);
 	gf_live_destroy(l);
 }
 

@@ -162,6 +162,7 @@ struct daemon {
 	uint64_t binds[B_COUNT];
 	uint64_t events_total, event_errors, decode_errors, watch_restarts[2];
 	uint64_t ext_requests[V_COUNT][2]; /* [verb][ok, bad request] */
+	uint64_t ext_reused[V_COUNT];	/* calls whose NodeNames were the memo's */
 	struct histo h_attempt, h_e2e, h_ext[V_COUNT];
 	struct ext_memo memo;	/* under mu */
 
@@ -538,6 +539,12 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 		for (int k = 0; k < 2; k++)
 			gf_obuf_printf(o, "gpufleet_extender_requests_total{verb=\"%s\",code=\"%s\"} %llu\n",
 				       verb_names[v], k ? "400" : "200", (unsigned long long)d->ext_requests[v][k]);
+	gf_obuf_printf(o, "# HELP gpufleet_extender_names_reused_total Extender calls whose node list was "
+			  "the last filter answer, byte for byte (not read again).\n"
+			  "# TYPE gpufleet_extender_names_reused_total counter\n");
+	for (int v = 0; v < V_BIND; v++)
+		gf_obuf_printf(o, "gpufleet_extender_names_reused_total{verb=\"%s\"} %llu\n", verb_names[v],
+			       (unsigned long long)d->ext_reused[v]);
 	for (int v = 0; v < V_COUNT; v++) {
 		char name[96];
 		snprintf(name, sizeof(name), "gpufleet_extender_%s_duration_seconds", verb_names[v]);
@@ -757,6 +764,7 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 	pthread_mutex_lock(&d->mu);
 	if (why && !(e = ext_resolve(d, &a, &ci, &borrowed, &epoch)))
 		e = gf_live_filter_at(d->live, &p, epoch, ci, a.n, why, msg, sizeof(msg));
+	d->ext_reused[V_FILTER] += borrowed;
 	resp->content_type = "application/json";
 	if (e && e != GF_INVAL) {
 		gf_obuf_printf(o, "{\"Nodes\":null,\"NodeNames\":null,\"FailedNodes\":null,"
@@ -833,6 +841,7 @@ static void h_prioritize(void *ud, const struct gf_http_request *req, struct gf_
 	pthread_mutex_lock(&d->mu);
 	if (sc && !(e = ext_resolve(d, &a, &ci, &borrowed, &epoch)))
 		e = gf_live_prioritize_at(d->live, &p, epoch, ci, a.n, sc);
+	d->ext_reused[V_PRIORITIZE] += borrowed;
 	struct gf_obuf *o = &resp->body;
 	resp->content_type = "application/json";
 	if (e)

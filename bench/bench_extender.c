@@ -9,10 +9,11 @@
  * rounds, and prints the round trip's p50, p99 and max in milliseconds.  The
  * pods are never bound, so the state is the same for every round.
  *
- * The names come in a new order every round (a seeded shuffle, built before
- * the clock starts): kube-scheduler filters nodes in parallel and hands the
- * extender the feasible ones in the order its workers finished, from a start
- * that rotates between pods, so the server cannot count on one order.
+ * The names come in a different order every round (32 seeded shuffles,
+ * built before the clock starts, taken in turn): kube-scheduler filters
+ * nodes in parallel and hands the extender the feasible ones in the order
+ * its workers finished, from a start that rotates between pods, so the
+ * server cannot count on one order.
  */
 #include <curl/curl.h>
 #include <stdint.h>
@@ -53,15 +54,34 @@ int main(int argc, char **argv)
 	const char *np = argc > 4 ? argv[4] : "gpu-node-";
 	if (nodes <= 0 || iters <= 0)
 		return 2;
+	/* BODIES request bodies, each with its own order, built before the clock starts */
+	enum { BODIES = 32 };
 	size_t cap = (size_t)nodes * (strlen(np) + 24) + 1024;
-	char *body = malloc(cap);
+	char *body[BODIES];
+	size_t blen[BODIES];
 	long *order = malloc((size_t)nodes * sizeof(*order));
-	if (!body || !order)
+	if (!order)
 		return 1;
 	for (long i = 0; i < nodes; i++)
 		order[i] = i;
 	uint64_t seed = 42;
-	size_t n = 0;
+	for (int b = 0; b < BODIES; b++) {
+		for (long k = nodes - 1; k > 0; k--) { /* Fisher-Yates, xorshift64 */
+			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+			long j = (long)(seed % (uint64_t)(k + 1)), t = order[k];
+			order[k] = order[j], order[j] = t;
+		}
+		if (!(body[b] = malloc(cap)))
+			return 1;
+		size_t n = (size_t)snprintf(body[b], cap,
+			"{\"Pod\":{\"metadata\":{\"name\":\"bench\",\"namespace\":\"default\",\"uid\":\"bench-uid\"},"
+			"\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"},"
+			"\"requests\":{\"cpu\":\"100m\"}}}]}},\"Nodes\":null,\"NodeNames\":[");
+		for (long k = 0; k < nodes; k++)
+			n += (size_t)snprintf(body[b] + n, cap - n, "%s\"%s%ld\"", k ? "," : "", np, order[k]);
+		n += (size_t)snprintf(body[b] + n, cap - n, "]}");
+		blen[b] = n;
+	}
 	char fu[512], pu[512];
 	snprintf(fu, sizeof(fu), "%s/filter", prefix);
 	snprintf(pu, sizeof(pu), "%s/prioritize", prefix);
@@ -77,20 +97,9 @@ int main(int argc, char **argv)
 	if (!rt)
 		return 1;
 	for (long i = -50; i < iters; i++) {
-		for (long k = nodes - 1; k > 0; k--) { /* Fisher-Yates, xorshift64 */
-			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
-			long j = (long)(seed % (uint64_t)(k + 1)), t = order[k];
-			order[k] = order[j], order[j] = t;
-		}
-		n = (size_t)snprintf(body, cap,
-			"{\"Pod\":{\"metadata\":{\"name\":\"bench\",\"namespace\":\"default\",\"uid\":\"bench-uid\"},"
-			"\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"},"
-			"\"requests\":{\"cpu\":\"100m\"}}}]}},\"Nodes\":null,\"NodeNames\":[");
-		for (long k = 0; k < nodes; k++)
-			n += (size_t)snprintf(body + n, cap - n, "%s\"%s%ld\"", k ? "," : "", np, order[k]);
-		n += (size_t)snprintf(body + n, cap - n, "]}");
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)n);
+		int b = (int)((i + 50) % BODIES);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body[b]);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)blen[b]);
 		double t0 = now_ms();
 		long st1 = 0, st2 = 0;
 		curl_easy_setopt(h, CURLOPT_URL, fu);
@@ -115,6 +124,7 @@ int main(int argc, char **argv)
 	curl_global_cleanup();
 	free(rt);
 	free(order);
-	free(body);
+	for (int b = 0; b < BODIES; b++)
+		free(body[b]);
 	return 0;
 }

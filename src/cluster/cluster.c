@@ -23,6 +23,7 @@ struct gf_cluster {
 	int64_t gpu_capacity;
 	int64_t gpu_used;
 	int64_t ngpus;
+	uint64_t changes;	/* binds and unbinds so far */
 };
 
 int gf_pod_tag(const struct gf_pod_spec *p)
@@ -146,6 +147,11 @@ int64_t gf_cluster_ngpus(const gf_cluster *c)
 	return c->ngpus;
 }
 
+uint64_t gf_cluster_changes(const gf_cluster *c)
+{
+	return c->changes;
+}
+
 bool gf_cluster_fits(const gf_cluster *c, const struct gf_catalog *cat, size_t i,
 		     const struct gf_pod_spec *p)
 {
@@ -222,6 +228,7 @@ gf_err gf_cluster_bind(gf_cluster *c, size_t i, const struct gf_pod_spec *p, con
 	nd->mem_free -= p->mem_mib;
 	nd->npods++;
 	nd->version++;
+	c->changes++;
 	node_derive(nd);
 	assert_node(c, i);
 	return GF_OK;
@@ -255,6 +262,7 @@ gf_err gf_cluster_unbind(gf_cluster *c, size_t i, const struct gf_pod_spec *p, c
 	nd->mem_free += p->mem_mib;
 	nd->npods--;
 	nd->version++;
+	c->changes++;
 	node_derive(nd);
 	assert_node(c, i);
 	return GF_OK;

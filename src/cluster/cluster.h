@@ -66,6 +66,9 @@ int64_t gf_cluster_ngpus(const gf_cluster *c);
 /* The pod's affinity tag for GpuClustering; -1 for CPU-only pods. */
 int gf_pod_tag(const struct gf_pod_spec *p);
 
+/* Binds and unbinds since creation: while it stays the same, so does every node. */
+uint64_t gf_cluster_changes(const gf_cluster *c);
+
 /*
  * The feasibility filter every policy shares: CPU, memory, GPU model (via the
  * catalog) and GPU capacity.  A pod of count GPUs x milli needs `count`

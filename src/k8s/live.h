@@ -139,7 +139,15 @@ gf_err gf_live_resolve(gf_live *l, const char *const *names, const size_t *lens,
 gf_err gf_live_filter_at(gf_live *l, const struct gf_k8s_pod *p, uint64_t epoch, const int32_t *ci,
 			 size_t n, const char **reasons, char *msg, size_t msglen);
 gf_err gf_live_prioritize_at(gf_live *l, const struct gf_k8s_pod *p, uint64_t epoch,
-			     const int32_t *ci, size_t n, int64_t *scores);
+			     const int32_t *ci, size_t n, uint64_t fit_state, int64_t *scores);
+
+/*
+ * The state of the nodes' resources (changes with every bind and unbind and
+ * with the epoch).  A caller that saw every node in ci fit p at state S may
+ * pass fit_state S to gf_live_prioritize_at: while the state is still S the
+ * fit check is skipped; 0 = check.
+ */
+uint64_t gf_live_state(const gf_live *l);
 
 /* Choose the GPUs for p on the given node and assume it there (extender bind). */
 gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *node,

@@ -134,11 +134,24 @@ struct ext_memo {
 	int32_t *ci;		/* gf_live_resolve's indices */
 	size_t n;
 	uint64_t epoch;
+	/* the pod filter judged and the nodes' state then (gf_live_state): while
+	 * both hold, prioritize of this pod knows every node fits */
+	char uid[GF_K8S_UID_MAX], rv[GF_K8S_RV_MAX];
+	uint64_t state;
+	char *buf;		/* span's memory, kept between answers */
+	size_t buf_cap, cap;	/* and the arrays' */
 };
 
-static void memo_clear(struct ext_memo *m)
+/* Forget the answer (the memory stays for the next). */
+static void memo_forget(struct ext_memo *m)
 {
-	free(m->span);
+	m->span = NULL;
+	m->span_len = m->n = 0;
+}
+
+static void memo_free(struct ext_memo *m)
+{
+	free(m->buf);
 	free(m->names);
 	free(m->lens);
 	free(m->ci);
@@ -684,9 +697,11 @@ static gf_err ext_resolve(struct daemon *d, const struct gf_ext_args *a, const i
 	if (a->hit && m->span) {
 		if ((e = gf_live_epoch(d->live, epoch)))
 			return e;
-		if (*epoch != m->epoch &&
-		    (e = gf_live_resolve(d->live, m->names, m->lens, m->n, m->ci, &m->epoch)))
-			return e;
+		if (*epoch != m->epoch) {
+			m->state = 0; /* nodes came or went: what fit is unknown */
+			if ((e = gf_live_resolve(d->live, m->names, m->lens, m->n, m->ci, &m->epoch)))
+				return e;
+		}
 		*ci = m->ci, *epoch = m->epoch, *borrowed = true;
 		return GF_OK;
 	}
@@ -701,46 +716,60 @@ static gf_err ext_resolve(struct daemon *d, const struct gf_ext_args *a, const i
 }
 
 /* Keep filter's answer (the NodeNames array at o->data + at, the names not in why) for prioritize. */
-static void memo_keep(struct daemon *d, const struct gf_ext_args *a, const char **why, const int32_t *ci,
-		      uint64_t epoch, const struct gf_obuf *o, size_t at)
+static void memo_keep(struct daemon *d, const struct gf_ext_args *a, const struct gf_k8s_pod *p,
+		      const char **why, const int32_t *ci, uint64_t epoch, const struct gf_obuf *o, size_t at)
 {
 	struct ext_memo *m = &d->memo;
 	if (a->hit)
 		return; /* the same list, the same answer: the memo stays */
-	memo_clear(m);
+	memo_forget(m);
 	if (!a->plain || gf_obuf_error(o))
 		return;
-	size_t n = 0;
+	size_t n = 0, len = o->len - at;
 	for (size_t i = 0; i < a->n; i++)
 		n += !why[i];
-	m->span_len = o->len - at;
-	m->span = malloc(m->span_len);
-	m->names = malloc((n ? n : 1) * sizeof(*m->names));
-	m->lens = malloc((n ? n : 1) * sizeof(*m->lens));
-	m->ci = malloc((n ? n : 1) * sizeof(*m->ci));
-	if (!m->span || !m->names || !m->lens || !m->ci) {
-		memo_clear(m);
-		return;
+	if (len > m->buf_cap) {
+		free(m->buf);
+		m->buf_cap = 0;
+		if (!(m->buf = malloc(len)))
+			return;
+		m->buf_cap = len;
 	}
-	memcpy(m->span, o->data + at, m->span_len);
+	if (n > m->cap) {
+		free(m->names);
+		free(m->lens);
+		free(m->ci);
+		m->cap = 0;
+		m->names = malloc(n * sizeof(*m->names));
+		m->lens = malloc(n * sizeof(*m->lens));
+		m->ci = malloc(n * sizeof(*m->ci));
+		if (!m->names || !m->lens || !m->ci)
+			return;
+		m->cap = n;
+	}
+	memcpy(m->buf, o->data + at, len);
 	/* where each name sits: as gf_ext_put_names writes them ("[" then "a","b"), or as sent */
-	bool echoed = n == a->n && a->span && a->span_len == m->span_len;
+	bool echoed = n == a->n && a->span && a->span_len == len;
 	size_t off = 1;
 	for (size_t i = 0; i < a->n; i++) {
 		if (why[i])
 			continue;
-		if (echoed) {
+		if (echoed)
 			off = (size_t)(a->names[i] - a->span);
-		} else {
+		else
 			off += m->n ? 3 : 1; /* past the last name's closing quote, the comma, the quote */
-		}
-		m->names[m->n] = m->span + off;
+		m->names[m->n] = m->buf + off;
 		m->lens[m->n] = a->lens[i];
 		m->ci[m->n++] = ci[i];
 		if (!echoed)
 			off += a->lens[i];
 	}
+	m->span = m->buf;
+	m->span_len = len;
 	m->epoch = epoch;
+	snprintf(m->uid, sizeof(m->uid), "%s", p->uid);
+	snprintf(m->rv, sizeof(m->rv), "%s", p->rv);
+	m->state = gf_live_state(d->live);
 }
 
 static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
@@ -793,6 +822,7 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 		gf_obuf_puts(o, ",\"Error\":\"\"}");
 	} else {
 		/* An invalid request fails on every node, and preemption cannot help. */
+		(void)gf_obuf_space(o, (a.span ? a.span_len : 0) + 256); /* the usual answer in one allocation */
 		gf_obuf_puts(o, "{\"Nodes\":null,\"NodeNames\":");
 		size_t at = o->len, pass = 0;
 		for (size_t i = 0; !e && i < a.n; i++)
@@ -806,7 +836,7 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 			gf_obuf_append(o, "]", 1);
 		}
 		if (!e)
-			memo_keep(d, &a, why, ci, epoch, o, at);
+			memo_keep(d, &a, &p, why, ci, epoch, o, at);
 		put_failed(o, "FailedNodes", &a, why, NULL, false);
 		if (e)
 			put_failed(o, "FailedAndUnresolvableNodes", &a, why, msg, true);
@@ -840,7 +870,10 @@ static void h_prioritize(void *ud, const struct gf_http_request *req, struct gf_
 	uint64_t epoch = 0;
 	pthread_mutex_lock(&d->mu);
 	if (sc && !(e = ext_resolve(d, &a, &ci, &borrowed, &epoch)))
-		e = gf_live_prioritize_at(d->live, &p, epoch, ci, a.n, sc);
+		e = gf_live_prioritize_at(d->live, &p, epoch, ci, a.n,
+					  borrowed && p.uid[0] && !strcmp(p.uid, d->memo.uid) &&
+							  !strcmp(p.rv, d->memo.rv) ? d->memo.state : 0,
+					  sc);
 	d->ext_reused[V_PRIORITIZE] += borrowed;
 	struct gf_obuf *o = &resp->body;
 	resp->content_type = "application/json";
@@ -1038,7 +1071,7 @@ out:
 	gf_http_server_destroy(srv);
 	gf_kube_client_destroy(d->http_client);
 	gf_live_destroy(d->live);
-	memo_clear(&d->memo);
+	memo_free(&d->memo);
 	free(d->jobs);
 	pthread_mutex_destroy(&d->mu);
 	pthread_cond_destroy(&d->work);

@@ -322,7 +322,7 @@ static void test_extender(void **st)
 	assert_string_equal(why[2], "too few GPUs on the node");
 	gf_live_node_delete(l, "cpu-c");
 	assert_int_equal(gf_live_filter_at(l, &q, ep, ci, 4, why, msg, sizeof(msg)), GF_STATE);
-	assert_int_equal(gf_live_prioritize_at(l, &q, ep, ci, 4, sc), GF_STATE);
+	assert_int_equal(gf_live_prioritize_at(l, &q, ep, ci, 4, 0, sc), GF_STATE);
 	assert_int_equal(gf_live_epoch(l, &ep2), GF_OK);
 	assert_true(ep2 != ep);
 	assert_int_equal(gf_live_resolve(l, names, lens, 4, ci, &ep), GF_OK);
@@ -330,9 +330,18 @@ static void test_extender(void **st)
 	assert_int_equal(ci[2], -1);
 	assert_int_equal(gf_live_filter_at(l, &q, ep, ci, 4, why, msg, sizeof(msg)), GF_OK);
 	assert_string_equal(why[2], "node not known to gpufleet");
-	assert_int_equal(gf_live_prioritize_at(l, &q, ep, ci, 4, sc), GF_OK);
+	assert_int_equal(gf_live_prioritize_at(l, &q, ep, ci, 4, 0, sc), GF_OK);
 	assert_int_equal(sc[2], 0);
 	assert_true(sc[0] == 10 || sc[1] == 10);
+	/* the state: the same until a bind (or unbind, or nodes coming and going) */
+	uint64_t state = gf_live_state(l);
+	assert_true(state != 0);
+	assert_int_equal(gf_live_prioritize_at(l, &q, ep, ci, 4, state, sc), GF_OK); /* no check: the same answer here */
+	assert_int_equal(sc[2], 0);
+	assert_int_equal(gf_live_state(l), state);
+	struct gf_k8s_pod s1 = mkpod("s1", "s1", "", "", "\"nvidia.com/gpu\":\"1\"", "default-scheduler");
+	assert_int_equal(gf_live_assume_on(l, &s1, "a100-b", &d), GF_OK);
+	assert_true(gf_live_state(l) != state);
 	gf_live_destroy(l);
 }
 

@@ -99,11 +99,14 @@ void gf_ext_put_name(struct gf_obuf *o, const struct gf_ext_args *a, size_t i, c
  */
 static char *put_plain(char *w, const char *s, size_t n)
 {
-	for (; n >= 8; n -= 8, s += 8, w += 8)
-		memcpy(w, s, 8);
-	for (; n; n--)
-		*w++ = *s++;
-	return w;
+	if (n < 8) {
+		memcpy(w, s, n);
+		return w + n;
+	}
+	for (size_t i = 0; i + 8 < n; i += 8)
+		memcpy(w + i, s + i, 8);
+	memcpy(w + n - 8, s + n - 8, 8); /* the last word, overlapping: no byte loop */
+	return w + n;
 }
 
 void gf_ext_put_names(struct gf_obuf *o, const struct gf_ext_args *a, const char *const *skip)

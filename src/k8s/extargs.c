@@ -331,6 +331,10 @@ static const char *scan_names(const char *p, const char *e, struct gf_ext_args *
 		}
 		a->names_buf[a->n] = s;
 		a->lens_buf[a->n++] = (size_t)(q - s);
+		if (e - q >= 3 && q[1] == ',' && q[2] == '"') { /* compact JSON, as Go writes it */
+			p = q + 2;
+			continue;
+		}
 		p = ws(q + 1, e);
 		if (p < e && *p == ',')
 			p = ws(p + 1, e);

@@ -837,10 +837,13 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 		}
 		if (!e)
 			memo_keep(d, &a, &p, why, ci, epoch, o, at);
-		put_failed(o, "FailedNodes", &a, why, NULL, false);
+		if (!e && pass == a.n)
+			gf_obuf_puts(o, ",\"FailedNodes\":{},\"FailedAndUnresolvableNodes\":{}");
+		else
+			put_failed(o, "FailedNodes", &a, why, NULL, false);
 		if (e)
 			put_failed(o, "FailedAndUnresolvableNodes", &a, why, msg, true);
-		else
+		else if (pass != a.n)
 			put_failed(o, "FailedAndUnresolvableNodes", &a, why, NULL, true);
 		gf_obuf_puts(o, ",\"Error\":\"\"}");
 	}

@@ -598,6 +598,12 @@ static gf_err make_sched(gf_live *l)
 	return GF_OK;
 }
 
+/* A taint or a cordon: decisions must check who the node admits. */
+static bool node_constrained(const struct gf_k8s_node *n)
+{
+	return n->ntaints > 0 || n->unschedulable;
+}
+
 static gf_err rebuild(gf_live *l)
 {
 	drop_engine(l);
@@ -632,7 +638,7 @@ static gf_err rebuild(gf_live *l)
 			l->model_mem[nd->model] = nd->n.spec.gpu_mem_mib;
 		nd->cidx = (int32_t)k;
 		l->cnode[k++] = (uint32_t)i;
-		l->nconstrained += nd->n.ntaints > 0 || nd->n.unschedulable;
+		l->nconstrained += node_constrained(&nd->n);
 	}
 	free(l->blocked);
 	free(l->ext_mark);
@@ -687,17 +693,21 @@ static gf_err ensure(gf_live *l)
 
 /* ---- feeding ------------------------------------------------------------ */
 
-static bool same_node_spec(const struct gf_k8s_node *a, const struct gf_k8s_node *b)
+/* What the engine's cluster holds of a node: a change means a rebuild. */
+static bool same_engine_spec(const struct gf_k8s_node *a, const struct gf_k8s_node *b)
 {
 	return a->spec.cpu_milli == b->spec.cpu_milli && a->spec.mem_mib == b->spec.mem_mib &&
 	       a->spec.ngpus == b->spec.ngpus && a->spec.gpu_mem_mib == b->spec.gpu_mem_mib &&
-	       !memcmp(a->spec.topo, b->spec.topo, sizeof(a->spec.topo)) &&
-	       !strcmp(a->model, b->model) && a->nuuids == b->nuuids &&
-	       !memcmp(a->uuids, b->uuids, sizeof(a->uuids)) &&
+	       !memcmp(a->spec.topo, b->spec.topo, sizeof(a->spec.topo)) && !strcmp(a->model, b->model);
+}
+
+/* The rest: who it admits (labels, taints, cordon, pod count) and the GPUs' UUIDs. */
+static bool same_admission(const struct gf_k8s_node *a, const struct gf_k8s_node *b)
+{
+	return a->nuuids == b->nuuids && !memcmp(a->uuids, b->uuids, sizeof(a->uuids)) &&
 	       a->unschedulable == b->unschedulable && a->max_pods == b->max_pods &&
-	       a->ntaints == b->ntaints &&
-	       !memcmp(a->taints, b->taints, sizeof(a->taints)) && a->labels_len == b->labels_len &&
-	       !memcmp(a->labels, b->labels, a->labels_len);
+	       a->ntaints == b->ntaints && !memcmp(a->taints, b->taints, sizeof(a->taints)) &&
+	       a->labels_len == b->labels_len && !memcmp(a->labels, b->labels, a->labels_len);
 }
 
 void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
@@ -710,8 +720,19 @@ void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
 	if (f) {
 		nd = &l->nodes[l->nmap.slot[j]];
 		nd->gen = l->gen[0];
-		if (nd->present && same_node_spec(&nd->n, n)) {
-			nd->n = *n; /* readiness, resourceVersion */
+		if (nd->present && same_engine_spec(&nd->n, n)) {
+			/*
+			 * Readiness, resourceVersion, or who the node admits (a taint,
+			 * a label, a cordon: read from here at each decision): no
+			 * rebuild of the engine, which at 5,000 nodes costs
+			 * milliseconds and every cached score.
+			 */
+			if (!same_admission(&nd->n, n)) {
+				l->nconstrained += (size_t)node_constrained(n);
+				l->nconstrained -= (size_t)node_constrained(&nd->n);
+				l->freed = true; /* parked pods get another look */
+			}
+			nd->n = *n;
 			return;
 		}
 	} else {

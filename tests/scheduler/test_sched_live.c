@@ -428,6 +428,35 @@ static void test_constraints(void **st)
 	assert_int_equal(s.gpu_used_milli, 4000);
 	char why[256];
 	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	/* A taint added later: no engine rebuild (same epoch), and the next decision sees it. */
+	uint64_t ep1, ep2;
+	assert_int_equal(gf_live_epoch(l, &ep1), GF_OK);
+	(void)gf_live_take_freed(l);
+	struct gf_k8s_node tb = rawnode("zone-b", ",\"zone\":\"b\",\"rack\":\"7\"",
+					"\"taints\":[{\"key\":\"maint\",\"effect\":\"NoSchedule\"}]");
+	gf_live_node_set(l, &tb);
+	assert_true(gf_live_take_freed(l)); /* parked pods are looked at again */
+	assert_int_equal(gf_live_epoch(l, &ep2), GF_OK);
+	assert_true(ep1 == ep2);
+	p = rawpod("late", "");
+	gf_live_pod_set(l, &p);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+	assert_non_null(strstr(d.message, "2 node(s) had untolerated taint"));
+	/* and removed again: the parked pod goes to zone-b */
+	gf_live_node_set(l, &ns[2]);
+	assert_true(gf_live_take_freed(l));
+	assert_int_equal(gf_live_requeue_parked(l), 2); /* "none" (still nowhere) and "late" */
+	bool placed = false;
+	while (gf_live_schedule_next(l, &out, &d))
+		if (!strcmp(out.name, "late")) {
+			assert_int_equal(d.result, GF_LIVE_PLACED);
+			assert_string_equal(d.node, "zone-b");
+			placed = true;
+		}
+	assert_true(placed);
+	assert_int_equal(gf_live_epoch(l, &ep2), GF_OK);
+	assert_true(ep1 == ep2);
 	gf_live_destroy(l);
 }
 

@@ -156,11 +156,25 @@ YAML
 		# default at this size: it stops filtering after max(100, pct% of nodes)
 		# feasible nodes, pct = max(5, 50 - nodes/125).
 		sample=$(python3 -c "n=$n; print(max(100, n * max(5, 50 - n // 125) // 100))")
+		engine() { curl -sf "http://127.0.0.1:$gp/metrics" | awk '$1 == "gpufleet_engine_rebuilds_total" { r = $2 } $1 == "gpufleet_engine_score_resets_total" { s = $2 } END { print r + 0, s + 0 }'; }
+		read -r rb0 rs0 < <(engine)
 		ext=$("$bx" "http://127.0.0.1:$gp/gpusched" "$n" "$rounds")
 		log "$ext"
 		ext2=$("$bx" "http://127.0.0.1:$gp/gpusched" "$sample" "$rounds")
 		log "$ext2"
-		ext="$ext"$'\n'"$ext2"
+		read -r rb1 rs1 < <(engine)
+		ext="$ext"$'\n'"$ext2"$'\n'"(engine rebuilds during these rounds: $((rb1 - rb0)), score cache resets: $((rs1 - rs0)))"
+		# The floor on this machine at this moment: the same HTTP server answering
+		# the same answers canned, doing no work (bench_http_floor).
+		floor=$(dirname "$bx")/bench_http_floor
+		if [ -x "$floor" ]; then
+			"$floor" "$n" >"$work/floor.port" &
+			pids+=($!)
+			until [ -s "$work/floor.port" ]; do sleep 0.1; done
+			ext3=$("$bx" "http://127.0.0.1:$(cat "$work/floor.port")/gpusched" "$n" "$rounds")
+			log "floor: $ext3"
+			ext="$ext"$'\n'"floor (same HTTP server, the same answers canned, no work): $ext3"
+		fi
 	fi
 	kill "$gpid"
 	"$k8s/cluster-down" "$state" >/dev/null 2>&1 || true

@@ -12,7 +12,7 @@
 # on the real control plane, next to the scheduling throughput.
 #
 # The baseline in the same run: bench_http_floor (next to BENCH_EXTENDER), the
-# same HTTP server answering canned bodies of the same sizes and doing no
+# same HTTP server answering the same bytes, canned, and doing no
 # work - the round trip's floor on this machine (client, loopback, server).
 set -euo pipefail
 gf=${1:?usage: sched-extender-bench.sh GPUFLEET BENCH_EXTENDER [NODES] [ROUNDS]}
@@ -88,20 +88,10 @@ echo "gpufleet schedule, every node name:"
 "$bx" "http://127.0.0.1:$gp/gpusched" "$n" "$rounds" | tee "$work/all.txt"
 floor=$(dirname "$bx")/bench_http_floor
 if [ -x "$floor" ]; then
-	# the sizes of gpufleet's answers when every node passes and scores 10
-	read -r fb pb < <(python3 - "$n" <<'PY'
-import sys
-n = int(sys.argv[1])
-names = ",".join('"gpu-node-%d"' % i for i in range(n))
-f = '{"Nodes":null,"NodeNames":[%s],"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""}' % names
-p = "[%s]" % ",".join('{"Host":"gpu-node-%d","Score":10}' % i for i in range(n))
-print(len(f), len(p))
-PY
-)
-	"$floor" "$fb" "$pb" >"$work/floor.port" &
+	"$floor" "$n" >"$work/floor.port" &
 	pids+=($!)
 	until [ -s "$work/floor.port" ]; do sleep 0.1; done
-	echo "floor: the same HTTP server answering canned bodies of the same sizes, no work:"
+	echo "floor: the same HTTP server answering the same bytes (canned), no work:"
 	"$bx" "http://127.0.0.1:$(cat "$work/floor.port")/gpusched" "$n" "$rounds" | tee "$work/floor.txt"
 	python3 - "$work/all.txt" "$work/floor.txt" <<'PY'
 import re, sys

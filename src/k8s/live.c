@@ -323,6 +323,7 @@ struct gf_live {
 	uint32_t *ext_list;	/* the nodes to score, ascending */
 	struct nindex names;	/* node name -> cluster index, for the extender */
 	uint64_t epoch;		/* cluster rebuilds: cluster indices are valid within one */
+	uint64_t resets;	/* make_sched() calls */
 	bool freed;
 	uint64_t conflicts;
 };
@@ -582,6 +583,7 @@ static gf_err build_target(gf_live *l)
 
 static gf_err make_sched(gf_live *l)
 {
+	l->resets++;
 	drop_engine(l);
 	if (!l->cluster)
 		return GF_OK;
@@ -1498,6 +1500,8 @@ void gf_live_stats(gf_live *l, struct gf_live_stats *s)
 		s->pods_parked += lp->st == P_PENDING && lp->parked;
 	}
 	s->conflicts = l->conflicts;
+	s->rebuilds = l->epoch;
+	s->resets = l->resets;
 	if (!l->cluster)
 		return;
 	size_t n = gf_cluster_nnodes(l->cluster);

@@ -160,6 +160,8 @@ struct gf_live_stats {
 	int64_t gpus, gpu_capacity_milli, gpu_used_milli;
 	double frag_milli;		/* FGD fragmentation of the cluster w.r.t. the target */
 	uint64_t conflicts;		/* bound pods that did not fit their node's state */
+	uint64_t rebuilds;		/* engine rebuilt: nodes came, went or changed resources */
+	uint64_t resets;		/* placement state (score cache) started afresh: rebuilds, new target */
 };
 
 void gf_live_stats(gf_live *l, struct gf_live_stats *s);

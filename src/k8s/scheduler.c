@@ -585,6 +585,10 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 		       "gpufleet_gpu_fragmentation_ratio %.6f\n"
 		       "# HELP gpufleet_state_conflicts_total Bound pods that did not fit the accounted state (GPU given out twice by someone).\n"
 		       "# TYPE gpufleet_state_conflicts_total counter\ngpufleet_state_conflicts_total %llu\n"
+		       "# HELP gpufleet_engine_rebuilds_total Engine state rebuilt because nodes came, went or changed resources.\n"
+		       "# TYPE gpufleet_engine_rebuilds_total counter\ngpufleet_engine_rebuilds_total %llu\n"
+		       "# HELP gpufleet_engine_score_resets_total Cached scores dropped (rebuilds, a new FGD target workload).\n"
+		       "# TYPE gpufleet_engine_score_resets_total counter\ngpufleet_engine_score_resets_total %llu\n"
 		       "# HELP gpufleet_events_total FailedScheduling events written (errors: failed writes).\n# TYPE gpufleet_events_total counter\n"
 		       "gpufleet_events_total %llu\ngpufleet_event_errors_total %llu\n"
 		       "# HELP gpufleet_decode_errors_total Objects from the API server that could not be decoded.\n"
@@ -595,6 +599,7 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 		       (long long)s.gpu_capacity_milli, (long long)s.gpu_used_milli,
 		       cap > 0 ? (double)s.gpu_used_milli / cap : 0.0, s.frag_milli,
 		       cap > 0 ? s.frag_milli / cap : 0.0, (unsigned long long)s.conflicts,
+		       (unsigned long long)s.rebuilds, (unsigned long long)s.resets,
 		       (unsigned long long)d->events_total, (unsigned long long)d->event_errors,
 		       (unsigned long long)d->decode_errors, (unsigned long long)d->watch_restarts[0],
 		       (unsigned long long)d->watch_restarts[1]);

@@ -6,7 +6,8 @@
 #        GF_SCHED_ARGS extra options for gpufleet schedule (e.g. "--binders 32");
 #        KS_PERCENTAGE percentageOfNodesToScore for kube-scheduler (default: its adaptive one).
 #
-# For each cluster size: a fresh control plane (tests/k8s/cluster-up --no-kwok),
+# For each cluster size: a fresh control plane (tests/k8s/cluster-up --no-kwok,
+# nodes kept Ready by a 1 h node-monitor grace period, no TTL controller),
 # NODES fake nodes with 8 GPUs each, then for each scheduler in turn PODS pods
 # asking one whole GPU (tolerating every taint: without kwok the nodes are
 # NotReady-tainted) are created first, under a schedulerName nobody serves yet;
@@ -96,7 +97,13 @@ for n in "${sizes[@]}"; do
 	state=$work/k8s-$n
 	mkdir -p "$state"
 	t0=$(date +%s)
-	KUBECONFIG=$("$k8s/cluster-up" --no-kwok --state-dir "$state" --owner-pid $$ 2>"$work/up.log" | tail -n1)
+	# Keep the control plane from rewriting every node during the bench: without
+	# kwok nothing renews the nodes' leases (the node controller would mark them
+	# NotReady after 40 s), and the TTL controller re-annotates every node as
+	# the cluster grows past its size steps (at kube-controller-manager's 20
+	# writes a second, minutes of updates at 5,000 nodes).
+	KUBECONFIG=$(GPUFLEET_K8S_KCM_ARGS="--node-monitor-grace-period=1h --controllers=-ttl ${GPUFLEET_K8S_KCM_ARGS:-}" \
+		"$k8s/cluster-up" --no-kwok --state-dir "$state" --owner-pid $$ 2>"$work/up.log" | tail -n1)
 	export KUBECONFIG
 	. "$state/env"
 	k() { "$GPUFLEET_K8S_KUBECTL" "$@"; }
@@ -156,6 +163,16 @@ YAML
 		# default at this size: it stops filtering after max(100, pct% of nodes)
 		# feasible nodes, pct = max(5, 50 - nodes/125).
 		sample=$(python3 -c "n=$n; print(max(100, n * max(5, 50 - n // 125) // 100))")
+		# Measure with the control plane quiet: wait until gpufleet has seen no
+		# node update for 5 s (at most 60 s; the nodes are kept Ready above).
+		nodeev() { curl -sf "http://127.0.0.1:$gp/metrics" | awk '$1 == "gpufleet_watch_events_total{resource=\"nodes\"}" { print $2 + 0 }'; }
+		q0=$(date +%s) last=$(nodeev) still=0
+		while [ "$still" -lt 5 ] && [ $(($(date +%s) - q0)) -lt 60 ]; do
+			sleep 1
+			now=$(nodeev)
+			if [ "$now" = "$last" ]; then still=$((still + 1)); else still=0 last=$now; fi
+		done
+		log "$n nodes: waited $(($(date +%s) - q0))s for the node updates to stop ($last node events seen)"
 		engine() { curl -sf "http://127.0.0.1:$gp/metrics" | awk '$1 == "gpufleet_engine_rebuilds_total" { r = $2 } $1 == "gpufleet_engine_score_resets_total" { s = $2 } END { print r + 0, s + 0 }'; }
 		read -r rb0 rs0 < <(engine)
 		ext=$("$bx" "http://127.0.0.1:$gp/gpusched" "$n" "$rounds")

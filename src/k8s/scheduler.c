@@ -174,6 +174,7 @@ struct daemon {
 	uint64_t attempts[A_COUNT];
 	uint64_t binds[B_COUNT];
 	uint64_t events_total, event_errors, decode_errors, watch_restarts[2];
+	uint64_t watch_events[2];	/* objects received: nodes, pods */
 	uint64_t ext_requests[V_COUNT][2]; /* [verb][ok, bad request] */
 	uint64_t ext_reused[V_COUNT];	/* calls whose NodeNames were the memo's */
 	struct histo h_attempt, h_e2e, h_ext[V_COUNT];
@@ -192,6 +193,10 @@ struct daemon {
 struct refl {
 	struct daemon *d;
 	bool pods;
+	/* the object being applied, decoded before taking mu (one reflector
+	 * thread each: a node storm must not hold the extender's lock) */
+	struct gf_k8s_pod pod;
+	struct gf_k8s_node node;
 };
 
 static void push_job(struct daemon *d, const struct job *j);
@@ -234,8 +239,15 @@ static void on_event(void *ud, const char *type, const cJSON *obj)
 	struct refl *r = ud;
 	struct daemon *d = r->d;
 	int w = r->pods;
-	char err[300];
+	char err[300] = "";
+	bool del = !strcmp(type, "DELETED");
+	/* decode first, outside mu: decoding is most of the work of an event */
+	gf_err de = GF_OK;
+	if (strcmp(type, "SYNCED"))
+		de = r->pods ? gf_k8s_pod_decode(obj, &r->pod, err, sizeof(err))
+			     : gf_k8s_node_decode(obj, &r->node, err, sizeof(err));
 	pthread_mutex_lock(&d->mu);
+	d->watch_events[w] += strcmp(type, "SYNCED") != 0;
 	if (!strcmp(type, "SYNCED")) {
 		if (!d->in_sync[w])
 			gf_live_sync_begin(d->live, r->pods); /* an empty list */
@@ -252,30 +264,27 @@ static void on_event(void *ud, const char *type, const cJSON *obj)
 		gf_live_sync_begin(d->live, r->pods);
 		d->in_sync[w] = true;
 	}
-	bool del = !strcmp(type, "DELETED");
 	if (r->pods) {
-		static struct gf_k8s_pod p; /* large: one per process is enough (under mu) */
-		if (gf_k8s_pod_decode(obj, &p, err, sizeof(err))) {
+		if (de) {
 			d->decode_errors++;
 			logline("ignoring a pod: %s", err);
 			if (!del)
 				report_undecodable(d, obj, err);
 		} else if (del) {
-			gf_live_pod_delete(d->live, p.uid);
+			gf_live_pod_delete(d->live, r->pod.uid);
 		} else {
-			gf_live_pod_set(d->live, &p);
+			gf_live_pod_set(d->live, &r->pod);
 		}
 	} else {
-		static struct gf_k8s_node n;
-		if (gf_k8s_node_decode(obj, &n, err, sizeof(err))) {
+		if (de) {
 			d->decode_errors++;
 			logline("ignoring a node: %s", err);
 		} else if (del) {
-			gf_live_node_delete(d->live, n.name);
+			gf_live_node_delete(d->live, r->node.name);
 		} else {
-			if (n.topo_err[0])
-				logline("node %s: %s", n.name, n.topo_err);
-			gf_live_node_set(d->live, &n);
+			if (r->node.topo_err[0])
+				logline("node %s: %s", r->node.name, r->node.topo_err);
+			gf_live_node_set(d->live, &r->node);
 		}
 	}
 	pthread_cond_signal(&d->work);
@@ -594,7 +603,10 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 		       "# HELP gpufleet_decode_errors_total Objects from the API server that could not be decoded.\n"
 		       "# TYPE gpufleet_decode_errors_total counter\ngpufleet_decode_errors_total %llu\n"
 		       "# HELP gpufleet_watch_restarts_total Broken watches resumed or relisted.\n# TYPE gpufleet_watch_restarts_total counter\n"
-		       "gpufleet_watch_restarts_total{resource=\"nodes\"} %llu\ngpufleet_watch_restarts_total{resource=\"pods\"} %llu\n",
+		       "gpufleet_watch_restarts_total{resource=\"nodes\"} %llu\ngpufleet_watch_restarts_total{resource=\"pods\"} %llu\n"
+		       "# HELP gpufleet_watch_events_total Objects received from the API server (lists and watches).\n"
+		       "# TYPE gpufleet_watch_events_total counter\n"
+		       "gpufleet_watch_events_total{resource=\"nodes\"} %llu\ngpufleet_watch_events_total{resource=\"pods\"} %llu\n",
 		       s.pods_queued, s.pods_parked, s.pods_assumed, s.pods_bound, s.nodes, (long long)s.gpus,
 		       (long long)s.gpu_capacity_milli, (long long)s.gpu_used_milli,
 		       cap > 0 ? (double)s.gpu_used_milli / cap : 0.0, s.frag_milli,
@@ -602,7 +614,8 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 		       (unsigned long long)s.rebuilds, (unsigned long long)s.resets,
 		       (unsigned long long)d->events_total, (unsigned long long)d->event_errors,
 		       (unsigned long long)d->decode_errors, (unsigned long long)d->watch_restarts[0],
-		       (unsigned long long)d->watch_restarts[1]);
+		       (unsigned long long)d->watch_restarts[1], (unsigned long long)d->watch_events[0],
+		       (unsigned long long)d->watch_events[1]);
 	pthread_mutex_unlock(&d->mu);
 }
 

@@ -412,12 +412,9 @@ static void *binder_main(void *arg)
 	pthread_mutex_lock(&d->mu);
 	while (!gf_kube_stopped(d->o.stop)) {
 		if (!d->jlen) {
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 200000000L;
-			if (ts.tv_nsec >= 1000000000L)
-				ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-			pthread_cond_timedwait(&d->jobs_cv, &d->mu, &ts);
+			/* no polling: 16 binders waking 5 times a second would take mu
+			 * from the extender's handlers; the stop is broadcast */
+			pthread_cond_wait(&d->jobs_cv, &d->mu);
 			continue;
 		}
 		struct job j = d->jobs[d->jhead++];
@@ -1078,6 +1075,10 @@ out:
 	if (e && !err[0])
 		snprintf(err, errlen, "%s", gf_strerror(e));
 	gf_kube_stop(d->o.stop);
+	pthread_mutex_lock(&d->mu); /* wake the waiting threads to see the stop */
+	pthread_cond_broadcast(&d->jobs_cv);
+	pthread_cond_broadcast(&d->work);
+	pthread_mutex_unlock(&d->mu);
 	if (sched_started)
 		pthread_join(st, NULL);
 	for (int i = 0; i < nb; i++) {

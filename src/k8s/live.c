@@ -1402,6 +1402,33 @@ gf_err gf_live_prioritize_at(gf_live *l, const struct gf_k8s_pod *p, uint64_t ep
 	return GF_OK;
 }
 
+gf_err gf_live_judge_begin(gf_live *l, const struct gf_k8s_pod *p, struct gf_live_judge *j, char *msg,
+			   size_t msglen)
+{
+	gf_err e = ensure(l);
+	if (e)
+		return e;
+	j->epoch = l->epoch;
+	j->r = effective(l, p, 0, &j->eff, msg, msglen);
+	return j->r == -1 ? GF_INVAL : GF_OK;
+}
+
+void gf_live_judge_names(const gf_live *l, const struct gf_live_judge *j, const char *const *names,
+			 const size_t *lens, size_t n, int32_t *ci, const char **reasons)
+{
+	nindex_find_many(&l->names, names, lens, n, ci);
+	for (size_t i = 0; i < n; i++) {
+		if (ci[i] < 0) {
+			reasons[i] = "node not known to gpufleet";
+		} else if (j->r == -2) {
+			reasons[i] = "no GPU with that much memory";
+		} else {
+			enum gf_why w = gf_cluster_why_not(l->cluster, &l->cat, (size_t)ci[i], &j->eff);
+			reasons[i] = w == GF_WHY_FITS ? NULL : gf_why_text(w);
+		}
+	}
+}
+
 /* The by-name forms: resolve, then judge, under one lock hold of the caller. */
 gf_err gf_live_filter(gf_live *l, const struct gf_k8s_pod *p, const char *const *names,
 		      const size_t *lens, size_t n, const char **reasons, char *msg, size_t msglen)

@@ -149,6 +149,23 @@ gf_err gf_live_prioritize_at(gf_live *l, const struct gf_k8s_pod *p, uint64_t ep
  */
 uint64_t gf_live_state(const gf_live *l);
 
+/*
+ * gf_live_filter for one list judged by several threads: gf_live_judge_begin
+ * brings the engine up to date and reads the pod's request once (GF_INVAL
+ * with msg like gf_live_filter); then gf_live_judge_names resolves and judges
+ * one part of the list, reading l only, so threads may each take a part at
+ * the same time as long as nothing changes l meanwhile (the caller's lock).
+ */
+struct gf_live_judge {
+	struct gf_pod_spec eff;
+	int r;
+	uint64_t epoch;		/* the node numbering the indices are in */
+};
+gf_err gf_live_judge_begin(gf_live *l, const struct gf_k8s_pod *p, struct gf_live_judge *j, char *msg,
+			   size_t msglen);
+void gf_live_judge_names(const gf_live *l, const struct gf_live_judge *j, const char *const *names,
+			 const size_t *lens, size_t n, int32_t *ci, const char **reasons);
+
 /* Choose the GPUs for p on the given node and assume it there (extender bind). */
 gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *node,
 			 struct gf_live_decision *d);

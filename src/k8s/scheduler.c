@@ -22,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +159,102 @@ static void memo_free(struct ext_memo *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/*
+ * One helper thread for the extender's big lists (a 5,000-name filter): the
+ * handler posts a job, then it and the helper, if the helper wakes in time,
+ * take chunks of the list off a shared counter until none is left.  The
+ * handler never waits for a helper that has not started (it does the work
+ * itself), only for the chunk a started helper is in (microseconds).
+ */
+struct fan {
+	pthread_mutex_t mu;
+	pthread_cond_t cv, idle_cv;
+	pthread_t t;
+	bool started, stop, open;
+	uint64_t gen;		/* jobs posted */
+	int active;		/* helpers working on the open job */
+	void (*fn)(void *ctx, size_t lo, size_t hi);
+	void *ctx;
+	size_t n, chunk;
+	_Atomic size_t next;	/* the next unclaimed index */
+};
+
+static void fan_claim(struct fan *f, void (*fn)(void *, size_t, size_t), void *ctx, size_t n, size_t chunk)
+{
+	for (size_t lo; (lo = atomic_fetch_add(&f->next, chunk)) < n;)
+		fn(ctx, lo, lo + chunk < n ? lo + chunk : n);
+}
+
+static void *fan_main(void *arg)
+{
+	struct fan *f = arg;
+	uint64_t seen = 0;
+	pthread_mutex_lock(&f->mu);
+	for (;;) {
+		while (!f->stop && (f->gen == seen || !f->open))
+			pthread_cond_wait(&f->cv, &f->mu);
+		if (f->stop)
+			break;
+		seen = f->gen;
+		f->active++;
+		void (*fn)(void *, size_t, size_t) = f->fn;
+		void *ctx = f->ctx;
+		size_t n = f->n, chunk = f->chunk;
+		pthread_mutex_unlock(&f->mu);
+		fan_claim(f, fn, ctx, n, chunk);
+		pthread_mutex_lock(&f->mu);
+		if (!--f->active)
+			pthread_cond_signal(&f->idle_cv);
+	}
+	pthread_mutex_unlock(&f->mu);
+	return NULL;
+}
+
+/* fn(ctx, lo, hi) over [0, n) in chunks, with the helper if there is one. */
+static void fan_run(struct fan *f, size_t n, size_t chunk, void (*fn)(void *, size_t, size_t), void *ctx)
+{
+	if (!f->started) {
+		fn(ctx, 0, n);
+		return;
+	}
+	pthread_mutex_lock(&f->mu);
+	f->fn = fn, f->ctx = ctx, f->n = n, f->chunk = chunk;
+	atomic_store(&f->next, 0);
+	f->open = true;
+	f->gen++;
+	pthread_cond_signal(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+	fan_claim(f, fn, ctx, n, chunk);
+	pthread_mutex_lock(&f->mu);
+	f->open = false; /* a helper waking now takes nothing */
+	while (f->active)
+		pthread_cond_wait(&f->idle_cv, &f->mu);
+	pthread_mutex_unlock(&f->mu);
+}
+
+static void fan_start(struct fan *f)
+{
+	pthread_mutex_init(&f->mu, NULL);
+	pthread_cond_init(&f->cv, NULL);
+	pthread_cond_init(&f->idle_cv, NULL);
+	atomic_init(&f->next, 0);
+	f->started = sysconf(_SC_NPROCESSORS_ONLN) > 1 && !pthread_create(&f->t, NULL, fan_main, f);
+}
+
+static void fan_stop(struct fan *f)
+{
+	if (f->started) {
+		pthread_mutex_lock(&f->mu);
+		f->stop = true;
+		pthread_cond_broadcast(&f->cv);
+		pthread_mutex_unlock(&f->mu);
+		pthread_join(f->t, NULL);
+	}
+	pthread_mutex_destroy(&f->mu);
+	pthread_cond_destroy(&f->cv);
+	pthread_cond_destroy(&f->idle_cv);
+}
+
 struct daemon {
 	struct gf_kube_sched_opts o;
 	pthread_mutex_t mu;
@@ -179,6 +276,7 @@ struct daemon {
 	uint64_t ext_reused[V_COUNT];	/* calls whose NodeNames were the memo's */
 	struct histo h_attempt, h_e2e, h_ext[V_COUNT];
 	struct ext_memo memo;	/* under mu */
+	struct fan fan;		/* the extender's helper thread */
 
 	char reported[256][GF_K8S_UID_MAX]; /* undecodable pods already reported */
 	size_t nreported;
@@ -787,6 +885,25 @@ static void memo_keep(struct daemon *d, const struct gf_ext_args *a, const struc
 	m->state = gf_live_state(d->live);
 }
 
+/* Lists this long are judged in parts of FAN_CHUNK names with the helper thread. */
+#define FAN_MIN 1024
+#define FAN_CHUNK 256
+
+struct judge_job {
+	const gf_live *l;
+	const struct gf_live_judge *j;
+	const struct gf_ext_args *a;
+	int32_t *ci;
+	const char **why;
+};
+
+static void judge_part(void *ctx, size_t lo, size_t hi)
+{
+	struct judge_job *jj = ctx;
+	gf_live_judge_names(jj->l, jj->j, jj->a->names + lo, jj->a->lens + lo, hi - lo, jj->ci + lo,
+			    jj->why + lo);
+}
+
 static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
 {
 	struct daemon *d = ud;
@@ -806,8 +923,20 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 	uint64_t epoch = 0;
 	struct gf_obuf *o = &resp->body;
 	pthread_mutex_lock(&d->mu);
-	if (why && !(e = ext_resolve(d, &a, &ci, &borrowed, &epoch)))
+	if (why && !a.hit && a.n >= FAN_MIN && d->fan.started) {
+		/* a new long list: resolve and judge it in parts, with the helper */
+		int32_t *own = malloc(a.n * sizeof(*own));
+		struct gf_live_judge j;
+		e = own ? gf_live_judge_begin(d->live, &p, &j, msg, sizeof(msg)) : GF_NOMEM;
+		if (!e) {
+			struct judge_job jj = { d->live, &j, &a, own, why };
+			fan_run(&d->fan, a.n, FAN_CHUNK, judge_part, &jj);
+			epoch = j.epoch;
+		}
+		ci = own;
+	} else if (why && !(e = ext_resolve(d, &a, &ci, &borrowed, &epoch))) {
 		e = gf_live_filter_at(d->live, &p, epoch, ci, a.n, why, msg, sizeof(msg));
+	}
 	d->ext_reused[V_FILTER] += borrowed;
 	resp->content_type = "application/json";
 	if (e && e != GF_INVAL) {
@@ -995,6 +1124,7 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_cond_init(&d->work, NULL);
 	pthread_cond_init(&d->jobs_cv, NULL);
+	fan_start(&d->fan);
 	struct gf_live_opts lo = { .policy = d->o.policy, .scheduler_name = d->o.scheduler_name,
 				   .seed = d->o.seed, .target_pct = d->o.target_pct };
 	gf_err e = gf_live_create(&lo, &d->live);
@@ -1091,6 +1221,7 @@ out:
 	for (int i = 0; i < 2; i++)
 		gf_kube_client_destroy(rt[i].k);
 	gf_http_server_destroy(srv);
+	fan_stop(&d->fan);
 	gf_kube_client_destroy(d->http_client);
 	gf_live_destroy(d->live);
 	memo_free(&d->memo);

@@ -1429,35 +1429,6 @@ void gf_live_judge_names(const gf_live *l, const struct gf_live_judge *j, const 
 	}
 }
 
-/* The by-name forms: resolve, then judge, under one lock hold of the caller. */
-gf_err gf_live_filter(gf_live *l, const struct gf_k8s_pod *p, const char *const *names,
-		      const size_t *lens, size_t n, const char **reasons, char *msg, size_t msglen)
-{
-	int32_t *ci = malloc((n ? n : 1) * sizeof(*ci));
-	uint64_t epoch;
-	if (!ci)
-		return GF_NOMEM;
-	gf_err e = gf_live_resolve(l, names, lens, n, ci, &epoch);
-	if (!e)
-		e = gf_live_filter_at(l, p, epoch, ci, n, reasons, msg, msglen);
-	free(ci);
-	return e;
-}
-
-gf_err gf_live_prioritize(gf_live *l, const struct gf_k8s_pod *p, const char *const *names,
-			  const size_t *lens, size_t n, int64_t *scores)
-{
-	int32_t *ci = malloc((n ? n : 1) * sizeof(*ci));
-	uint64_t epoch;
-	if (!ci)
-		return GF_NOMEM;
-	gf_err e = gf_live_resolve(l, names, lens, n, ci, &epoch);
-	if (!e)
-		e = gf_live_prioritize_at(l, p, epoch, ci, n, 0, scores);
-	free(ci);
-	return e;
-}
-
 gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *node,
 			 struct gf_live_decision *d)
 {

@@ -109,29 +109,19 @@ bool gf_live_pod_get(const gf_live *l, const char *uid, struct gf_k8s_pod *out);
 /* ---- extender ---- */
 
 /*
- * Judge pod p on each of names[0..n-1] (lengths lens[i]; lens NULL: strlen):
+ * The extender's filter and prioritize, in steps, for callers that judge one
+ * list of nodes more than once (filter, then prioritize of its answer):
+ *
+ * gf_live_resolve() gives each of names[0..n) (lengths lens[i]; lens NULL:
+ * strlen) its index in the current numbering of the nodes (-1: not known)
+ * and that numbering's epoch.  gf_live_filter_at() judges pod p on each:
  * reasons[i] = NULL if it fits, else a static phrase ("Insufficient GPU
- * milli", "node not known to gpufleet").  GF_OK, or GF_INVAL when the pod's
- * request is invalid (msg says why).
- */
-gf_err gf_live_filter(gf_live *l, const struct gf_k8s_pod *p, const char *const *names,
-		      const size_t *lens, size_t n, const char **reasons, char *msg, size_t msglen);
-
-/*
- * Scores 0..10 (MaxExtenderPriority) of the policy for p on each node; 0
- * where it does not fit.  names and lens as for gf_live_filter.
- */
-gf_err gf_live_prioritize(gf_live *l, const struct gf_k8s_pod *p, const char *const *names,
-			  const size_t *lens, size_t n, int64_t *scores);
-
-/*
- * The same in two steps, for callers that judge one list of nodes more than
- * once (the extender's filter, then prioritize of its answer):
- * gf_live_resolve() gives each name's index in the current numbering of the
- * nodes (-1: not known) and that numbering's epoch; the _at forms take them
- * and answer GF_STATE when nodes came or went since (resolve again).
- * gf_live_epoch() tells the current epoch (bringing the engine up to date
- * first, as every call here does).
+ * milli", "node not known to gpufleet"); GF_INVAL when the pod's request is
+ * invalid (msg says why).  gf_live_prioritize_at() gives the policy's score
+ * for p on each, 0..10 (MaxExtenderPriority), 0 where it does not fit.  Both
+ * answer GF_STATE when nodes came or went since the epoch (resolve again).
+ * gf_live_epoch() tells the current epoch.  Every call here brings the
+ * engine up to date first.
  */
 gf_err gf_live_epoch(gf_live *l, uint64_t *epoch);
 gf_err gf_live_resolve(gf_live *l, const char *const *names, const size_t *lens, size_t n,
@@ -150,9 +140,9 @@ gf_err gf_live_prioritize_at(gf_live *l, const struct gf_k8s_pod *p, uint64_t ep
 uint64_t gf_live_state(const gf_live *l);
 
 /*
- * gf_live_filter for one list judged by several threads: gf_live_judge_begin
+ * Resolve and filter one list on several threads: gf_live_judge_begin
  * brings the engine up to date and reads the pod's request once (GF_INVAL
- * with msg like gf_live_filter); then gf_live_judge_names resolves and judges
+ * with msg like gf_live_filter_at); then gf_live_judge_names resolves and judges
  * one part of the list, reading l only, so threads may each take a part at
  * the same time as long as nothing changes l meanwhile (the caller's lock).
  */

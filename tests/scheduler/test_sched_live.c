@@ -288,14 +288,17 @@ static void test_extender(void **st)
 	const char *names[] = { "h100-a", "a100-b", "cpu-c", "ghost" };
 	const char *why[4];
 	char msg[256];
-	assert_int_equal(gf_live_filter(l, &p, names, NULL, 4, why, msg, sizeof(msg)), GF_OK);
+	int32_t ci[4];
+	uint64_t ep, ep2;
+	assert_int_equal(gf_live_resolve(l, names, NULL, 4, ci, &ep), GF_OK);
+	assert_int_equal(gf_live_filter_at(l, &p, ep, ci, 4, why, msg, sizeof(msg)), GF_OK);
 	assert_null(why[0]);
 	assert_string_equal(why[1], "too few GPUs on the node");
 	assert_string_equal(why[2], "too few GPUs on the node");
 	assert_string_equal(why[3], "node not known to gpufleet");
 	struct gf_k8s_pod q = mkpod("q", "q", "", "", "\"nvidia.com/gpu\":\"1\"", "default-scheduler");
 	int64_t sc[4];
-	assert_int_equal(gf_live_prioritize(l, &q, names, NULL, 4, sc), GF_OK);
+	assert_int_equal(gf_live_prioritize_at(l, &q, ep, ci, 4, 0, sc), GF_OK);
 	for (int i = 0; i < 4; i++)
 		assert_true(sc[i] >= 0 && sc[i] <= 10);
 	assert_int_equal(sc[2], 0);
@@ -309,11 +312,26 @@ static void test_extender(void **st)
 	assert_int_equal(gf_live_assume_on(l, &r, "h100-a", &d), GF_RANGE);
 	assert_non_null(strstr(d.message, "Insufficient GPU"));
 	struct gf_k8s_pod bad = mkpod("bad", "bad", "", "\"gpufleet.io/gpu-milli\":\"-1\"", "", "default-scheduler");
-	assert_int_equal(gf_live_filter(l, &bad, names, NULL, 4, why, msg, sizeof(msg)), GF_INVAL);
+	assert_int_equal(gf_live_filter_at(l, &bad, ep, ci, 4, why, msg, sizeof(msg)), GF_INVAL);
 	assert_non_null(strstr(msg, "must be 1..1000"));
-	/* in two steps: indices valid for one epoch; a node gone changes it */
-	int32_t ci[4];
-	uint64_t ep, ep2;
+	/* in parts (as the extender's helper thread does): the same answers as filter_at */
+	struct gf_live_judge j;
+	assert_int_equal(gf_live_judge_begin(l, &bad, &j, msg, sizeof(msg)), GF_INVAL);
+	assert_int_equal(gf_live_judge_begin(l, &p, &j, msg, sizeof(msg)), GF_OK);
+	assert_int_equal(j.epoch, ep);
+	const char *why2[4];
+	int32_t ci2[4];
+	gf_live_judge_names(l, &j, names, NULL, 1, ci2, why2);
+	gf_live_judge_names(l, &j, names + 1, NULL, 3, ci2 + 1, why2 + 1);
+	assert_int_equal(gf_live_filter_at(l, &p, ep, ci, 4, why, msg, sizeof(msg)), GF_OK);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(ci2[i], ci[i]);
+		if (why[i])
+			assert_string_equal(why2[i], why[i]);
+		else
+			assert_null(why2[i]);
+	}
+	/* indices valid for one epoch; a node gone changes it */
 	const size_t lens[] = { 6, 6, 5, 5 };
 	assert_int_equal(gf_live_resolve(l, names, lens, 4, ci, &ep), GF_OK);
 	assert_true(ci[0] >= 0 && ci[1] >= 0 && ci[2] >= 0 && ci[0] != ci[1]);

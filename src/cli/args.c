@@ -1,9 +1,11 @@
 /*
  * cli/args.c - option-value parsers shared by the subcommands: strict
  * decimal integers (no sign, no trailing junk, range-checked) and
- * HOST:PORT addresses.
+ * HOST:PORT addresses; and the name of an option getopt_long() rejected.
  */
 #include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,4 +35,20 @@ bool gf_cli_parse_address(const char *a, char *host, size_t n, uint16_t *port)
 	host[c - a] = '\0';
 	*port = (uint16_t)p;
 	return true;
+}
+
+const char *gf_cli_bad_option(char **argv, int at, char *buf, size_t n)
+{
+	/*
+	 * getopt steps past a long option's argument even when it rejects it,
+	 * so argv[optind - 1] is that (optopt is 0 or the option's val: no use
+	 * for the name).  A bad short option inside a cluster ("-vx") leaves
+	 * optind at the cluster, and argv[optind - 1] may then be an earlier
+	 * "--name": hence the check against at.  No other argument just before
+	 * optind starts with "--": getopt only skips non-options.
+	 */
+	if (optind > at && !strncmp(argv[optind - 1], "--", 2))
+		return argv[optind - 1];
+	snprintf(buf, n, "-%c", optopt);
+	return buf;
 }

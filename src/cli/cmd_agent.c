@@ -8,6 +8,7 @@
  * main thread, which also runs the periodic Node publish.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -62,6 +63,28 @@ static void usage(FILE *f)
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
+	static const struct option longopts[] = {
+		{ "address", required_argument, NULL, 'a' },
+		{ "interval-ms", required_argument, NULL, 'c' },
+		{ "nvml-lib", required_argument, NULL, 'l' },
+		{ "allow-no-nvml", no_argument, NULL, 'N' },
+		{ "no-kubernetes", no_argument, NULL, 'K' },
+		{ "proc-root", required_argument, NULL, 'P' },
+		{ "log-root", required_argument, NULL, 'L' },
+		{ "sys-root", required_argument, NULL, 'Y' },
+		{ "node-name", required_argument, NULL, 'n' },
+		{ "no-hostname", no_argument, NULL, 'H' },
+		{ "old-hostname-label", no_argument, NULL, 'O' },
+		{ "no-pcie-throughput", no_argument, NULL, 'T' },
+		{ "once", no_argument, NULL, '1' },
+		{ "inventory", no_argument, NULL, 'i' },
+		{ "publish-node", no_argument, NULL, 'p' },
+		{ "kubeconfig", required_argument, NULL, 'k' },
+		{ "publish-interval-s", required_argument, NULL, 'I' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+
 	memset(o, 0, sizeof(*o));
 	o->cfg.interval_ms = 1000;
 	o->cfg.kubernetes = true;
@@ -80,78 +103,63 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		o->cfg.interval_ms = (unsigned)ivn;
 	}
 	o->node = getenv("NODE_NAME");
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+	optind = 1;
+	opterr = 0; /* ':' and '?' below say it in the words scripts and tests know */
+	for (;;) {
+		int at = optind; /* for gf_cli_bad_option() */
+		int opt = getopt_long(argc, argv, ":a:c:h", longopts, NULL);
 		unsigned long n;
-#define NEEDV()                                                                       \
-	do {                                                                          \
-		if (!v) {                                                             \
-			fprintf(stderr, "gpufleet agent: %s needs a value\n", a);     \
-			return 2;                                                     \
-		}                                                                     \
-		i++;                                                                  \
-	} while (0)
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		char bad[8];
+
+		if (opt == -1)
+			break;
+		switch (opt) {
+		case 'h':
 			usage(stdout);
 			return -1;
-		} else if (!strcmp(a, "-a") || !strcmp(a, "--address")) {
-			NEEDV();
-			o->address = v;
-		} else if (!strcmp(a, "-c") || !strcmp(a, "--interval-ms")) {
-			NEEDV();
-			if (!gf_cli_parse_ulong(v, 3600000, &n)) {
-				fprintf(stderr, "gpufleet agent: --interval-ms: '%s' is not 0..3600000\n", v);
+		case 'a': o->address = optarg; break;
+		case 'l': o->cfg.nvml_path = optarg; break;
+		case 'N': o->cfg.allow_no_nvml = true; break;
+		case 'K': o->cfg.kubernetes = false; break;
+		case 'P': o->cfg.proc_root = optarg; break;
+		case 'L': o->cfg.log_root = optarg; break;
+		case 'Y': o->cfg.sys_root = optarg; break;
+		case 'n': o->node = optarg; break;
+		case 'H': o->no_hostname = true; break;
+		case 'O': o->cfg.old_hostname_label = true; break;
+		case 'T': o->cfg.no_pcie_throughput = true; break;
+		case '1': o->once = true; break;
+		case 'i': o->inventory = true; break;
+		case 'p': o->publish = true; break;
+		case 'k': o->kubeconfig = optarg; break;
+		case 'c':
+			if (!gf_cli_parse_ulong(optarg, 3600000, &n)) {
+				fprintf(stderr, "gpufleet agent: --interval-ms: '%s' is not 0..3600000\n", optarg);
 				return 2;
 			}
 			o->cfg.interval_ms = (unsigned)n;
-		} else if (!strcmp(a, "--nvml-lib")) {
-			NEEDV();
-			o->cfg.nvml_path = v;
-		} else if (!strcmp(a, "--allow-no-nvml")) {
-			o->cfg.allow_no_nvml = true;
-		} else if (!strcmp(a, "--no-kubernetes")) {
-			o->cfg.kubernetes = false;
-		} else if (!strcmp(a, "--proc-root")) {
-			NEEDV();
-			o->cfg.proc_root = v;
-		} else if (!strcmp(a, "--log-root")) {
-			NEEDV();
-			o->cfg.log_root = v;
-		} else if (!strcmp(a, "--sys-root")) {
-			NEEDV();
-			o->cfg.sys_root = v;
-		} else if (!strcmp(a, "--node-name")) {
-			NEEDV();
-			o->node = v;
-		} else if (!strcmp(a, "--no-hostname")) {
-			o->no_hostname = true;
-		} else if (!strcmp(a, "--old-hostname-label")) {
-			o->cfg.old_hostname_label = true;
-		} else if (!strcmp(a, "--no-pcie-throughput")) {
-			o->cfg.no_pcie_throughput = true;
-		} else if (!strcmp(a, "--once")) {
-			o->once = true;
-		} else if (!strcmp(a, "--inventory")) {
-			o->inventory = true;
-		} else if (!strcmp(a, "--publish-node")) {
-			o->publish = true;
-		} else if (!strcmp(a, "--kubeconfig")) {
-			NEEDV();
-			o->kubeconfig = v;
-		} else if (!strcmp(a, "--publish-interval-s")) {
-			NEEDV();
-			if (!gf_cli_parse_ulong(v, 86400, &n) || n == 0) {
-				fprintf(stderr, "gpufleet agent: --publish-interval-s: '%s' is not 1..86400\n", v);
+			break;
+		case 'I':
+			if (!gf_cli_parse_ulong(optarg, 86400, &n) || n == 0) {
+				fprintf(stderr, "gpufleet agent: --publish-interval-s: '%s' is not 1..86400\n", optarg);
 				return 2;
 			}
 			o->publish_s = n;
-		} else {
-			fprintf(stderr, "gpufleet agent: unknown option '%s'\n", a);
-			usage(stderr);
+			break;
+		case ':':
+		case '?':
+			fprintf(stderr, opt == ':' ? "gpufleet agent: %s needs a value\n"
+						   : "gpufleet agent: unknown option '%s'\n",
+				gf_cli_bad_option(argv, at, bad, sizeof(bad)));
+			__attribute__((fallthrough));
+		default:
+			fprintf(stderr, "gpufleet agent: try 'gpufleet agent --help'\n");
 			return 2;
 		}
-#undef NEEDV
+	}
+	if (optind < argc) {
+		fprintf(stderr, "gpufleet agent: unexpected argument \"%s\"\n", argv[optind]);
+		return 2;
 	}
 	return 0;
 }

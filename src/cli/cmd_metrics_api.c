@@ -11,6 +11,7 @@
  */
 #include <curl/curl.h>
 #include <errno.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -105,123 +106,146 @@ static int add_list(struct opts *o, const char *what, const char *v, const char 
 	return 0;
 }
 
+/* A number option's value in 0..max; false (said on stderr) otherwise. */
+static bool parse_num(const char *name, const char *v, unsigned long max, unsigned long *dst)
+{
+	if (gf_cli_parse_ulong(v, max, dst))
+		return true;
+	fprintf(stderr, "gpufleet metrics-api: %s: '%s' is not 0..%lu\n", name, v, max);
+	return false;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
+	static const struct option longopts[] = {
+		{ "secure-port", required_argument, NULL, 'p' },
+		{ "bind-address", required_argument, NULL, 'b' },
+		{ "tls-cert-file", required_argument, NULL, 'c' },
+		{ "tls-private-key-file", required_argument, NULL, 'k' },
+		{ "tls-san", required_argument, NULL, 's' },
+		{ "requestheader-client-ca-file", required_argument, NULL, 'C' },
+		{ "requestheader-allowed-names", required_argument, NULL, 'A' },
+		{ "insecure-http", no_argument, NULL, 'i' },
+		{ "source", required_argument, NULL, 'S' },
+		{ "agents", required_argument, NULL, 'a' },
+		{ "agents-file", required_argument, NULL, 'f' },
+		{ "agents-dns", required_argument, NULL, 'd' },
+		{ "scrape-interval-ms", required_argument, NULL, 'I' },
+		{ "prometheus-url", required_argument, NULL, 'u' },
+		{ "prometheus-rule", required_argument, NULL, 'r' },
+		{ "kubeconfig", required_argument, NULL, 'K' },
+		{ "no-kubernetes", no_argument, NULL, 'N' },
+		{ "all-namespaces", no_argument, NULL, 'n' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "log-requests", no_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+
 	o->port = 6443;
 	o->interval_ms = 5000;
 	o->threads = 4;
 	o->source = "agents";
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEEDV()                                                                          \
-	do {                                                                             \
-		if (!v) {                                                                \
-			fprintf(stderr, "gpufleet metrics-api: %s needs a value\n", a);  \
-			return 2;                                                        \
-		}                                                                        \
-		i++;                                                                     \
-	} while (0)
-#define NUM(max, dst)                                                                            \
-	do {                                                                                     \
-		NEEDV();                                                                         \
-		if (!gf_cli_parse_ulong(v, max, &dst)) {                                                \
-			fprintf(stderr, "gpufleet metrics-api: %s: '%s' is not 0..%lu\n", a, v,  \
-				(unsigned long)(max));                                           \
-			return 2;                                                                \
-		}                                                                                \
-	} while (0)
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+	optind = 1;
+	opterr = 0; /* ':' and '?' below say it in the words scripts and tests know */
+	for (;;) {
+		int at = optind; /* for gf_cli_bad_option() */
+		int opt = getopt_long(argc, argv, ":h", longopts, NULL);
+		char bad[8];
+
+		if (opt == -1)
+			break;
+		switch (opt) {
+		case 'h':
 			usage(stdout);
 			return -1;
-		} else if (!strcmp(a, "--secure-port")) {
-			NUM(65535, o->port);
-		} else if (!strcmp(a, "--bind-address")) {
-			NEEDV();
-			o->bind = v;
-		} else if (!strcmp(a, "--tls-cert-file")) {
-			NEEDV();
-			o->cert = v;
-		} else if (!strcmp(a, "--tls-private-key-file")) {
-			NEEDV();
-			o->key = v;
-		} else if (!strcmp(a, "--tls-san")) {
-			NEEDV();
-			if (add_list(o, a, v, o->sans, &o->nsans, 64))
+		case 'b': o->bind = optarg; break;
+		case 'c': o->cert = optarg; break;
+		case 'k': o->key = optarg; break;
+		case 'C': o->client_ca = optarg; break;
+		case 'i': o->insecure_http = true; break;
+		case 'f': o->agents_file = optarg; break;
+		case 'u': o->prom_url = optarg; break;
+		case 'K': o->kubeconfig = optarg; break;
+		case 'N': o->no_kube = true; break;
+		case 'n': o->all_ns = true; break;
+		case 'l': o->log_requests = true; break;
+		case 'p':
+			if (!parse_num("--secure-port", optarg, 65535, &o->port))
 				return 2;
-		} else if (!strcmp(a, "--requestheader-client-ca-file")) {
-			NEEDV();
-			o->client_ca = v;
-		} else if (!strcmp(a, "--requestheader-allowed-names")) {
-			NEEDV();
+			break;
+		case 'I':
+			if (!parse_num("--scrape-interval-ms", optarg, 3600000, &o->interval_ms))
+				return 2;
+			break;
+		case 't':
+			if (!parse_num("--threads", optarg, 64, &o->threads))
+				return 2;
+			break;
+		case 's':
+			if (add_list(o, "--tls-san", optarg, o->sans, &o->nsans, 64))
+				return 2;
+			break;
+		case 'A':
 			o->allowed_set = true;
-			if (add_list(o, a, v, o->allowed, &o->nallowed, 64))
+			if (add_list(o, "--requestheader-allowed-names", optarg, o->allowed, &o->nallowed, 64))
 				return 2;
-		} else if (!strcmp(a, "--insecure-http")) {
-			o->insecure_http = true;
-		} else if (!strcmp(a, "--source")) {
-			NEEDV();
-			if (strcmp(v, "agents") && strcmp(v, "prometheus")) {
-				fprintf(stderr, "gpufleet metrics-api: --source: '%s' is not agents or prometheus\n", v);
+			break;
+		case 'a':
+			if (add_list(o, "--agents", optarg, o->agents, &o->nagents, MAX_LIST))
+				return 2;
+			break;
+		case 'S':
+			if (strcmp(optarg, "agents") && strcmp(optarg, "prometheus")) {
+				fprintf(stderr, "gpufleet metrics-api: --source: '%s' is not agents or prometheus\n", optarg);
 				return 2;
 			}
-			o->source = v;
-		} else if (!strcmp(a, "--agents")) {
-			NEEDV();
-			if (add_list(o, a, v, o->agents, &o->nagents, MAX_LIST))
-				return 2;
-		} else if (!strcmp(a, "--agents-dns")) {
-			NEEDV();
-			const char *c = strrchr(v, ':');
+			o->source = optarg;
+			break;
+		case 'd': {
+			const char *c = strrchr(optarg, ':');
+
 			o->dns_port = 9400;
 			if (c && !gf_cli_parse_ulong(c + 1, 65535, &o->dns_port)) {
-				fprintf(stderr, "gpufleet metrics-api: --agents-dns: '%s' is not HOST[:PORT]\n", v);
+				fprintf(stderr, "gpufleet metrics-api: --agents-dns: '%s' is not HOST[:PORT]\n", optarg);
 				return 2;
 			}
 			free(o->dns_host);
-			o->dns_host = c ? strndup(v, (size_t)(c - v)) : strdup(v);
+			o->dns_host = c ? strndup(optarg, (size_t)(c - optarg)) : strdup(optarg);
 			if (!o->dns_host || !o->dns_host[0]) {
-				fprintf(stderr, "gpufleet metrics-api: --agents-dns: '%s' has no host\n", v);
+				fprintf(stderr, "gpufleet metrics-api: --agents-dns: '%s' has no host\n", optarg);
 				return 2;
 			}
-		} else if (!strcmp(a, "--agents-file")) {
-			NEEDV();
-			o->agents_file = v;
-		} else if (!strcmp(a, "--scrape-interval-ms")) {
-			NUM(3600000, o->interval_ms);
-		} else if (!strcmp(a, "--prometheus-url")) {
-			NEEDV();
-			o->prom_url = v;
-		} else if (!strcmp(a, "--prometheus-rule")) {
-			NEEDV();
-			const char *eq = strchr(v, '=');
-			if (!eq || eq == v || !eq[1] || o->nrules == 256 || o->nowned == MAX_LIST) {
-				fprintf(stderr, "gpufleet metrics-api: --prometheus-rule: '%s' is not NAME=PROMQL\n", v);
+			break;
+		}
+		case 'r': {
+			const char *eq = strchr(optarg, '=');
+
+			if (!eq || eq == optarg || !eq[1] || o->nrules == 256 || o->nowned == MAX_LIST) {
+				fprintf(stderr, "gpufleet metrics-api: --prometheus-rule: '%s' is not NAME=PROMQL\n", optarg);
 				return 2;
 			}
-			char *name = strndup(v, (size_t)(eq - v));
+			char *name = strndup(optarg, (size_t)(eq - optarg));
 			if (!name)
 				return 2;
 			o->owned[o->nowned++] = name;
 			o->rules[o->nrules++] = (struct gf_ma_rule){ name, eq + 1 };
-		} else if (!strcmp(a, "--kubeconfig")) {
-			NEEDV();
-			o->kubeconfig = v;
-		} else if (!strcmp(a, "--no-kubernetes")) {
-			o->no_kube = true;
-		} else if (!strcmp(a, "--all-namespaces")) {
-			o->all_ns = true;
-		} else if (!strcmp(a, "--threads")) {
-			NUM(64, o->threads);
-		} else if (!strcmp(a, "--log-requests")) {
-			o->log_requests = true;
-		} else {
-			fprintf(stderr, "gpufleet metrics-api: unknown option '%s'\n", a);
-			usage(stderr);
+			break;
+		}
+		case ':':
+		case '?':
+			fprintf(stderr, opt == ':' ? "gpufleet metrics-api: %s needs a value\n"
+						   : "gpufleet metrics-api: unknown option '%s'\n",
+				gf_cli_bad_option(argv, at, bad, sizeof(bad)));
+			__attribute__((fallthrough));
+		default:
+			fprintf(stderr, "gpufleet metrics-api: try 'gpufleet metrics-api --help'\n");
 			return 2;
 		}
-#undef NUM
-#undef NEEDV
+	}
+	if (optind < argc) {
+		fprintf(stderr, "gpufleet metrics-api: unexpected argument \"%s\"\n", argv[optind]);
+		return 2;
 	}
 	return 0;
 }

@@ -6,6 +6,7 @@
  * (the handler only sets the stop flag the daemon polls).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -46,77 +47,91 @@ static void usage(FILE *f)
 
 int gf_cmd_schedule(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "kubeconfig", required_argument, NULL, 'k' },
+		{ "scheduler-name", required_argument, NULL, 'n' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "address", required_argument, NULL, 'a' },
+		{ "extender-prefix", required_argument, NULL, 'e' },
+		{ "no-standalone", no_argument, NULL, 'S' },
+		{ "binders", required_argument, NULL, 'b' },
+		{ "target-pct", required_argument, NULL, 't' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct gf_kube_sched_opts o = { .standalone = true, .seed = 42, .port = 10260 };
 	const char *kubeconfig = NULL, *policy = "fgd";
 	char host[256] = "";
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+	char bad[8];
+
+	optind = 1;
+	opterr = 0; /* ':' and '?' below say it in the words scripts and tests know */
+	for (;;) {
+		int at = optind; /* for gf_cli_bad_option() */
+		int opt = getopt_long(argc, argv, ":a:vh", longopts, NULL);
 		unsigned long n;
-#define NEED_VALUE()                                                              \
-	do {                                                                      \
-		if (!v) {                                                         \
-			fprintf(stderr, "gpufleet schedule: %s needs a value\n", a); \
-			return 2;                                                 \
-		}                                                                 \
-		i++;                                                              \
-	} while (0)
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+
+		if (opt == -1)
+			break;
+		switch (opt) {
+		case 'h':
 			usage(stdout);
 			return 0;
-		} else if (!strcmp(a, "--kubeconfig")) {
-			NEED_VALUE();
-			kubeconfig = v;
-		} else if (!strcmp(a, "--scheduler-name")) {
-			NEED_VALUE();
-			o.scheduler_name = v;
-		} else if (!strcmp(a, "--policy")) {
-			NEED_VALUE();
-			policy = v;
-		} else if (!strcmp(a, "-a") || !strcmp(a, "--address")) {
-			NEED_VALUE();
-			if (!gf_cli_parse_address(v, host, sizeof(host), &o.port)) {
-				fprintf(stderr, "gpufleet schedule: --address wants [HOST]:PORT, got '%s'\n", v);
+		case 'k': kubeconfig = optarg; break;
+		case 'n': o.scheduler_name = optarg; break;
+		case 'p': policy = optarg; break;
+		case 'S': o.standalone = false; break;
+		case 'v': o.verbose = true; break;
+		case 'a':
+			if (!gf_cli_parse_address(optarg, host, sizeof(host), &o.port)) {
+				fprintf(stderr, "gpufleet schedule: --address wants [HOST]:PORT, got '%s'\n", optarg);
 				return 2;
 			}
-		} else if (!strcmp(a, "--extender-prefix")) {
-			NEED_VALUE();
-			if (v[0] != '/') {
+			break;
+		case 'e':
+			if (optarg[0] != '/') {
 				fprintf(stderr, "gpufleet schedule: --extender-prefix must start with '/'\n");
 				return 2;
 			}
-			o.extender_prefix = v;
-		} else if (!strcmp(a, "--no-standalone")) {
-			o.standalone = false;
-		} else if (!strcmp(a, "--binders")) {
-			NEED_VALUE();
-			if (!gf_cli_parse_ulong(v, 256, &n) || !n) {
+			o.extender_prefix = optarg;
+			break;
+		case 'b':
+			if (!gf_cli_parse_ulong(optarg, 256, &n) || !n) {
 				fprintf(stderr, "gpufleet schedule: --binders wants 1..256\n");
 				return 2;
 			}
 			o.binders = (int)n;
-		} else if (!strcmp(a, "--target-pct")) {
-			NEED_VALUE();
-			if (!gf_cli_parse_ulong(v, 100, &n) || !n) {
+			break;
+		case 't':
+			if (!gf_cli_parse_ulong(optarg, 100, &n) || !n) {
 				fprintf(stderr, "gpufleet schedule: --target-pct wants 1..100\n");
 				return 2;
 			}
 			o.target_pct = (int)n;
-		} else if (!strcmp(a, "--seed")) {
-			NEED_VALUE();
-			if (!gf_cli_parse_ulong(v, (unsigned long)-1, &n)) {
+			break;
+		case 's':
+			if (!gf_cli_parse_ulong(optarg, (unsigned long)-1, &n)) {
 				fprintf(stderr, "gpufleet schedule: --seed wants a number\n");
 				return 2;
 			}
 			o.seed = n;
-		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-			o.verbose = true;
-		} else {
-			fprintf(stderr, "gpufleet schedule: unknown option '%s'\n", a);
-			usage(stderr);
+			break;
+		case ':':
+		case '?':
+			fprintf(stderr, opt == ':' ? "gpufleet schedule: %s needs a value\n"
+						   : "gpufleet schedule: unknown option '%s'\n",
+				gf_cli_bad_option(argv, at, bad, sizeof(bad)));
+			__attribute__((fallthrough));
+		default:
+			fprintf(stderr, "gpufleet schedule: try 'gpufleet schedule --help'\n");
 			return 2;
 		}
-#undef NEED_VALUE
+	}
+	if (optind < argc) {
+		fprintf(stderr, "gpufleet schedule: unexpected argument \"%s\"\n", argv[optind]);
+		return 2;
 	}
 	o.policy = gf_policy_find(policy);
 	if (!o.policy) {

@@ -142,20 +142,27 @@ void gf_ext_put_priorities(struct gf_obuf *o, const struct gf_ext_args *a, const
 	for (size_t i = 0; i < a->n; i++)
 		need += a->lens[i] + 16 + 16 + 22;
 	char *w = a->plain ? gf_obuf_space(o, need) : NULL, *w0 = w;
+	bool first = true;
 	if (!w) {
 		gf_obuf_append(o, "[", 1);
 		for (size_t i = 0; i < a->n; i++) {
 			char sv[32];
+			if (!scores[i])
+				continue;
 			snprintf(sv, sizeof(sv), ",\"Score\":%lld}", (long long)scores[i]);
-			gf_ext_put_name(o, a, i, i ? ",{\"Host\":" : "{\"Host\":", sv);
+			gf_ext_put_name(o, a, i, first ? "{\"Host\":" : ",{\"Host\":", sv);
+			first = false;
 		}
 		gf_obuf_append(o, "]", 1);
 		return;
 	}
 	*w++ = '[';
 	for (size_t i = 0; i < a->n; i++) {
-		memcpy(w, host + !i, 16); /* fixed-size copies: the slack takes the excess */
-		w += 10 - !i;
+		if (!scores[i])
+			continue; /* kube-scheduler adds nothing for a host it is not told about */
+		memcpy(w, host + first, 16); /* fixed-size copies: the slack takes the excess */
+		w += 10 - first;
+		first = false;
 		w = put_plain(w, a->names[i], a->lens[i]);
 		memcpy(w, score, 16);
 		w += 10;

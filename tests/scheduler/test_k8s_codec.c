@@ -363,9 +363,9 @@ static void test_extender_writers(void **st)
 	const int64_t sc[] = { 10, 0, -3 };
 	struct { const char *body, *names, *all, *prio; } cases[] = {
 		{ plain, "\"a\",\"ccc\"", "\"a\",\"bb\",\"ccc\"",
-		  "[{\"Host\":\"a\",\"Score\":10},{\"Host\":\"bb\",\"Score\":0},{\"Host\":\"ccc\",\"Score\":-3}]" },
+		  "[{\"Host\":\"a\",\"Score\":10},{\"Host\":\"ccc\",\"Score\":-3}]" },
 		{ escd, "\"a\",\"ccc\"", "\"a\",\"b\\\"b\",\"ccc\"",
-		  "[{\"Host\":\"a\",\"Score\":10},{\"Host\":\"b\\\"b\",\"Score\":0},{\"Host\":\"ccc\",\"Score\":-3}]" },
+		  "[{\"Host\":\"a\",\"Score\":10},{\"Host\":\"ccc\",\"Score\":-3}]" },
 	};
 	for (size_t i = 0; i < 2; i++) {
 		struct gf_ext_args a;
@@ -383,6 +383,13 @@ static void test_extender_writers(void **st)
 		gf_obuf_reset(&o);
 		gf_ext_put_priorities(&o, &a, sc);
 		assert_string_equal(o.data, cases[i].prio);
+		gf_obuf_reset(&o); /* zeros left out, the first one too */
+		const int64_t sc2[] = { 0, 7, 0 }, sc0[] = { 0, 0, 0 };
+		gf_ext_put_priorities(&o, &a, sc2);
+		assert_string_equal(o.data, i ? "[{\"Host\":\"b\\\"b\",\"Score\":7}]" : "[{\"Host\":\"bb\",\"Score\":7}]");
+		gf_obuf_reset(&o);
+		gf_ext_put_priorities(&o, &a, sc0);
+		assert_string_equal(o.data, "[]");
 		gf_obuf_release(&o);
 		/* past the buffer's cap: the error is kept, nothing is overrun */
 		gf_obuf_init(&o, 8);

@@ -37,7 +37,7 @@ bool gf_cli_parse_address(const char *a, char *host, size_t n, uint16_t *port)
 	return true;
 }
 
-const char *gf_cli_bad_option(char **argv, int at, char *buf, size_t n)
+static const char *bad_option(char **argv, int at, char *buf, size_t n)
 {
 	/*
 	 * getopt steps past a long option's argument even when it rejects it,
@@ -51,4 +51,23 @@ const char *gf_cli_bad_option(char **argv, int at, char *buf, size_t n)
 		return argv[optind - 1];
 	snprintf(buf, n, "-%c", optopt);
 	return buf;
+}
+
+int gf_cli_option_error(const char *cmd, int opt, char **argv, int at)
+{
+	char bad[8];
+
+	if (opt == ':' || opt == '?')
+		fprintf(stderr, opt == ':' ? "gpufleet %s: %s needs a value\n" : "gpufleet %s: unknown option '%s'\n",
+			cmd, bad_option(argv, at, bad, sizeof(bad)));
+	fprintf(stderr, "gpufleet %s: try 'gpufleet %s --help'\n", cmd, cmd);
+	return 2;
+}
+
+bool gf_cli_operands(const char *cmd, int argc, char **argv)
+{
+	if (optind >= argc)
+		return false;
+	fprintf(stderr, "gpufleet %s: unexpected argument \"%s\"\n", cmd, argv[optind]);
+	return true;
 }

@@ -1,6 +1,6 @@
 /*
- * cli/args.h - option-value parsers shared by the subcommands, and the name
- * of an option getopt_long() rejected.
+ * cli/args.h - option-value parsers shared by the subcommands, and the error
+ * for an option getopt_long() rejected.
  */
 #ifndef GF_CLI_ARGS_H
 #define GF_CLI_ARGS_H
@@ -16,11 +16,16 @@ bool gf_cli_parse_ulong(const char *s, unsigned long max, unsigned long *out);
 bool gf_cli_parse_address(const char *a, char *host, size_t n, uint16_t *port);
 
 /*
- * The option getopt_long() just returned '?' (unknown) or ':' (no value) for,
- * as the user wrote it: the whole "--name[=value]" argument of a long option,
- * "-x" for a short one (in buf, n bytes).  For the callers' own messages: they
- * set opterr = 0 and start optstring with ':'.  at is optind before that call.
+ * For what getopt_long() returned and the caller does not handle: ':' (an
+ * option without its value) or '?' (an unknown option), named as the user
+ * wrote it ("--name[=value]", or "-x" also inside a cluster like "-vx"), then
+ * a pointer to --help; returns 2, the exit status.  The callers set
+ * opterr = 0 and start their optstring with ':'; at is optind before that
+ * getopt_long() call.
  */
-const char *gf_cli_bad_option(char **argv, int at, char *buf, size_t n);
+int gf_cli_option_error(const char *cmd, int opt, char **argv, int at);
+
+/* After getopt_long(): true (and said on stderr) if arguments other than options are left. */
+bool gf_cli_operands(const char *cmd, int argc, char **argv);
 
 #endif /* GF_CLI_ARGS_H */

@@ -106,10 +106,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	optind = 1;
 	opterr = 0; /* ':' and '?' below say it in the words scripts and tests know */
 	for (;;) {
-		int at = optind; /* for gf_cli_bad_option() */
+		int at = optind; /* for gf_cli_option_error() */
 		int opt = getopt_long(argc, argv, ":a:c:h", longopts, NULL);
 		unsigned long n;
-		char bad[8];
 
 		if (opt == -1)
 			break;
@@ -146,21 +145,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			}
 			o->publish_s = n;
 			break;
-		case ':':
-		case '?':
-			fprintf(stderr, opt == ':' ? "gpufleet agent: %s needs a value\n"
-						   : "gpufleet agent: unknown option '%s'\n",
-				gf_cli_bad_option(argv, at, bad, sizeof(bad)));
-			__attribute__((fallthrough));
-		default:
-			fprintf(stderr, "gpufleet agent: try 'gpufleet agent --help'\n");
-			return 2;
+		default: /* ':' no value, '?' unknown */
+			return gf_cli_option_error("agent", opt, argv, at);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "gpufleet agent: unexpected argument \"%s\"\n", argv[optind]);
+	if (gf_cli_operands("agent", argc, argv))
 		return 2;
-	}
 	return 0;
 }
 

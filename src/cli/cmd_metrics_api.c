@@ -149,9 +149,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	optind = 1;
 	opterr = 0; /* ':' and '?' below say it in the words scripts and tests know */
 	for (;;) {
-		int at = optind; /* for gf_cli_bad_option() */
+		int at = optind; /* for gf_cli_option_error() */
 		int opt = getopt_long(argc, argv, ":h", longopts, NULL);
-		char bad[8];
 
 		if (opt == -1)
 			break;
@@ -232,21 +231,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->rules[o->nrules++] = (struct gf_ma_rule){ name, eq + 1 };
 			break;
 		}
-		case ':':
-		case '?':
-			fprintf(stderr, opt == ':' ? "gpufleet metrics-api: %s needs a value\n"
-						   : "gpufleet metrics-api: unknown option '%s'\n",
-				gf_cli_bad_option(argv, at, bad, sizeof(bad)));
-			__attribute__((fallthrough));
-		default:
-			fprintf(stderr, "gpufleet metrics-api: try 'gpufleet metrics-api --help'\n");
-			return 2;
+		default: /* ':' no value, '?' unknown */
+			return gf_cli_option_error("metrics-api", opt, argv, at);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "gpufleet metrics-api: unexpected argument \"%s\"\n", argv[optind]);
+	if (gf_cli_operands("metrics-api", argc, argv))
 		return 2;
-	}
 	return 0;
 }
 

@@ -64,12 +64,11 @@ int gf_cmd_schedule(int argc, char **argv)
 	struct gf_kube_sched_opts o = { .standalone = true, .seed = 42, .port = 10260 };
 	const char *kubeconfig = NULL, *policy = "fgd";
 	char host[256] = "";
-	char bad[8];
 
 	optind = 1;
 	opterr = 0; /* ':' and '?' below say it in the words scripts and tests know */
 	for (;;) {
-		int at = optind; /* for gf_cli_bad_option() */
+		int at = optind; /* for gf_cli_option_error() */
 		int opt = getopt_long(argc, argv, ":a:vh", longopts, NULL);
 		unsigned long n;
 
@@ -118,21 +117,12 @@ int gf_cmd_schedule(int argc, char **argv)
 			}
 			o.seed = n;
 			break;
-		case ':':
-		case '?':
-			fprintf(stderr, opt == ':' ? "gpufleet schedule: %s needs a value\n"
-						   : "gpufleet schedule: unknown option '%s'\n",
-				gf_cli_bad_option(argv, at, bad, sizeof(bad)));
-			__attribute__((fallthrough));
-		default:
-			fprintf(stderr, "gpufleet schedule: try 'gpufleet schedule --help'\n");
-			return 2;
+		default: /* ':' no value, '?' unknown */
+			return gf_cli_option_error("schedule", opt, argv, at);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "gpufleet schedule: unexpected argument \"%s\"\n", argv[optind]);
+	if (gf_cli_operands("schedule", argc, argv))
 		return 2;
-	}
 	o.policy = gf_policy_find(policy);
 	if (!o.policy) {
 		fprintf(stderr, "gpufleet schedule: unknown policy '%s'; one of:", policy);

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/files.h"
 #include "sim/openb.h"
@@ -527,10 +528,8 @@ int gf_cmd_simulate(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "gpufleet simulate: unexpected argument \"%s\"\n", argv[optind]);
+	if (gf_cli_operands("simulate", argc, argv))
 		return 2;
-	}
 
 	struct gf_reference ref = { 0 };
 

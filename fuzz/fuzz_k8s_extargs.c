@@ -37,6 +37,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		if (p.req.gpu_count < 0 || p.req.gpu_count > GF_MAX_GPUS)
 			abort();
+		for (size_t i = 0; a.item_text && i < a.n; i++)
+			if (a.item_text[i] < body || a.item_text[i] + a.item_len[i] > body + size ||
+			    a.item_text[i][0] != '{' || a.item_text[i][a.item_len[i] - 1] != '}')
+				abort();
 		if (a.span) {
 			struct gf_ext_hint h = { a.span, a.span_len, a.names, a.lens, a.n };
 			struct gf_ext_args b;

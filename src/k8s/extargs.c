@@ -195,6 +195,8 @@ void gf_ext_args_release(struct gf_ext_args *a)
 	cJSON_Delete(a->doc);
 	free(a->names_buf);
 	free(a->lens_buf);
+	free(a->item_buf);
+	free(a->item_len_buf);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -356,33 +358,163 @@ static const char *scan_names(const char *p, const char *e, struct gf_ext_args *
 }
 
 /*
- * Fast path for the common request (NodeNames, Nodes null): one pass over
- * the body that skips what it does not need, finds the Pod's span (parsed
- * alone with cJSON) and reads the names where they are.  false: use the
+ * One member of an object: at p (the key's opening quote) read the key and
+ * return its value's start (*k, *kl: the key without quotes), or NULL.
+ */
+static const char *member(const char *p, const char *e, const char **k, size_t *kl)
+{
+	if (p >= e || *p != '"')
+		return NULL;
+	const char *ke = skip_str(p, e);
+	if (!ke)
+		return NULL;
+	*k = p + 1;
+	*kl = (size_t)(ke - 1 - *k);
+	p = ws(ke, e);
+	if (p >= e || *p != ':')
+		return NULL;
+	return ws(p + 1, e);
+}
+
+/* After a member's value (at ve): past the comma to the next key, or at the '}'; NULL on bad JSON. */
+static const char *next_member(const char *ve, const char *e)
+{
+	const char *p = ws(ve, e);
+	if (p < e && *p == ',')
+		return ws(p + 1, e);
+	return p < e && *p == '}' ? p : NULL;
+}
+
+/* A Node object at p ('{'): metadata.name (plain) into *name and *len; its end, or NULL. */
+static const char *scan_node(const char *p, const char *e, const char **name, size_t *len)
+{
+	*name = NULL;
+	*len = 0;
+	for (p = ws(p + 1, e); p < e && *p != '}';) {
+		const char *k, *v, *ve;
+		size_t kl;
+		if (!(v = member(p, e, &k, &kl)))
+			return NULL;
+		if (key_is(k, kl, "metadata") && !*name && v < e && *v == '{') {
+			const char *q;
+			for (q = ws(v + 1, e); q < e && *q != '}';) {
+				const char *mk, *mv, *mve;
+				size_t mkl;
+				if (!(mv = member(q, e, &mk, &mkl)))
+					return NULL;
+				if (key_is(mk, mkl, "name") && !*name && mv < e && *mv == '"') {
+					if (!(mve = plain_str_end(mv + 1, e)))
+						return NULL;
+					*name = mv + 1;
+					*len = (size_t)(mve - *name);
+					mve++;
+				} else if (!(mve = skip_value(mv, e))) {
+					return NULL;
+				}
+				if (!(q = next_member(mve, e)))
+					return NULL;
+			}
+			if (q >= e)
+				return NULL;
+			ve = q + 1;
+		} else if (!(ve = skip_value(v, e))) {
+			return NULL;
+		}
+		if (!(p = next_member(ve, e)))
+			return NULL;
+	}
+	return p < e && *name ? p + 1 : NULL;
+}
+
+/*
+ * A NodeList at p ('{'), nodeCacheCapable: false: each item's text and its
+ * metadata.name recorded in a.  Its end, or NULL for anything unusual.
+ */
+static const char *scan_nodes(const char *p, const char *e, struct gf_ext_args *a)
+{
+	size_t cap = 0;
+	bool seen = false;
+	for (p = ws(p + 1, e); p < e && *p != '}';) {
+		const char *k, *v, *ve;
+		size_t kl;
+		if (!(v = member(p, e, &k, &kl)))
+			return NULL;
+		if (key_is(k, kl, "items") && !seen && v < e && *v == '[') {
+			seen = true;
+			for (ve = ws(v + 1, e); ve < e && *ve != ']';) {
+				const char *name, *end;
+				size_t len = 0;
+				if (*ve != '{' || !(end = scan_node(ve, e, &name, &len)))
+					return NULL;
+				if (a->n == cap) {
+					size_t nc = cap ? cap * 2 : 1024;
+					const char **nn = realloc(a->names_buf, nc * sizeof(*nn));
+					if (!nn)
+						return NULL;
+					a->names = a->names_buf = nn;
+					size_t *nl = realloc(a->lens_buf, nc * sizeof(*nl));
+					if (!nl)
+						return NULL;
+					a->lens = a->lens_buf = nl;
+					const char **it = realloc(a->item_buf, nc * sizeof(*it));
+					if (!it)
+						return NULL;
+					a->item_text = a->item_buf = it;
+					size_t *il = realloc(a->item_len_buf, nc * sizeof(*il));
+					if (!il)
+						return NULL;
+					a->item_len = a->item_len_buf = il;
+					cap = nc;
+				}
+				a->names_buf[a->n] = name;
+				a->lens_buf[a->n] = len;
+				a->item_buf[a->n] = ve;
+				a->item_len_buf[a->n++] = (size_t)(end - ve);
+				ve = ws(end, e);
+				if (ve < e && *ve == ',')
+					ve = ws(ve + 1, e);
+				else if (ve < e && *ve != ']')
+					return NULL;
+			}
+			if (ve >= e)
+				return NULL;
+			ve++;
+		} else if (!(ve = skip_value(v, e))) {
+			return NULL;
+		}
+		if (!(p = next_member(ve, e)))
+			return NULL;
+	}
+	if (p >= e || !seen)
+		return NULL;
+	a->node_objects = true;
+	return p + 1;
+}
+
+/*
+ * Fast path for the common requests (NodeNames, or Node objects in
+ * Nodes.items, the other one null): one pass over the body that skips what
+ * it does not need, finds the Pod's span (parsed alone with cJSON) and reads
+ * the names (and the Node objects' spans) where they are.  false: use the
  * full parser.
  */
 static bool ext_args_fast(const char *body, size_t len, const struct gf_ext_hint *hint,
 			  struct gf_ext_args *a, const char **pod, size_t *podlen)
 {
 	const char *b = body, *e = b + len, *p = ws(b, e);
-	bool have_names = false;
+	bool have_names = false, have_nodes = false;
 	size_t cap = 0;
 	*pod = NULL;
 	if (p >= e || *p != '{')
 		return false;
 	for (p = ws(p + 1, e); p < e && *p != '}';) {
-		if (*p != '"')
+		const char *k, *v, *ve;
+		size_t kl;
+		if (!(v = member(p, e, &k, &kl)))
 			return false;
-		const char *k = p + 1, *ke = skip_str(p, e);
-		if (!ke)
-			return false;
-		p = ws(ke, e);
-		if (p >= e || *p != ':')
-			return false;
-		const char *v = ws(p + 1, e), *ve;
-		size_t kl = (size_t)(ke - 1 - k);
-		if (key_is(k, kl, "NodeNames")) {
-			if (have_names || v >= e || *v != '[')
+		bool null = e - v >= 4 && !memcmp(v, "null", 4);
+		if (key_is(k, kl, "NodeNames") && !null) {
+			if (have_names || have_nodes || v >= e || *v != '[')
 				return false;
 			if (hint && hint->span_len > 1 && hint->span[0] == '[' &&
 			    hint->span[hint->span_len - 1] == ']' && (size_t)(e - v) >= hint->span_len &&
@@ -394,18 +526,19 @@ static bool ext_args_fast(const char *body, size_t len, const struct gf_ext_hint
 				return false;
 			}
 			have_names = true;
+		} else if (key_is(k, kl, "Nodes") && !null) {
+			if (have_names || have_nodes || v >= e || *v != '{' || !(ve = scan_nodes(v, e, a)))
+				return false; /* odd shapes: the full parser */
+			have_nodes = true;
 		} else if (!(ve = skip_value(v, e))) {
 			return false;
 		} else if (key_is(k, kl, "Pod")) {
 			*pod = v, *podlen = (size_t)(ve - v);
-		} else if (key_is(k, kl, "Nodes") && !(ve - v == 4 && !memcmp(v, "null", 4))) {
-			return false; /* Node objects: the full parser */
 		}
-		p = ws(ve, e);
-		if (p < e && *p == ',')
-			p = ws(p + 1, e);
+		if (!(p = next_member(ve, e)))
+			return false;
 	}
-	if (!*pod || !have_names || p >= e)
+	if (!*pod || !(have_names || have_nodes) || p >= e)
 		return false;
 	a->plain = true;
 	return true;
@@ -453,6 +586,7 @@ gf_err gf_ext_args_parse(const char *body, size_t len, const struct gf_ext_hint 
 		src = nn;
 	} else if (cJSON_IsObject(nodes)) {
 		a->items = cJSON_GetObjectItem(nodes, "items");
+		a->node_objects = true;
 		if (a->items && !cJSON_IsArray(a->items)) {
 			BAD("Nodes.items: expected an array");
 			return GF_PARSE;

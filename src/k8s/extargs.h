@@ -31,9 +31,14 @@ struct gf_ext_args {
 	bool hit;		/* NodeNames was the hint's list: names and lens are the hint's */
 	const char *span;	/* fast path: the NodeNames array as sent, '[' to ']' */
 	size_t span_len;
-	const struct cJSON *items; /* Nodes.items when Node objects were sent, else NULL */
+	bool node_objects;	/* Node objects were sent (nodeCacheCapable: false) */
+	const struct cJSON *items; /* full parser: Nodes.items when Node objects were sent */
+	const char *const *item_text; /* fast path: each Node object as sent, item_len[i] bytes */
+	const size_t *item_len;
 	const char **names_buf;	/* owned */
 	size_t *lens_buf;
+	const char **item_buf;
+	size_t *item_len_buf;
 };
 
 /*

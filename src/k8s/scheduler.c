@@ -942,24 +942,35 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 	if (e && e != GF_INVAL) {
 		gf_obuf_printf(o, "{\"Nodes\":null,\"NodeNames\":null,\"FailedNodes\":null,"
 				  "\"FailedAndUnresolvableNodes\":null,\"Error\":\"%s\"}", gf_strerror(e));
-	} else if (a.items && !e) {
-		/* nodeCacheCapable: false - send back the Node objects that pass. */
-		cJSON *list = cJSON_CreateObject();
-		cJSON_AddObjectToObject(list, "metadata");
-		cJSON *arr = cJSON_AddArrayToObject(list, "items");
-		size_t i = 0;
-		const cJSON *it;
-		cJSON_ArrayForEach(it, a.items)
-		{
-			if (!why[i])
-				cJSON_AddItemToArray(arr, cJSON_Duplicate(it, true));
-			i++;
+	} else if (a.node_objects && !e) {
+		/* nodeCacheCapable: false - send back the Node objects that pass */
+		gf_obuf_puts(o, "{\"Nodes\":{\"metadata\":{},\"items\":[");
+		bool first = true;
+		if (a.item_text) { /* the fast path: the objects as sent */
+			for (size_t i = 0; i < a.n; i++)
+				if (!why[i]) {
+					if (!first)
+						gf_obuf_append(o, ",", 1);
+					gf_obuf_append(o, a.item_text[i], a.item_len[i]);
+					first = false;
+				}
+		} else {
+			size_t i = 0;
+			const cJSON *it;
+			cJSON_ArrayForEach(it, a.items)
+			{
+				if (!why[i]) {
+					char *t = cJSON_PrintUnformatted(it);
+					if (!first)
+						gf_obuf_append(o, ",", 1);
+					gf_obuf_puts(o, t ? t : "null");
+					free(t);
+					first = false;
+				}
+				i++;
+			}
 		}
-		char *t = cJSON_PrintUnformatted(list);
-		cJSON_Delete(list);
-		gf_obuf_puts(o, "{\"Nodes\":");
-		gf_obuf_puts(o, t ? t : "null");
-		free(t);
+		gf_obuf_puts(o, "]}");
 		gf_obuf_puts(o, ",\"NodeNames\":null");
 		put_failed(o, "FailedNodes", &a, why, NULL, false);
 		put_failed(o, "FailedAndUnresolvableNodes", &a, why, NULL, true);

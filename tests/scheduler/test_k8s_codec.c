@@ -323,6 +323,54 @@ static void test_extender_names_scan(void **st)
 	gf_ext_args_release(&a);
 }
 
+/* Node objects (nodeCacheCapable: false) on the fast path: names and each object's text as sent. */
+static void test_extender_node_objects(void **st)
+{
+	(void)st;
+	const char *n1 = "{\"kind\":\"Node\",\"metadata\":{\"labels\":{\"a\":\"}{\"},\"name\":\"node-one\",\"uid\":\"x\"},"
+			 "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"message\":\"ok \\\"q\\\" ]\"}]}}";
+	const char *n2 = "{\"metadata\":{\"name\":\"n2\"}}";
+	char body[1024];
+	snprintf(body, sizeof(body), "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"metadata\":{},\"items\":[%s, %s]},"
+		 "\"NodeNames\":null}", n1, n2);
+	struct gf_ext_args a;
+	static struct gf_k8s_pod p;
+	char msg[400] = "";
+	assert_int_equal(gf_ext_args_parse(body, strlen(body), NULL, &a, &p, msg, sizeof(msg)), GF_OK);
+	assert_true(a.node_objects);
+	assert_non_null(a.item_text); /* the fast path */
+	assert_int_equal(a.n, 2);
+	assert_int_equal(a.lens[0], 8);
+	assert_memory_equal(a.names[0], "node-one", 8);
+	assert_memory_equal(a.names[1], "n2", 2);
+	assert_int_equal(a.item_len[0], strlen(n1));
+	assert_memory_equal(a.item_text[0], n1, strlen(n1));
+	assert_int_equal(a.item_len[1], strlen(n2));
+	assert_memory_equal(a.item_text[1], n2, strlen(n2));
+	gf_ext_args_release(&a);
+	/* an item without metadata.name, or a name with an escape: the full parser, with its words */
+	const char *noname = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"a\"}},"
+			     "{\"metadata\":{}}]}}";
+	assert_int_equal(gf_ext_args_parse(noname, strlen(noname), NULL, &a, &p, msg, sizeof(msg)), GF_PARSE);
+	assert_non_null(strstr(msg, "Nodes.items[1]"));
+	gf_ext_args_release(&a);
+	const char *esc = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"a\\\"b\"}}]}}";
+	assert_int_equal(gf_ext_args_parse(esc, strlen(esc), NULL, &a, &p, msg, sizeof(msg)), GF_OK);
+	assert_true(a.node_objects);
+	assert_null(a.item_text);
+	assert_int_equal(a.n, 1);
+	assert_memory_equal(a.names[0], "a\"b", 3);
+	gf_ext_args_release(&a);
+	/* both lists: the full parser decides (NodeNames) */
+	const char *both = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"a\"}}]},"
+			   "\"NodeNames\":[\"b\"]}";
+	assert_int_equal(gf_ext_args_parse(both, strlen(both), NULL, &a, &p, msg, sizeof(msg)), GF_OK);
+	assert_false(a.node_objects);
+	assert_int_equal(a.n, 1);
+	assert_memory_equal(a.names[0], "b", 1);
+	gf_ext_args_release(&a);
+}
+
 /* The hint (filter's answer, sent back by prioritize): taken on an exact match only. */
 static void test_extender_hint(void **st)
 {
@@ -411,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_node),
 		cmocka_unit_test(test_extender_args),
 		cmocka_unit_test(test_extender_names_scan),
+		cmocka_unit_test(test_extender_node_objects),
 		cmocka_unit_test(test_extender_hint),
 		cmocka_unit_test(test_extender_writers),
 	};

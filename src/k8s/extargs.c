@@ -28,7 +28,8 @@ static const cJSON *get_ci(const cJSON *o, const char *k)
 	return cJSON_GetObjectItem(o, k); /* case-insensitive, like Go's decoder */
 }
 
-bool gf_json_plain(const char *s, size_t n)
+/* Does s[0..n) need no escaping inside a JSON string? */
+static bool json_plain(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -42,7 +43,7 @@ bool gf_json_plain(const char *s, size_t n)
 static void put_strn(struct gf_obuf *o, const char *s, size_t len)
 {
 	char buf[256];
-	if (len + 2 <= sizeof(buf) && gf_json_plain(s, len)) { /* the common case: one append */
+	if (len + 2 <= sizeof(buf) && json_plain(s, len)) { /* the common case: one append */
 		buf[0] = '"';
 		memcpy(buf + 1, s, len);
 		buf[len + 1] = '"';
@@ -78,7 +79,7 @@ void gf_ext_put_name(struct gf_obuf *o, const struct gf_ext_args *a, size_t i, c
 {
 	char buf[320];
 	size_t pl = strlen(pre), sl = strlen(post), nl = a->lens[i];
-	if (pl + nl + sl + 2 > sizeof(buf) || (!a->plain && !gf_json_plain(a->names[i], nl))) {
+	if (pl + nl + sl + 2 > sizeof(buf) || (!a->plain && !json_plain(a->names[i], nl))) {
 		gf_obuf_append(o, pre, pl);
 		put_strn(o, a->names[i], nl);
 		gf_obuf_append(o, post, sl);
@@ -313,6 +314,44 @@ static const char *plain_str_end(const char *s, const char *e)
 }
 
 /*
+ * Record a name (and, for Node objects, the object's text) in a, growing
+ * its arrays by doubling; *cap is their capacity.  false: out of memory.
+ */
+static bool push_name(struct gf_ext_args *a, size_t *cap, const char *name, size_t len, const char *item,
+		      size_t item_len)
+{
+	if (a->n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 1024;
+		const char **nn = realloc(a->names_buf, nc * sizeof(*nn));
+		if (!nn)
+			return false;
+		a->names = a->names_buf = nn;
+		size_t *nl = realloc(a->lens_buf, nc * sizeof(*nl));
+		if (!nl)
+			return false;
+		a->lens = a->lens_buf = nl;
+		if (item) {
+			const char **it = realloc(a->item_buf, nc * sizeof(*it));
+			if (!it)
+				return false;
+			a->item_text = a->item_buf = it;
+			size_t *il = realloc(a->item_len_buf, nc * sizeof(*il));
+			if (!il)
+				return false;
+			a->item_len = a->item_len_buf = il;
+		}
+		*cap = nc;
+	}
+	if (item) {
+		a->item_buf[a->n] = item;
+		a->item_len_buf[a->n] = item_len;
+	}
+	a->names_buf[a->n] = name;
+	a->lens_buf[a->n++] = len;
+	return true;
+}
+
+/*
  * The NodeNames array at p ('['): each name's start and length recorded in
  * a, the array's span too.  Returns the end of the array, or NULL for
  * anything but an array of plain strings (the full parser).
@@ -326,20 +365,8 @@ static const char *scan_names(const char *p, const char *e, struct gf_ext_args *
 		const char *s = ++p, *q = plain_str_end(s, e);
 		if (!q)
 			return NULL;
-		if (a->n == *cap) {
-			size_t nc = *cap ? *cap * 2 : 1024;
-			const char **nn = realloc(a->names_buf, nc * sizeof(*nn));
-			if (!nn)
-				return NULL;
-			a->names = a->names_buf = nn;
-			size_t *nl = realloc(a->lens_buf, nc * sizeof(*nl));
-			if (!nl)
-				return NULL;
-			a->lens = a->lens_buf = nl;
-			*cap = nc;
-		}
-		a->names_buf[a->n] = s;
-		a->lens_buf[a->n++] = (size_t)(q - s);
+		if (!push_name(a, cap, s, (size_t)(q - s), NULL, 0))
+			return NULL;
 		if (e - q >= 3 && q[1] == ',' && q[2] == '"') { /* compact JSON, as Go writes it */
 			p = q + 2;
 			continue;
@@ -385,9 +412,32 @@ static const char *next_member(const char *ve, const char *e)
 	return p < e && *p == '}' ? p : NULL;
 }
 
-/* A Node object at p ('{'): metadata.name (plain) into *name and *len; its end, or NULL. */
+/* The object at p ('{') is metadata: its (first) name, plain, into *name and *len; its end, or NULL. */
+static const char *scan_metadata(const char *p, const char *e, const char **name, size_t *len)
+{
+	for (p = ws(p + 1, e); p < e && *p != '}';) {
+		const char *k, *v, *ve;
+		size_t kl;
+		if (!(v = member(p, e, &k, &kl)))
+			return NULL;
+		if (key_is(k, kl, "name") && !*name) { /* the first, a plain string, as the full parser reads it */
+			if (v >= e || *v != '"' || !(ve = plain_str_end(v + 1, e)))
+				return NULL;
+			*name = v + 1;
+			*len = (size_t)(ve++ - *name);
+		} else if (!(ve = skip_value(v, e))) {
+			return NULL;
+		}
+		if (!(p = next_member(ve, e)))
+			return NULL;
+	}
+	return p < e ? p + 1 : NULL;
+}
+
+/* A Node object at p ('{'): metadata.name into *name and *len; its end, or NULL (no name too). */
 static const char *scan_node(const char *p, const char *e, const char **name, size_t *len)
 {
+	bool meta = false;
 	*name = NULL;
 	*len = 0;
 	for (p = ws(p + 1, e); p < e && *p != '}';) {
@@ -395,35 +445,35 @@ static const char *scan_node(const char *p, const char *e, const char **name, si
 		size_t kl;
 		if (!(v = member(p, e, &k, &kl)))
 			return NULL;
-		if (key_is(k, kl, "metadata") && !*name && v < e && *v == '{') {
-			const char *q;
-			for (q = ws(v + 1, e); q < e && *q != '}';) {
-				const char *mk, *mv, *mve;
-				size_t mkl;
-				if (!(mv = member(q, e, &mk, &mkl)))
-					return NULL;
-				if (key_is(mk, mkl, "name") && !*name && mv < e && *mv == '"') {
-					if (!(mve = plain_str_end(mv + 1, e)))
-						return NULL;
-					*name = mv + 1;
-					*len = (size_t)(mve - *name);
-					mve++;
-				} else if (!(mve = skip_value(mv, e))) {
-					return NULL;
-				}
-				if (!(q = next_member(mve, e)))
-					return NULL;
-			}
-			if (q >= e)
-				return NULL;
-			ve = q + 1;
-		} else if (!(ve = skip_value(v, e))) {
-			return NULL;
+		if (key_is(k, kl, "metadata") && !meta) { /* the first one, as the full parser reads it */
+			meta = true;
+			ve = v < e && *v == '{' ? scan_metadata(v, e, name, len) : NULL;
+		} else {
+			ve = skip_value(v, e);
 		}
-		if (!(p = next_member(ve, e)))
+		if (!ve || !(p = next_member(ve, e)))
 			return NULL;
 	}
 	return p < e && *name ? p + 1 : NULL;
+}
+
+/* The items array at p ('['): each Node object's text and name pushed into a; its end, or NULL. */
+static const char *scan_items(const char *p, const char *e, struct gf_ext_args *a)
+{
+	size_t cap = 0;
+	for (p = ws(p + 1, e); p < e && *p != ']';) {
+		const char *name, *end;
+		size_t len;
+		if (*p != '{' || !(end = scan_node(p, e, &name, &len)) ||
+		    !push_name(a, &cap, name, len, p, (size_t)(end - p)))
+			return NULL;
+		p = ws(end, e);
+		if (p < e && *p == ',')
+			p = ws(p + 1, e);
+		else if (p < e && *p != ']')
+			return NULL;
+	}
+	return p < e ? p + 1 : NULL;
 }
 
 /*
@@ -432,57 +482,19 @@ static const char *scan_node(const char *p, const char *e, const char **name, si
  */
 static const char *scan_nodes(const char *p, const char *e, struct gf_ext_args *a)
 {
-	size_t cap = 0;
 	bool seen = false;
 	for (p = ws(p + 1, e); p < e && *p != '}';) {
 		const char *k, *v, *ve;
 		size_t kl;
 		if (!(v = member(p, e, &k, &kl)))
 			return NULL;
-		if (key_is(k, kl, "items") && !seen && v < e && *v == '[') {
+		if (key_is(k, kl, "items") && !seen) { /* the first, an array */
 			seen = true;
-			for (ve = ws(v + 1, e); ve < e && *ve != ']';) {
-				const char *name, *end;
-				size_t len = 0;
-				if (*ve != '{' || !(end = scan_node(ve, e, &name, &len)))
-					return NULL;
-				if (a->n == cap) {
-					size_t nc = cap ? cap * 2 : 1024;
-					const char **nn = realloc(a->names_buf, nc * sizeof(*nn));
-					if (!nn)
-						return NULL;
-					a->names = a->names_buf = nn;
-					size_t *nl = realloc(a->lens_buf, nc * sizeof(*nl));
-					if (!nl)
-						return NULL;
-					a->lens = a->lens_buf = nl;
-					const char **it = realloc(a->item_buf, nc * sizeof(*it));
-					if (!it)
-						return NULL;
-					a->item_text = a->item_buf = it;
-					size_t *il = realloc(a->item_len_buf, nc * sizeof(*il));
-					if (!il)
-						return NULL;
-					a->item_len = a->item_len_buf = il;
-					cap = nc;
-				}
-				a->names_buf[a->n] = name;
-				a->lens_buf[a->n] = len;
-				a->item_buf[a->n] = ve;
-				a->item_len_buf[a->n++] = (size_t)(end - ve);
-				ve = ws(end, e);
-				if (ve < e && *ve == ',')
-					ve = ws(ve + 1, e);
-				else if (ve < e && *ve != ']')
-					return NULL;
-			}
-			if (ve >= e)
-				return NULL;
-			ve++;
-		} else if (!(ve = skip_value(v, e))) {
-			return NULL;
+			ve = v < e && *v == '[' ? scan_items(v, e, a) : NULL;
+		} else {
+			ve = skip_value(v, e);
 		}
-		if (!(p = next_member(ve, e)))
+		if (!ve || !(p = next_member(ve, e)))
 			return NULL;
 	}
 	if (p >= e || !seen)

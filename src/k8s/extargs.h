@@ -63,9 +63,6 @@ gf_err gf_ext_args_parse(const char *body, size_t len, const struct gf_ext_hint 
 			 struct gf_ext_args *a, struct gf_k8s_pod *p, char *msg, size_t msglen);
 void gf_ext_args_release(struct gf_ext_args *a);
 
-/* Does s[0..n) need no escaping inside a JSON string? */
-bool gf_json_plain(const char *s, size_t n);
-
 /* Append s to o as a JSON string (quoted, escaped). */
 void gf_json_put_str(struct gf_obuf *o, const char *s);
 

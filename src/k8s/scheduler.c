@@ -124,8 +124,10 @@ static const char *const verb_names[V_COUNT] = { "filter", "prioritize", "bind" 
  * array arrives byte for byte as we wrote it.  Recognising it (one memcmp)
  * spares reading and resolving 5,000 names a second time; when nodes came
  * or went since, the memo's names are resolved again.  A miss costs only
- * the comparison.  A request's names may point into the memo: the extender
- * handlers run one at a time (one HTTP thread) and change it under mu.
+ * the comparison.  The memo belongs to the HTTP thread (the extender
+ * handlers run one at a time, as for their static pods): it is read and
+ * changed without mu, and a request's names may point into it; only the
+ * engine calls around it take mu.
  */
 struct ext_memo {
 	char *span;		/* our NodeNames array, '[' to ']'; NULL: none */
@@ -275,7 +277,7 @@ struct daemon {
 	uint64_t ext_requests[V_COUNT][2]; /* [verb][ok, bad request] */
 	uint64_t ext_reused[V_COUNT];	/* calls whose NodeNames were the memo's */
 	struct histo h_attempt, h_e2e, h_ext[V_COUNT];
-	struct ext_memo memo;	/* under mu */
+	struct ext_memo memo;	/* the HTTP thread's */
 	struct fan fan;		/* the extender's helper thread */
 
 	char reported[256][GF_K8S_UID_MAX]; /* undecodable pods already reported */
@@ -753,11 +755,9 @@ static bool ext_args(struct daemon *d, const struct gf_http_request *req, struct
 		     struct gf_ext_args *a, struct gf_k8s_pod *p)
 {
 	char msg[400];
-	pthread_mutex_lock(&d->mu);
-	struct ext_memo *m = &d->memo;
+	const struct ext_memo *m = &d->memo; /* the HTTP thread's own: no lock */
 	struct gf_ext_hint h = { m->span, m->span_len, m->names, m->lens, m->n };
 	gf_err e = gf_ext_args_parse(req->body, req->body_len, m->span ? &h : NULL, a, p, msg, sizeof(msg));
-	pthread_mutex_unlock(&d->mu);
 	if (e) {
 		bad_request(resp, "%s", msg);
 		return false;
@@ -830,7 +830,8 @@ static gf_err ext_resolve(struct daemon *d, const struct gf_ext_args *a, const i
 
 /* Keep filter's answer (the NodeNames array at o->data + at, the names not in why) for prioritize. */
 static void memo_keep(struct daemon *d, const struct gf_ext_args *a, const struct gf_k8s_pod *p,
-		      const char **why, const int32_t *ci, uint64_t epoch, const struct gf_obuf *o, size_t at)
+		      const char **why, const int32_t *ci, uint64_t epoch, uint64_t state, const struct gf_obuf *o,
+		      size_t at)
 {
 	struct ext_memo *m = &d->memo;
 	if (a->hit)
@@ -882,7 +883,7 @@ static void memo_keep(struct daemon *d, const struct gf_ext_args *a, const struc
 	m->epoch = epoch;
 	snprintf(m->uid, sizeof(m->uid), "%s", p->uid);
 	snprintf(m->rv, sizeof(m->rv), "%s", p->rv);
-	m->state = gf_live_state(d->live);
+	m->state = state;
 }
 
 /* Lists this long are judged in parts of FAN_CHUNK names with the helper thread. */
@@ -938,6 +939,8 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 		e = gf_live_filter_at(d->live, &p, epoch, ci, a.n, why, msg, sizeof(msg));
 	}
 	d->ext_reused[V_FILTER] += borrowed;
+	uint64_t state = gf_live_state(d->live);
+	pthread_mutex_unlock(&d->mu); /* the answer is written from a, why and the memo only */
 	resp->content_type = "application/json";
 	if (e && e != GF_INVAL) {
 		gf_obuf_printf(o, "{\"Nodes\":null,\"NodeNames\":null,\"FailedNodes\":null,"
@@ -991,7 +994,7 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 			gf_obuf_append(o, "]", 1);
 		}
 		if (!e)
-			memo_keep(d, &a, &p, why, ci, epoch, o, at);
+			memo_keep(d, &a, &p, why, ci, epoch, state, o, at);
 		if (!e && pass == a.n)
 			gf_obuf_puts(o, ",\"FailedNodes\":{},\"FailedAndUnresolvableNodes\":{}");
 		else
@@ -1002,7 +1005,6 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 			put_failed(o, "FailedAndUnresolvableNodes", &a, why, NULL, true);
 		gf_obuf_puts(o, ",\"Error\":\"\"}");
 	}
-	pthread_mutex_unlock(&d->mu);
 	if (!borrowed)
 		free((void *)ci);
 	gf_ext_args_release(&a);
@@ -1033,13 +1035,13 @@ static void h_prioritize(void *ud, const struct gf_http_request *req, struct gf_
 							  !strcmp(p.rv, d->memo.rv) ? d->memo.state : 0,
 					  sc);
 	d->ext_reused[V_PRIORITIZE] += borrowed;
+	pthread_mutex_unlock(&d->mu);
 	struct gf_obuf *o = &resp->body;
 	resp->content_type = "application/json";
 	if (e)
 		gf_obuf_puts(o, "[]");
 	else
 		gf_ext_put_priorities(o, &a, sc);
-	pthread_mutex_unlock(&d->mu);
 	if (!borrowed)
 		free((void *)ci);
 	free(sc);

@@ -1,4 +1,4 @@
-/* tests/test_core.c - core/: error names and messages, the seeded generator. */
+/* tests/test_core.c - core/: error names and messages, the seeded generator, UTF-8 cuts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/text.h"
 
 static void test_error_names(void **state)
 {
@@ -56,12 +57,35 @@ static void test_rng_below_uniform(void **state)
 	assert_true(d >= 0.0 && d < 1.0);
 }
 
+static void test_utf8_cut(void **state)
+{
+	const char *s = "ab\xC3\xA9" "c\xE2\x82\xAC" "d\xF0\x9F\x98\x80";	/* ab é c € d 😀 */
+	size_t len = strlen(s);
+
+	(void)state;
+	assert_int_equal(gf_utf8_cut(s, len, 100), len);	/* short enough: all of it */
+	assert_int_equal(gf_utf8_cut(s, len, 2), 2);		/* "ab" */
+	assert_int_equal(gf_utf8_cut(s, len, 3), 2);		/* not half of é */
+	assert_int_equal(gf_utf8_cut(s, len, 4), 4);		/* "abé" */
+	assert_int_equal(gf_utf8_cut(s, len, 6), 5);		/* not the first byte of € */
+	assert_int_equal(gf_utf8_cut(s, len, 7), 5);		/* nor two of its three */
+	assert_int_equal(gf_utf8_cut(s, len, 8), 8);		/* "abéc€" */
+	assert_int_equal(gf_utf8_cut(s, len, 12), 9);		/* not 3 bytes of the 4-byte 😀 */
+	assert_int_equal(gf_utf8_cut(s, len, 0), 0);
+	/* Not UTF-8 (a run of continuation bytes): cut the bytes where asked. */
+	assert_int_equal(gf_utf8_cut("\x80\x80\x80\x80\x80\x80", 6, 5), 5);
+	assert_int_equal(gf_utf8_bom_len("\xEF\xBB\xBFx", 4), 3);
+	assert_int_equal(gf_utf8_bom_len("\xEF\xBB", 2), 0);
+	assert_int_equal(gf_utf8_bom_len("sn,", 3), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_error_names),
 		cmocka_unit_test(test_rng_deterministic),
 		cmocka_unit_test(test_rng_below_uniform),
+		cmocka_unit_test(test_utf8_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -123,6 +123,13 @@ static void test_seeds_differ_and_fgd_leads(void **state)
 	assert_non_null(strstr(b.data, "workload,sc_policy,tune,seed,total_gpus,0,1,2,"));
 	assert_non_null(strstr(b.data, ",129,130\nw,FGD,1.3,42,"));
 	gf_obuf_release(&b);
+	/* A workload name with a comma or a quote is quoted as RFC 4180 says (issue 10). */
+	r.workload = "my \"big\", trace";
+	gf_obuf_init(&b, 1 << 20);
+	assert_int_equal(gf_report_curves_csv(&r, &b), GF_OK);
+	assert_non_null(strstr(b.data, ",129,130\n\"my \"\"big\"\", trace\",FGD,1.3,42,"));
+	gf_obuf_release(&b);
+	r.workload = "w";
 	gf_obuf_init(&b, 64);	/* the cap is enforced */
 	assert_int_equal(gf_report_html(&r, &b), GF_TOOBIG);
 	gf_obuf_release(&b);

@@ -44,7 +44,7 @@ static void test_pods_parse_and_normalise(void **state)
 		"name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos\r\n"
 		"p0,1000,2048,0,500,V100M16,LS\r\n"	/* CPU-only: milli and spec dropped */
 		"\n"
-		"p1,2000,0,1,1500,|T4||,BE\n"		/* milli capped at 1000; spec normalised */
+		"p1,2000,0,1,1000,|T4||,BE\n"		/* spec normalised */
 		"p2,3000,10,2,1000,,LS\n";
 
 	(void)state;
@@ -86,6 +86,15 @@ static void test_pods_errors(void **state)
 			 "pods.csv:2: column 4 (num_gpu) is missing: the line has 3 columns");
 	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,2,1,0\n",
 			 "column 5 (gpu_milli): a pod asking for 1 GPU(s) needs a share in 1..1000, found 0");
+	/* Above one GPU's 1000 thousandths: rejected, not clamped (issue 10). */
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,2,1,1000\nq,1,2,1,1001\n",
+			 "pods.csv:3: column 5 (gpu_milli): expected an integer in 0..1000, found \"1001\"");
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,2,2,1500\n",
+			 "pods.csv:2: column 5 (gpu_milli): expected an integer in 0..1000, found \"1500\"");
+	/* A value cut in the message is cut between UTF-8 characters: 39 'x' then a 2-byte 'é'. */
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+			 "p,xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\xC3\xA9tc,2,1,5\n",
+			 "found \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...\"");
 	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n,1,2,1,5\n",
 			 "column 1 (name): expected a name, found an empty field");
 	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,99999999999999999999,2,1,5\n",
@@ -117,6 +126,41 @@ static void test_nodes(void **state)
 	gf_catalog_release(&cat);
 }
 
+/* A UTF-8 byte-order mark (spreadsheets save one) is skipped, not read as part of the first column's name. */
+static void test_byte_order_mark(void **state)
+{
+	struct gf_catalog cat;
+	struct gf_trace_error err;
+	struct gf_node_spec *nd;
+	struct gf_pod_spec *p;
+	struct gf_reference ref;
+	size_t n;
+	const char *nodes = "\xEF\xBB\xBFsn,cpu_milli,memory_mib,gpu,model\r\na,96000,1024,8,G2\r\n";
+	const char *pods_bom = "\xEF\xBB\xBFname,cpu_milli,memory_mib,num_gpu,gpu_milli\nq,1,2,1,50\n";
+	const char *refs = "\xEF\xBB\xBFworkload,policy,seeds,alloc_at_100,alloc_at_130,alloc_min_130,"
+			   "alloc_max_130,frag_at_100,frag_at_130\nw,FGD,10,95.2,95.39,95.27,95.49,4.73,4.57\n";
+
+	(void)state;
+	gf_catalog_init(&cat);
+	assert_int_equal(gf_trace_parse_nodes(nodes, strlen(nodes), "nodes.csv", &cat, &nd, &n, &err), GF_OK);
+	assert_int_equal(n, 1);
+	assert_string_equal(nd[0].name, "a");
+	free(nd);
+	assert_int_equal(pods(pods_bom, &cat, &p, &n, &err), GF_OK);
+	assert_int_equal(n, 1);
+	assert_string_equal(p[0].name, "q");
+	free(p);
+	assert_int_equal(gf_reference_parse(refs, strlen(refs), "ref.csv", &ref, &err), GF_OK);
+	assert_int_equal(ref.n, 1);
+	gf_reference_release(&ref);
+	gf_catalog_release(&cat);
+	/* Only at the start: a mark anywhere else is data (here: not a number). */
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,\xEF\xBB\xBF" "1,2,1,5\n",
+			 "pods.csv:2: column 2 (cpu_milli): expected a non-negative integer");
+	/* A mark alone is an empty file. */
+	expect_pod_error("\xEF\xBB\xBF", "pods.csv:1: file is empty");
+}
+
 static void test_reference(void **state)
 {
 	struct gf_reference ref;
@@ -145,6 +189,7 @@ int main(void)
 		cmocka_unit_test(test_pods_parse_and_normalise),
 		cmocka_unit_test(test_pods_errors),
 		cmocka_unit_test(test_nodes),
+		cmocka_unit_test(test_byte_order_mark),
 		cmocka_unit_test(test_reference),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,7 +6,9 @@
  * prepared experiment read-only and are independent, so the output does not
  * depend on the thread count), then prints the table and writes the CSV and
  * HTML files asked for.  Progress goes to stderr once a run takes longer than
- * a moment.  Nothing is printed as a result unless every run succeeded.
+ * a moment.  Nothing is printed or written as a result unless every run
+ * succeeded: the output files are rendered first and written together
+ * (gf_write_files: all or none), and the table is printed after them.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,6 +23,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/files.h"
+#include "core/text.h"
 #include "sim/openb.h"
 #include "sim/reference.h"
 #include "sim/report.h"
@@ -176,6 +179,27 @@ static gf_err run_jobs(struct job *jobs, size_t njobs, int nthreads, bool quiet,
 	return GF_OK;
 }
 
+/*
+ * A run that placed no pod at all measured nothing: every pod fits no node
+ * even in the empty cluster (the policies only choose among nodes that fit,
+ * so one run placing nothing means every run does).  Said on stderr; true.
+ */
+static bool placed_nothing(const struct job *jobs, size_t njobs, const char *pods_path,
+			   const char *nodes_path)
+{
+	for (size_t i = 0; i < njobs; i++) {
+		if (jobs[i].res.placed > 0)
+			continue;
+		fprintf(stderr, "gpufleet simulate: no pod was placed (run of %s, seed %llu: 0 of %lld pods): "
+			"no pod of %s fits any node of %s; compare the pods' cpu_milli, memory_mib, "
+			"num_gpu and gpu_spec with the nodes' cpu_milli, memory_mib, gpu and model\n",
+			jobs[i].ops->label, (unsigned long long)jobs[i].cfg.seed,
+			(long long)jobs[i].res.attempts, pods_path, nodes_path);
+		return true;
+	}
+	return false;
+}
+
 /* Parse "42-51", "42", "1,5,7-9". */
 static int parse_seeds(const char *s, uint64_t *out, int max)
 {
@@ -217,7 +241,7 @@ static int parse_seeds(const char *s, uint64_t *out, int max)
 	return n;
 }
 
-/* The workload name of a pod file: basename without ".csv". */
+/* The workload name of a pod file: basename without ".csv", cut on a UTF-8 character boundary. */
 static void workload_name(const char *path, char *out, size_t outlen)
 {
 	const char *b = strrchr(path, '/');
@@ -227,8 +251,7 @@ static void workload_name(const char *path, char *out, size_t outlen)
 	n = strlen(b);
 	if (n > 4 && !strcmp(b + n - 4, ".csv"))
 		n -= 4;
-	if (n >= outlen)
-		n = outlen - 1;
+	n = gf_utf8_cut(b, n, outlen - 1);
 	memcpy(out, b, n);
 	out[n] = '\0';
 }
@@ -317,14 +340,47 @@ static int load_reference(const char *data_dir, struct gf_reference *ref)
 	return 0;
 }
 
-static int write_output(const char *path, const struct gf_obuf *b)
+/* A rendered output is usable, or the error says which file could not be rendered. */
+static int rendered(const char *path, const struct gf_obuf *b)
 {
 	if (gf_obuf_error(b)) {
 		fprintf(stderr, "gpufleet simulate: cannot render %s: %s\n", path,
 			gf_strerror(gf_obuf_error(b)));
 		return -1;
 	}
-	return gf_write_file(path, b->data ? b->data : "", b->len);
+	return 0;
+}
+
+/*
+ * The files asked for (NULL: not asked), rendered first and then written
+ * together (gf_write_files): a failure writes none of them.
+ */
+static int write_outputs(const struct gf_report *rep, const char *csv_path, const char *html_path)
+{
+	struct gf_obuf c, h;
+	struct gf_out_file out[2];
+	size_t n = 0;
+	int rc = -1;
+
+	gf_obuf_init(&c, 256u << 20);
+	gf_obuf_init(&h, 64u << 20);
+	if (csv_path) {
+		gf_report_curves_csv(rep, &c);
+		if (rendered(csv_path, &c))
+			goto out;
+		out[n++] = (struct gf_out_file){ csv_path, c.data ? c.data : "", c.len };
+	}
+	if (html_path) {
+		gf_report_html(rep, &h);
+		if (rendered(html_path, &h))
+			goto out;
+		out[n++] = (struct gf_out_file){ html_path, h.data ? h.data : "", h.len };
+	}
+	rc = n ? gf_write_files(out, n) : 0;
+out:
+	gf_obuf_release(&c);
+	gf_obuf_release(&h);
+	return rc;
 }
 
 /* --reproduce: every bundled workload with reference rows, the paper's policies, seeds 42-51. */
@@ -602,6 +658,10 @@ int gf_cmd_simulate(int argc, char **argv)
 	}
 	if (run_jobs(js, nj, (int)jobs, quiet, "replaying"))
 		goto out_jobs;
+	if (placed_nothing(js, nj, pods_path, nodes_path)) {
+		rc = 1;	/* it ran, and the answer is empty: as --reproduce's failed check */
+		goto out_jobs;
+	}
 
 	workload_name(pods_path, workload, sizeof(workload));
 	workload_name(nodes_path, cluster, sizeof(cluster));
@@ -628,31 +688,9 @@ int gf_cmd_simulate(int argc, char **argv)
 		gf_obuf_release(&b);
 		goto out_jobs;
 	}
-	if (csv_path) {
-		struct gf_obuf c;
-
-		gf_obuf_init(&c, 256u << 20);
-		gf_report_curves_csv(&rep, &c);
-		int bad = write_output(csv_path, &c);
-
-		gf_obuf_release(&c);
-		if (bad) {
-			gf_obuf_release(&b);
-			goto out_jobs;
-		}
-	}
-	if (html_path) {
-		struct gf_obuf h;
-
-		gf_obuf_init(&h, 64u << 20);
-		gf_report_html(&rep, &h);
-		int bad = write_output(html_path, &h);
-
-		gf_obuf_release(&h);
-		if (bad) {
-			gf_obuf_release(&b);
-			goto out_jobs;
-		}
+	if (write_outputs(&rep, csv_path, html_path)) {
+		gf_obuf_release(&b);
+		goto out_jobs;
 	}
 	fputs(b.data, stdout);
 	gf_obuf_release(&b);

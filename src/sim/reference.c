@@ -1,8 +1,8 @@
 /*
  * sim/reference.c - parser for the paper's reference results (small CSV).
  *
- * Fixed column order, checked against the header; numbers with strtod and
- * full-field validation.  The file is a few dozen lines, so a linear lookup
+ * Fixed column order, checked against the header (a UTF-8 byte-order mark
+ * before it is skipped); numbers with strtod and full-field validation.  The file is a few dozen lines, so a linear lookup
  * is all it needs.
  */
 #include <errno.h>
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/text.h"
 #include "sim/reference.h"
 
 static const char header[] =
@@ -27,7 +28,7 @@ static gf_err perr(struct gf_trace_error *err, const char *file, long line, cons
 gf_err gf_reference_parse(const char *data, size_t len, const char *file, struct gf_reference *out,
 			  struct gf_trace_error *err)
 {
-	const char *cur = data, *end = data + len;
+	const char *cur = data + gf_utf8_bom_len(data, len), *end = data + len;
 	long lineno = 0;
 	size_t cap = 0;
 	char what[160];

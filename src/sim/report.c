@@ -90,6 +90,26 @@ gf_err gf_report_table(const struct gf_report *r, struct gf_obuf *out)
 	return gf_obuf_error(out);
 }
 
+/*
+ * A CSV field as RFC 4180 wants it: as is, or in double quotes (inner quotes
+ * doubled) when it holds a comma, a quote, CR or LF.  A leading space is
+ * kept either way.
+ */
+static void csv_field(struct gf_obuf *out, const char *s)
+{
+	if (!s[strcspn(s, ",\"\r\n")]) {
+		gf_obuf_puts(out, s);
+		return;
+	}
+	gf_obuf_puts(out, "\"");
+	for (const char *q; (q = strchr(s, '"')); s = q + 1) {
+		gf_obuf_append(out, s, (size_t)(q - s) + 1);
+		gf_obuf_puts(out, "\"");
+	}
+	gf_obuf_puts(out, s);
+	gf_obuf_puts(out, "\"");
+}
+
 gf_err gf_report_curves_csv(const struct gf_report *r, struct gf_obuf *out)
 {
 	int mx = max_x(r);
@@ -104,8 +124,11 @@ gf_err gf_report_curves_csv(const struct gf_report *r, struct gf_obuf *out)
 		for (int i = 0; i < s->nruns; i++) {
 			const struct gf_openb_result *run = &s->runs[i];
 
-			gf_obuf_printf(out, "%s,%s,%g,%llu,%lld", r->workload, s->label, r->tune,
-				      (unsigned long long)s->seeds[i], (long long)run->total_gpus);
+			csv_field(out, r->workload);
+			gf_obuf_puts(out, ",");
+			csv_field(out, s->label);
+			gf_obuf_printf(out, ",%g,%llu,%lld", r->tune, (unsigned long long)s->seeds[i],
+				      (long long)run->total_gpus);
 			for (int x = 0; x <= mx; x++) {
 				double v = gf_openb_at(run, run->alloc, x);
 

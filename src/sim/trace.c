@@ -5,7 +5,8 @@
  * GF_TRACE_LINE_MAX), fields split on ',' into a fixed array of slices; the
  * header maps column names to positions.  Every value is checked for syntax
  * and range before it is stored; the first error stops the parse and the
- * partial output is freed, so a caller never sees half a trace.
+ * partial output is freed, so a caller never sees half a trace.  A UTF-8
+ * byte-order mark before the header (spreadsheets save one) is skipped.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/text.h"
 #include "sim/trace.h"
 
 #define MAX_FIELDS 64
@@ -50,10 +52,10 @@ static gf_err fail(struct reader *r, gf_err code, const char *fmt, ...)
 	return code;
 }
 
-/* Quote a field for an error message, cut to a readable length. */
+/* Quote a field for an error message, cut to a readable length (on a UTF-8 character boundary). */
 static const char *show(const struct slice *s, char *buf, size_t buflen)
 {
-	size_t n = s->len < 40 ? s->len : 40;
+	size_t n = gf_utf8_cut(s->p, s->len, 40);
 
 	snprintf(buf, buflen, "\"%.*s%s\"", (int)n, s->p, s->len > n ? "..." : "");
 	return buf;
@@ -105,7 +107,10 @@ static int next_line(struct reader *r, gf_err *code)
 static gf_err read_header(struct reader *r, struct column *cols, int ncols, const char *what)
 {
 	gf_err code = GF_OK;
-	int got = next_line(r, &code);
+	int got;
+
+	r->cur += gf_utf8_bom_len(r->cur, (size_t)(r->end - r->cur));	/* spreadsheets write one */
+	got = next_line(r, &code);
 
 	if (got < 0)
 		return code;
@@ -325,7 +330,7 @@ gf_err gf_trace_parse_pods(const char *data, size_t len, const char *file, struc
 		    (code = get_int(&r, &cols[P_CPU], 0, CPU_MAX, &p->cpu_milli)) ||
 		    (code = get_int(&r, &cols[P_MEM], 0, MEM_MAX, &p->mem_mib)) ||
 		    (code = get_int(&r, &cols[P_NGPU], 0, GF_MAX_GPUS, &ngpu)) ||
-		    (code = get_int(&r, &cols[P_MILLI], 0, 1000000, &milli)) ||
+		    (code = get_int(&r, &cols[P_MILLI], 0, GF_MILLI_PER_GPU, &milli)) ||
 		    (code = field_of(&r, &cols[P_SPEC], &spec)))
 			goto fail;
 		if (ngpu > 0) {
@@ -336,7 +341,7 @@ gf_err gf_trace_parse_pods(const char *data, size_t len, const char *file, struc
 				goto fail;
 			}
 			p->gpu_count = (int)ngpu;
-			p->gpu_milli = milli > GF_MILLI_PER_GPU ? GF_MILLI_PER_GPU : (int)milli;
+			p->gpu_milli = (int)milli;
 			code = gf_catalog_spec(cat, spec.p, spec.len, &p->spec);
 			if (code) {
 				fail(&r, code, "column %d (gpu_spec): %s", cols[P_SPEC].index + 1,

@@ -6,12 +6,15 @@
  *
  * Format: a header line naming the columns, then one record per line; the
  * columns are found by name, so their order may vary and extra columns are
- * ignored.  Line endings \n or \r\n; blank lines are skipped; no quoting.
+ * ignored.  Line endings \n or \r\n; blank lines are skipped; no quoting; a
+ * UTF-8 byte-order mark at the start is skipped.
  *   nodes: sn, cpu_milli, memory_mib, gpu, model
  *   pods:  name, cpu_milli, memory_mib, num_gpu, gpu_milli [, gpu_spec]
  * Pod rows are normalised as the FGD artifact does (spec 1.2): a pod with
- * num_gpu = 0 is CPU-only whatever gpu_milli says; gpu_milli > 1000 means one
- * whole GPU; gpu_spec is split on '|' with empty tokens dropped.
+ * num_gpu = 0 is CPU-only whatever gpu_milli says; gpu_spec is split on '|'
+ * with empty tokens dropped.  gpu_milli must lie in 0..1000 (a share of one
+ * GPU): the artifact reads a larger value as one whole GPU, which hides a
+ * typo or a unit mistake, so it is an error here (no openb file has one).
  *
  * Errors name the file, line and column and say what was expected, e.g.
  *   pods.csv:17: column 3 (memory_mib): expected a non-negative integer, found "12x"

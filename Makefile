@@ -1,13 +1,16 @@
 # The two commands a new user runs (README):
 #   make run   - install what is missing, build, run `gpufleet simulate` on the bundled trace
 #   make test  - install what is missing, build, run the whole test suite
-#                (normal build, then AddressSanitizer+UBSan build, then short fuzz runs)
+#                (normal build, then AddressSanitizer+UBSan build, then short fuzz runs,
+#                then Release builds with gcc and clang, warnings as errors, unit tests)
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
+GCC_RELEASE_BUILD   ?= build-release-gcc
+CLANG_RELEASE_BUILD ?= build-release-clang
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps deps-test build run test test-asan test-fuzz bench clean
+.PHONY: all deps deps-test build run test test-asan test-fuzz test-release bench clean
 
 all: build
 
@@ -19,9 +22,15 @@ deps-test:
 
 # TESTS=OFF builds only the binary (what `make run` needs: no test libraries).
 TESTS ?= ON
+# WERROR=ON makes warnings errors (GF_WERROR).  The test targets (the project's
+# own dev and CI builds) set it; `make run` and a plain `cmake` build do not, so
+# a user's different compiler warning about something new does not stop them.
+# Unset, the build directory keeps what it was configured with.
+WERROR ?=
 
 build:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGF_TESTS=$(TESTS)
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGF_TESTS=$(TESTS) \
+		$(if $(WERROR),-DGF_WERROR=$(WERROR))
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: deps
@@ -29,10 +38,11 @@ run: deps
 	./$(BUILD)/gpufleet simulate
 
 test: deps-test
-	$(MAKE) build TESTS=ON
+	$(MAKE) build TESTS=ON WERROR=ON
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	$(MAKE) test-asan
 	$(MAKE) test-fuzz
+	$(MAKE) test-release
 
 # The same suite under AddressSanitizer + UndefinedBehaviorSanitizer.  Tests
 # labelled `nosan` are not run twice: they exercise no gpufleet C code (the
@@ -41,19 +51,32 @@ test: deps-test
 # build runs; the same engine code runs under the sanitizers in test_sim and
 # the golden case).
 test-asan:
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DGF_SANITIZE=ON
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DGF_SANITIZE=ON -DGF_WERROR=ON
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -LE nosan
 
 # Build the libFuzzer harnesses with clang and run each one briefly on its seed corpus.
 test-fuzz:
-	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DGF_FUZZ=ON -DGF_TESTS=OFF
+	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DGF_FUZZ=ON -DGF_TESTS=OFF -DGF_WERROR=ON
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	./scripts/run-fuzzers $(FUZZ_BUILD)
+
+# What users build: `cmake -DCMAKE_BUILD_TYPE=Release` (-O3 -DNDEBUG), with gcc
+# and with clang.  The optimizer finds warnings the dev build (-O2) and the
+# sanitizer and fuzz builds (-O0) do not (gcc's maybe-uninitialized above all),
+# so CI compiles everything, tests and benchmarks included, both ways with
+# warnings as errors, and runs the unit tests of each (a few seconds).
+test-release:
+	CC=gcc cmake -S . -B $(GCC_RELEASE_BUILD) -DCMAKE_BUILD_TYPE=Release -DGF_WERROR=ON
+	cmake --build $(GCC_RELEASE_BUILD) -j $(JOBS)
+	ctest --test-dir $(GCC_RELEASE_BUILD) --output-on-failure -j $(JOBS) -L unit
+	CC=clang cmake -S . -B $(CLANG_RELEASE_BUILD) -DCMAKE_BUILD_TYPE=Release -DGF_WERROR=ON
+	cmake --build $(CLANG_RELEASE_BUILD) -j $(JOBS)
+	ctest --test-dir $(CLANG_RELEASE_BUILD) --output-on-failure -j $(JOBS) -L unit
 
 bench:
 	$(MAKE) build TESTS=OFF
 	./$(BUILD)/bench/bench_simulate
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(GCC_RELEASE_BUILD) $(CLANG_RELEASE_BUILD)

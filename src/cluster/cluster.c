@@ -35,24 +35,37 @@ int gf_pod_tag(const struct gf_pod_spec *p)
 	return p->gpu_count;
 }
 
-static void node_derive(struct gf_node *nd)
+/* The fields of a node that follow from its GPUs' free shares and its tags. */
+struct derived {
+	int32_t gpu_free_total;
+	uint16_t max_free;
+	uint8_t nfull;
+	uint8_t ntags;
+};
+
+static struct derived derive(const struct gf_node *nd)
 {
-	int32_t total = 0;
-	uint16_t maxf = 0;
-	uint8_t full = 0;
+	struct derived d = { 0, 0, 0, 0 };
 
 	for (int g = 0; g < nd->ngpus; g++) {
-		total += nd->gpu_free[g];
-		if (nd->gpu_free[g] > maxf)
-			maxf = nd->gpu_free[g];
-		full += nd->gpu_free[g] == GF_MILLI_PER_GPU;
+		d.gpu_free_total += nd->gpu_free[g];
+		if (nd->gpu_free[g] > d.max_free)
+			d.max_free = nd->gpu_free[g];
+		d.nfull += nd->gpu_free[g] == GF_MILLI_PER_GPU;
 	}
-	nd->gpu_free_total = total;
-	nd->max_free = maxf;
-	nd->nfull = full;
-	nd->ntags = 0;
 	for (int t = 0; t < GF_TAG_COUNT; t++)
-		nd->ntags += nd->tag_pods[t] > 0;
+		d.ntags += nd->tag_pods[t] > 0;
+	return d;
+}
+
+static void node_derive(struct gf_node *nd)
+{
+	struct derived d = derive(nd);
+
+	nd->gpu_free_total = d.gpu_free_total;
+	nd->max_free = d.max_free;
+	nd->nfull = d.nfull;
+	nd->ntags = d.ntags;
 }
 
 static void node_reset(struct gf_node *nd, const struct gf_node_spec *s)
@@ -272,7 +285,7 @@ static gf_err check_node(const gf_cluster *c, size_t i, char *why, size_t whylen
 {
 	const struct gf_node *nd = &c->node[i];
 	const struct gf_node_spec *s = &c->spec[i];
-	struct gf_node copy = *nd;
+	struct derived d;
 
 	if (nd->cpu_free < 0 || nd->cpu_free > s->cpu_milli) {
 		snprintf(why, whylen, "node %s: cpu free %lld outside [0, %lld]", s->name,
@@ -291,9 +304,9 @@ static gf_err check_node(const gf_cluster *c, size_t i, char *why, size_t whylen
 			return GF_STATE;
 		}
 	}
-	node_derive(&copy);
-	if (copy.gpu_free_total != nd->gpu_free_total || copy.nfull != nd->nfull ||
-	    copy.max_free != nd->max_free || copy.ntags != nd->ntags) {
+	d = derive(nd);
+	if (d.gpu_free_total != nd->gpu_free_total || d.nfull != nd->nfull ||
+	    d.max_free != nd->max_free || d.ntags != nd->ntags) {
 		snprintf(why, whylen, "node %s: derived GPU fields out of date", s->name);
 		return GF_STATE;
 	}

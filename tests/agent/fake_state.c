@@ -69,6 +69,7 @@ static int num(struct ctx *c, const char *what, const char *s, long long lo, lon
 	       long long *out)
 {
 	char *end;
+	*out = 0;	/* set on every path: the optimizer cannot see that fail() is never 0 */
 	errno = 0;
 	long long v = strtoll(s, &end, 10);
 	if (errno || end == s || *end || v < lo || v > hi)
@@ -80,6 +81,7 @@ static int num(struct ctx *c, const char *what, const char *s, long long lo, lon
 static int gpu_ref(struct ctx *c, struct fake_state *st, const char *s, unsigned *out)
 {
 	long long v;
+	*out = 0;
 	if (num(c, "GPU index", s, 0, FAKE_MAX_GPUS - 1, &v))
 		return -1;
 	if ((unsigned)v >= st->ngpus || !st->gpus[v].defined)
@@ -156,6 +158,7 @@ static int d_gpu(struct ctx *c, struct fake_state *st, char **tok, int n)
 static int kv(struct ctx *c, const char *dir, char *t, const char *want, const char **val)
 {
 	char *eq = strchr(t, '=');
+	*val = "";
 	if (!eq || (size_t)(eq - t) != strlen(want) || strncmp(t, want, strlen(want)))
 		return fail(c, "%s: expected %s=..., got '%s'", dir, want, t);
 	*val = eq + 1;

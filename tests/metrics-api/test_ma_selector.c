@@ -20,7 +20,7 @@ static void ok(const char *s, unsigned nreqs)
 {
 	gf_err e = gf_selector_parse(s, &sel, err, sizeof(err));
 	if (e)
-		fail_msg("parse '%s': %s (%s)", s, err, gf_err_name(e));
+		fail_msg("parse '%s': %s (%s)", s ? s : "(null)", err, gf_err_name(e));
 	assert_int_equal(sel.nreqs, nreqs);
 }
 

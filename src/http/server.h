@@ -40,7 +40,9 @@
  *    is charged to one budget per server (mem_budget) until it is freed.
  *    A Content-Length over max_body gets 413 at once, without reading the
  *    body; a body or response that does not fit in the budget gets 503
- *    with Retry-After.  So the bodies held at once never exceed mem_budget
+ *    with Retry-After (for a response, after the handler has run: its
+ *    effects stand, only its answer is replaced).  So the bodies held at
+ *    once never exceed mem_budget
  *    (plus libmicrohttpd's 32 KiB per connection and our small error texts).
  *  - connections: at most max_conns in all and max_conns_per_ip from one
  *    client address (more are closed at accept);

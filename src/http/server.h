@@ -42,8 +42,9 @@
  *    body; a body or response that does not fit in the budget gets 503
  *    with Retry-After (for a response, after the handler has run: its
  *    effects stand, only its answer is replaced).  So the bodies held at
- *    once never exceed mem_budget
- *    (plus libmicrohttpd's 32 KiB per connection and our small error texts).
+ *    once never exceed mem_budget (plus libmicrohttpd's 32 KiB per
+ *    connection, our small error texts, and the response each handler
+ *    thread is building, at most max_response, before it is charged).
  *  - connections: at most max_conns in all and max_conns_per_ip from one
  *    client address (more are closed at accept);
  *  - deadlines a trickle cannot reset: the complete headers of a request

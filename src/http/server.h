@@ -45,7 +45,8 @@
  *    once never exceed mem_budget (plus libmicrohttpd's 32 KiB per
  *    connection, our small error texts, and the response each handler
  *    thread is building, at most max_response, before it is charged).
- *  - connections: at most max_conns in all and max_conns_per_ip from one
+ *  - connections: at most max_conns in all (further clients wait in the
+ *    listen backlog until a slot frees) and max_conns_per_ip from one
  *    client address (more are closed at accept);
  *  - deadlines a trickle cannot reset: the complete headers of a request
  *    (the TLS handshake included) must arrive within header_timeout_s of the

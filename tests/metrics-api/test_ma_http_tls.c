@@ -198,6 +198,18 @@ static void test_client_cert_key_usage(void **st)
 	assert_int_equal(get(port, "https", "/apis/x/v1/a", "front-proxy-client", &r), CURLE_OK);
 	assert_string_equal(r.body, "path=/apis/x/v1/a verified=1 cn=front-proxy-client sel=(none)");
 	gf_http_server_destroy(s);
+
+	/* The issue's case: a serverAuth-only certificate with the front
+	 * proxy's own CN; and one without an extended key usage (any purpose:
+	 * accepted, as Kubernetes' x509 check does). */
+	cfg.tls_client_ca_pem = slurp("eku-ca.crt");
+	assert_int_equal(gf_http_server_create(&cfg, &s), GF_OK);
+	port = gf_http_server_port(s);
+	assert_int_equal(get(port, "https", "/apis/x/v1/a", "eku-server-only", &r), CURLE_OK);
+	assert_string_equal(r.body, "path=/apis/x/v1/a verified=0 cn= sel=(none)");
+	assert_int_equal(get(port, "https", "/apis/x/v1/a", "eku-none", &r), CURLE_OK);
+	assert_string_equal(r.body, "path=/apis/x/v1/a verified=1 cn=front-proxy-client sel=(none)");
+	gf_http_server_destroy(s);
 }
 
 static void test_query_nul(void **st)

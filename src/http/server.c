@@ -17,49 +17,201 @@
  * MHD_OPTION_HTTPS_MEM_TRUST libmicrohttpd asks every client for a
  * certificate (GNUTLS_CERT_REQUEST: optional) and loads the bundle into
  * the session's credentials; gf_http_request_peer_cn() verifies the chain
- * with gnutls_certificate_verify_peers2() on each call (a signature check,
- * tens of microseconds) and reads the leaf's CN.
+ * with gnutls_certificate_verify_peers() for the key purpose clientAuth on
+ * each call (a signature check, tens of microseconds) and reads the leaf's
+ * CN.
+ *
+ * Memory budget (server.h): one counter per server, mem_in_use <= mem_budget
+ * always.  A buffer is charged BEFORE it is allocated or grown (a
+ * compare-and-swap that fails when the growth would pass the budget) and
+ * given back when freed: request bodies when the handler has run (or the
+ * request ends), responses from libmicrohttpd's free callback once sent.
+ * Request bodies grow as bytes arrive: capacity max(needed, 2 x current,
+ * 16 KiB), never over the announced Content-Length or max_body (+1 for the
+ * NUL), so a claimed length costs nothing until it is sent and a body
+ * holds at most twice its bytes.
+ *
+ * Deadlines (server.h): libmicrohttpd's connection timeout is an idle
+ * timeout, which one byte a second resets, and it has no call to close a
+ * connection.  So every connection is tracked from the notify-connection
+ * callback (STARTED .. CLOSED; libmicrohttpd calls CLOSED before it closes
+ * the socket) with an absolute deadline: accept + header_timeout_s; when
+ * the headers are in (first access-handler call) request_timeout_s from
+ * then; when the request completes, header_timeout_s again for the next
+ * request on a kept-alive connection.  A sweeper thread sleeps until the
+ * earliest deadline (woken when a new one is earlier) and shuts down the
+ * socket of each connection past its deadline: libmicrohttpd then sees the
+ * end of the stream, closes the connection and frees it.  The list and the
+ * descriptors are only touched under the server's mutex, and CLOSED
+ * removes an entry under it before the descriptor is closed, so a
+ * descriptor number reused by a new connection is never shut down by
+ * mistake.  A sweep is O(open connections) <= max_conns.
+ *
+ * Not HTTP: libmicrohttpd answers a malformed request line that has a
+ * method and a target with 400, an unknown HTTP version with 505, and
+ * closes the connection without an answer when the first line has no space
+ * (one word, or binary bytes); input that never completes a line (e.g. a
+ * TLS ClientHello sent to a plain-HTTP port) is cut at the header deadline.
+ * Those answers come from libmicrohttpd (its HTML bodies), not from us.
  */
 #include "http/server.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#define DEFAULT_MEM_BUDGET ((size_t)128 << 20)
+#define DEFAULT_HEADER_TIMEOUT_S 10
+#define DEFAULT_REQUEST_TIMEOUT_S 60
+#define BODY_MIN_ALLOC ((size_t)16 << 10)
+#define NO_DEADLINE INT64_MAX
+
+/* A connection being watched for its deadline (socket_context). */
+struct conn {
+	struct conn *prev, *next;
+	int fd;
+	int64_t deadline; /* CLOCK_MONOTONIC ns; NO_DEADLINE once cut */
+};
 
 struct gf_http_server {
 	struct MHD_Daemon *d;
 	struct gf_http_config cfg;
 	uint16_t port;
 	char *tls_cert, *tls_key, *tls_ca; /* our copies of the PEM text */
+
+	_Atomic size_t mem_in_use;       /* <= cfg.mem_budget */
+	_Atomic uint64_t over_budget;
+
+	pthread_mutex_t mu;              /* guards everything below */
+	pthread_cond_t wake;             /* the sweeper's: stop, or an earlier deadline */
+	struct conn *conns;              /* open connections */
+	unsigned nconns;
+	int64_t next_sweep;              /* when the sweeper plans to wake */
+	uint64_t deadline_cuts;
+	bool stop;
+	bool sweeper_running;
+	pthread_t sweeper;
 };
 
 /* Per-request state (con_cls). */
 struct req_state {
 	const struct gf_http_route *route; /* NULL: answer with status below */
 	unsigned status;                   /* pre-decided error status, 0 = none */
-	char msg[160];
-	struct gf_obuf body;
+	char msg[320];
+	char *body;                        /* NUL-terminated when non-NULL */
+	size_t len, alloc;                 /* alloc is what is charged to the budget */
+	size_t limit;                      /* Content-Length when announced, else max_body */
+};
+
+/* A response body held by libmicrohttpd until sent (free callback's cls). */
+struct held {
+	gf_http_server *s;
+	char *data;
+	size_t charged;
 };
 
 #define TEXT_PLAIN "text/plain; charset=utf-8"
 
-static enum MHD_Result queue_buf(struct MHD_Connection *c, unsigned status,
-				 const char *ctype, char *data, size_t len)
+/* ---- clock and budget ------------------------------------------------------ */
+
+static int64_t now_ns(void)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback(
-		len, data ? data : (char *)"", data ? free : NULL);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Charge n bytes; false (nothing charged) when they do not fit. */
+static bool budget_take(gf_http_server *s, size_t n)
+{
+	size_t cur = atomic_load(&s->mem_in_use);
+	do {
+		if (n > s->cfg.mem_budget - cur)
+			return false;
+	} while (!atomic_compare_exchange_weak(&s->mem_in_use, &cur, cur + n));
+	return true;
+}
+
+static void budget_give(gf_http_server *s, size_t n)
+{
+	atomic_fetch_sub(&s->mem_in_use, n);
+}
+
+static void body_free(gf_http_server *s, struct req_state *st)
+{
+	free(st->body);
+	budget_give(s, st->alloc);
+	st->body = NULL;
+	st->len = st->alloc = 0;
+}
+
+/* Room for n more bytes and the NUL.  Errors: GF_TOOBIG past st->limit,
+ * GF_UNAVAILABLE when the growth does not fit in the budget, GF_NOMEM. */
+static gf_err body_reserve(gf_http_server *s, struct req_state *st, size_t n)
+{
+	if (n > st->limit - st->len)
+		return GF_TOOBIG;
+	size_t need = st->len + n + 1;
+	if (need <= st->alloc)
+		return GF_OK;
+	size_t want = st->alloc * 2 > need ? st->alloc * 2 : need;
+	if (want < BODY_MIN_ALLOC)
+		want = BODY_MIN_ALLOC;
+	if (want > st->limit + 1)
+		want = st->limit + 1;
+	if (!budget_take(s, want - st->alloc))
+		return GF_UNAVAILABLE;
+	char *p = realloc(st->body, want);
+	if (!p) {
+		budget_give(s, want - st->alloc);
+		return GF_NOMEM;
+	}
+	st->body = p;
+	st->alloc = want;
+	return GF_OK;
+}
+
+/* ---- responses ---------------------------------------------------------------- */
+
+static void held_free(void *cls)
+{
+	struct held *h = cls;
+	free(h->data);
+	budget_give(h->s, h->charged);
+	free(h);
+}
+
+/* Queue data (ownership taken).  h: the budget record of data, or NULL
+ * for an uncharged small text. */
+static enum MHD_Result queue_buf(struct MHD_Connection *c, unsigned status, const char *ctype,
+				 char *data, size_t len, struct held *h)
+{
+	struct MHD_Response *r =
+		h ? MHD_create_response_from_buffer_with_free_callback_cls(len, data, held_free, h)
+		  : MHD_create_response_from_buffer_with_free_callback(
+			    len, data ? data : (char *)"", data ? free : NULL);
 	if (!r) {
-		free(data);
+		if (h)
+			held_free(h);
+		else
+			free(data);
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	if (status == 503)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	enum MHD_Result ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -72,7 +224,17 @@ static enum MHD_Result queue_text(struct MHD_Connection *c, unsigned status, con
 	if (!p)
 		return MHD_NO;
 	memcpy(p, msg, n + 1);
-	return queue_buf(c, status, TEXT_PLAIN, p, n);
+	return queue_buf(c, status, TEXT_PLAIN, p, n, NULL);
+}
+
+static void set_busy(gf_http_server *s, struct req_state *st, const char *method, const char *url)
+{
+	atomic_fetch_add(&s->over_budget, 1);
+	st->status = 503;
+	snprintf(st->msg, sizeof(st->msg),
+		 "%s %.100s: server busy: request and response bodies in flight would pass "
+		 "%zu bytes; retry\n",
+		 method, url, s->cfg.mem_budget);
 }
 
 static const struct gf_http_route *find_route(const struct gf_http_server *s, const char *method,
@@ -97,6 +259,168 @@ static const struct gf_http_route *find_route(const struct gf_http_server *s, co
 	return NULL;
 }
 
+/* ---- deadlines ------------------------------------------------------------------- */
+
+/* Set c's deadline to now + secs; wake the sweeper when that is earlier
+ * than its plan.  Caller holds s->mu. */
+static void set_deadline_locked(gf_http_server *s, struct conn *c, unsigned secs)
+{
+	c->deadline = now_ns() + (int64_t)secs * 1000000000;
+	if (c->deadline < s->next_sweep) {
+		s->next_sweep = c->deadline;
+		pthread_cond_signal(&s->wake);
+	}
+}
+
+static struct conn *conn_of(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+static void set_deadline(gf_http_server *s, struct MHD_Connection *mc, unsigned secs)
+{
+	struct conn *c = conn_of(mc);
+	if (!c)
+		return;
+	pthread_mutex_lock(&s->mu);
+	if (c->deadline != NO_DEADLINE)
+		set_deadline_locked(s, c, secs);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	gf_http_server *s = cls;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+		struct conn *c = calloc(1, sizeof(*c));
+		if (!c || !ci) {
+			/* Untracked: libmicrohttpd's idle timeout still applies. */
+			free(c);
+			return;
+		}
+		c->fd = ci->connect_fd;
+		pthread_mutex_lock(&s->mu);
+		c->next = s->conns;
+		if (s->conns)
+			s->conns->prev = c;
+		s->conns = c;
+		s->nconns++;
+		set_deadline_locked(s, c, s->cfg.header_timeout_s);
+		pthread_mutex_unlock(&s->mu);
+		*socket_context = c;
+	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		struct conn *c = *socket_context;
+		if (!c)
+			return;
+		pthread_mutex_lock(&s->mu);
+		if (c->prev)
+			c->prev->next = c->next;
+		else
+			s->conns = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		s->nconns--;
+		pthread_mutex_unlock(&s->mu);
+		free(c);
+		*socket_context = NULL;
+	}
+}
+
+static void *sweeper_main(void *arg)
+{
+	gf_http_server *s = arg;
+	pthread_mutex_lock(&s->mu);
+	while (!s->stop) {
+		int64_t now = now_ns(), next = NO_DEADLINE;
+		for (struct conn *c = s->conns; c; c = c->next) {
+			if (c->deadline <= now) {
+				/* libmicrohttpd reads end-of-stream and closes it. */
+				shutdown(c->fd, SHUT_RDWR);
+				c->deadline = NO_DEADLINE;
+				s->deadline_cuts++;
+			} else if (c->deadline < next) {
+				next = c->deadline;
+			}
+		}
+		s->next_sweep = next;
+		if (next == NO_DEADLINE) {
+			pthread_cond_wait(&s->wake, &s->mu);
+		} else {
+			struct timespec ts = { (time_t)(next / 1000000000), (long)(next % 1000000000) };
+			int r;
+			do
+				r = pthread_cond_timedwait(&s->wake, &s->mu, &ts);
+			while (r == EINTR);
+		}
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+/* ---- requests ---------------------------------------------------------------------- */
+
+/* MHD_KeyValueIteratorN: stop at the first argument whose name or value
+ * holds a NUL byte (its decoded length is longer than its C string). */
+static enum MHD_Result find_nul(void *cls, enum MHD_ValueKind kind, const char *key,
+				size_t key_size, const char *value, size_t value_size)
+{
+	(void)kind;
+	if (strlen(key) != key_size || (value && strlen(value) != value_size)) {
+		*(const char **)cls = key;
+		return MHD_NO;
+	}
+	return MHD_YES;
+}
+
+/* The headers are in: decide what we can before any body byte. */
+static enum MHD_Result on_headers(gf_http_server *s, struct MHD_Connection *c, const char *url,
+				  const char *method, struct req_state *st)
+{
+	set_deadline(s, c, s->cfg.request_timeout_s);
+	st->limit = s->cfg.max_body;
+	st->route = find_route(s, method, url, &st->status);
+	if (!st->route) {
+		snprintf(st->msg, sizeof(st->msg), "%s %.100s: %s\n", method, url,
+			 st->status == 404 ? "no such path" : "method not allowed");
+		return MHD_YES;
+	}
+	const char *bad = NULL;
+	MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, find_nul, &bad);
+	if (bad) {
+		st->status = 400;
+		snprintf(st->msg, sizeof(st->msg),
+			 "%.20s %.100s: query argument '%.60s' holds a NUL byte (%%00)\n", method, url,
+			 bad);
+		return MHD_YES;
+	}
+	/* libmicrohttpd has checked the syntax of Content-Length (400 otherwise). */
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	char *end = NULL;
+	errno = 0;
+	unsigned long long want = cl ? strtoull(cl, &end, 10) : 0;
+	if (!cl || end == cl || *end || errno)
+		return MHD_YES;
+	if (want > s->cfg.max_body) {
+		/* Answer now: the body is never read (libmicrohttpd closes the
+		 * connection after this answer). */
+		snprintf(st->msg, sizeof(st->msg), "%s %.100s: request body exceeds %zu bytes\n",
+			 method, url, s->cfg.max_body);
+		return queue_text(c, 413, st->msg);
+	}
+	st->limit = (size_t)want;
+	if (want && body_reserve(s, st, (size_t)want < BODY_MIN_ALLOC ? (size_t)want : 0) ==
+			    GF_UNAVAILABLE) {
+		set_busy(s, st, method, url);
+		return queue_text(c, 503, st->msg);
+	}
+	return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_size, void **con_cls)
@@ -109,27 +433,27 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		st = calloc(1, sizeof(*st));
 		if (!st)
 			return MHD_NO;
-		gf_obuf_init(&st->body, s->cfg.max_body);
-		st->route = find_route(s, method, url, &st->status);
-		/* One allocation for the whole body when its length is announced
-		 * (the extender's 100 KiB requests would otherwise grow it ten times). */
-		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-		char *end = NULL;
-		unsigned long long want = cl ? strtoull(cl, &end, 10) : 0;
-		if (st->route && cl && end != cl && !*end && want > 0 && want <= s->cfg.max_body)
-			(void)gf_obuf_space(&st->body, (size_t)want); /* a failure shows at the first append */
-		if (!st->route)
-			snprintf(st->msg, sizeof(st->msg), "%s %.100s: %s\n", method, url,
-				 st->status == 404 ? "no such path" : "method not allowed");
 		*con_cls = st;
-		return MHD_YES;
+		return on_headers(s, c, url, method, st);
 	}
 	if (*upload_size) {
-		if (!st->status && gf_obuf_append(&st->body, upload_data, *upload_size)) {
-			st->status = 413;
-			snprintf(st->msg, sizeof(st->msg),
-				 "%s %.100s: request body exceeds %zu bytes\n", method, url,
-				 s->cfg.max_body);
+		if (!st->status) {
+			gf_err e = body_reserve(s, st, *upload_size);
+			if (!e) {
+				memcpy(st->body + st->len, upload_data, *upload_size);
+				st->len += *upload_size;
+				st->body[st->len] = '\0';
+			} else {
+				body_free(s, st); /* the rest is discarded: give the memory back now */
+				if (e == GF_UNAVAILABLE || e == GF_NOMEM) {
+					set_busy(s, st, method, url);
+				} else {
+					st->status = 413;
+					snprintf(st->msg, sizeof(st->msg),
+						 "%s %.100s: request body exceeds %zu bytes\n", method,
+						 url, s->cfg.max_body);
+				}
+			}
 		}
 		*upload_size = 0; /* consumed (or discarded) */
 		return MHD_YES;
@@ -140,13 +464,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct gf_http_request req = {
 		.method = method,
 		.path = url,
-		.body = st->body.data ? st->body.data : "",
-		.body_len = st->body.len,
+		.body = st->body ? st->body : "",
+		.body_len = st->len,
 		.conn_ = c,
 	};
 	struct gf_http_response resp = { .status = 200, .content_type = TEXT_PLAIN };
 	gf_obuf_init(&resp.body, s->cfg.max_response);
 	st->route->fn(st->route->ud, &req, &resp);
+	body_free(s, st);
 	if (gf_obuf_error(&resp.body)) {
 		gf_err e = gf_obuf_error(&resp.body);
 		gf_obuf_release(&resp.body);
@@ -155,31 +480,84 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			 gf_strerror(e));
 		return queue_text(c, 500, msg);
 	}
+	/* The handler's buffer is charged for as long as libmicrohttpd holds it. */
+	size_t charged = resp.body.alloc;
+	struct held *h = malloc(sizeof(*h));
+	if (!h || !budget_take(s, charged)) {
+		free(h);
+		gf_obuf_release(&resp.body);
+		set_busy(s, st, method, url);
+		return queue_text(c, 503, st->msg);
+	}
 	size_t len;
 	char *data = gf_obuf_detach(&resp.body, &len);
-	return queue_buf(c, resp.status, resp.content_type ? resp.content_type : TEXT_PLAIN, data,
-			 len);
+	*h = (struct held){ s, data, charged };
+	return queue_buf(c, resp.status, resp.content_type ? resp.content_type : TEXT_PLAIN,
+			 data ? data : (char *)"", len, h);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	(void)cls;
-	(void)c;
+	gf_http_server *s = cls;
 	(void)toe;
 	struct req_state *st = *con_cls;
 	if (!st)
 		return;
-	gf_obuf_release(&st->body);
+	body_free(s, st);
 	free(st);
 	*con_cls = NULL;
+	/* A kept-alive connection: the next request's headers have header_timeout_s. */
+	set_deadline(s, c, s->cfg.header_timeout_s);
 }
 
-static void free_tls(struct gf_http_server *s)
+static void free_server(struct gf_http_server *s)
 {
 	free(s->tls_cert);
 	free(s->tls_key);
 	free(s->tls_ca);
+	pthread_cond_destroy(&s->wake);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+static void apply_defaults(struct gf_http_config *c)
+{
+	if (!c->max_body)
+		c->max_body = 64 * 1024;
+	if (!c->max_response)
+		c->max_response = 4 * 1024 * 1024;
+	if (!c->max_conns)
+		c->max_conns = 64;
+	if (!c->timeout_s)
+		c->timeout_s = 30;
+	if (!c->mem_budget)
+		c->mem_budget = DEFAULT_MEM_BUDGET;
+	/* One largest request and its response always fit (+1 each for the NUL). */
+	if (c->mem_budget < c->max_body + c->max_response + 2)
+		c->mem_budget = c->max_body + c->max_response + 2;
+	if (!c->max_conns_per_ip)
+		c->max_conns_per_ip = c->max_conns / 4 < 4 ? 4 : c->max_conns / 4;
+	if (!c->header_timeout_s)
+		c->header_timeout_s = DEFAULT_HEADER_TIMEOUT_S;
+	if (!c->request_timeout_s)
+		c->request_timeout_s = DEFAULT_REQUEST_TIMEOUT_S;
+}
+
+static bool init_sync(struct gf_http_server *s)
+{
+	pthread_condattr_t ca;
+	if (pthread_condattr_init(&ca))
+		return false;
+	bool ok = !pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) && !pthread_cond_init(&s->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	if (!ok)
+		return false;
+	if (pthread_mutex_init(&s->mu, NULL)) {
+		pthread_cond_destroy(&s->wake);
+		return false;
+	}
+	return true;
 }
 
 gf_err gf_http_server_create(const struct gf_http_config *cfg, gf_http_server **out)
@@ -194,33 +572,31 @@ gf_err gf_http_server_create(const struct gf_http_config *cfg, gf_http_server **
 	sa.sin_addr.s_addr = htonl(INADDR_ANY);
 	if (cfg->bind_addr && cfg->bind_addr[0] && inet_pton(AF_INET, cfg->bind_addr, &sa.sin_addr) != 1)
 		return GF_INVAL;
+	if ((cfg->tls_cert_pem || cfg->tls_key_pem || cfg->tls_client_ca_pem) &&
+	    (!cfg->tls_cert_pem || !cfg->tls_key_pem))
+		return GF_INVAL;
 
 	struct gf_http_server *s = calloc(1, sizeof(*s));
 	if (!s)
 		return GF_NOMEM;
+	if (!init_sync(s)) {
+		free(s);
+		return GF_NOMEM;
+	}
 	s->cfg = *cfg;
-	if (!s->cfg.max_body)
-		s->cfg.max_body = 64 * 1024;
-	if (!s->cfg.max_response)
-		s->cfg.max_response = 4 * 1024 * 1024;
-	if (!s->cfg.max_conns)
-		s->cfg.max_conns = 64;
-	if (!s->cfg.timeout_s)
-		s->cfg.timeout_s = 30;
+	apply_defaults(&s->cfg);
+	s->next_sweep = NO_DEADLINE;
+	gf_err e = GF_NOMEM;
 
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC;
 	struct MHD_OptionItem ops[8];
 	size_t nops = 0;
-	if (cfg->tls_cert_pem || cfg->tls_key_pem || cfg->tls_client_ca_pem) {
-		if (!cfg->tls_cert_pem || !cfg->tls_key_pem) {
-			free(s);
-			return GF_INVAL;
-		}
+	if (cfg->tls_cert_pem) {
 		s->tls_cert = strdup(cfg->tls_cert_pem);
 		s->tls_key = strdup(cfg->tls_key_pem);
 		s->tls_ca = cfg->tls_client_ca_pem ? strdup(cfg->tls_client_ca_pem) : NULL;
 		if (!s->tls_cert || !s->tls_key || (cfg->tls_client_ca_pem && !s->tls_ca))
-			goto fail_nomem;
+			goto fail;
 		flags |= MHD_USE_TLS;
 		ops[nops++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert };
 		ops[nops++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key };
@@ -232,29 +608,40 @@ gf_err gf_http_server_create(const struct gf_http_config *cfg, gf_http_server **
 						       (intptr_t)cfg->threads, NULL };
 	ops[nops] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 
+	if (pthread_create(&s->sweeper, NULL, sweeper_main, s))
+		goto fail;
+	s->sweeper_running = true;
+
 	/* ITC lets MHD_quiesce_daemon wake the polling thread (graceful stop). */
 	s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)s->cfg.max_conns,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)s->cfg.max_conns_per_ip,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)s->cfg.timeout_s,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, (void *)s,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, (void *)s,
 				MHD_OPTION_ARRAY, ops,
 				MHD_OPTION_END);
 	if (!s->d) {
-		free_tls(s);
-		free(s);
-		return GF_UNAVAILABLE;
+		e = GF_UNAVAILABLE;
+		goto fail;
 	}
 	const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
 	s->port = di ? di->port : cfg->port;
 	*out = s;
 	return GF_OK;
 
-fail_nomem:
-	free_tls(s);
-	free(s);
-	return GF_NOMEM;
+fail:
+	if (s->sweeper_running) {
+		pthread_mutex_lock(&s->mu);
+		s->stop = true;
+		pthread_cond_signal(&s->wake);
+		pthread_mutex_unlock(&s->mu);
+		pthread_join(s->sweeper, NULL);
+	}
+	free_server(s);
+	return e;
 }
 
 uint16_t gf_http_server_port(const gf_http_server *s)
@@ -268,9 +655,24 @@ void gf_http_server_destroy(gf_http_server *s)
 		return;
 	MHD_socket fd = MHD_quiesce_daemon(s->d);
 	(void)fd; /* still owned by the daemon, closed by MHD_stop_daemon */
+	pthread_mutex_lock(&s->mu);
+	s->stop = true;
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->sweeper, NULL);
 	MHD_stop_daemon(s->d);
-	free_tls(s);
-	free(s);
+	free_server(s);
+}
+
+void gf_http_server_stats(gf_http_server *s, struct gf_http_stats *out)
+{
+	out->mem_in_use = atomic_load(&s->mem_in_use);
+	out->mem_budget = s->cfg.mem_budget;
+	out->over_budget = atomic_load(&s->over_budget);
+	pthread_mutex_lock(&s->mu);
+	out->deadline_cuts = s->deadline_cuts;
+	out->connections = s->nconns;
+	pthread_mutex_unlock(&s->mu);
 }
 
 const char *gf_http_request_header(const struct gf_http_request *req, const char *name)
@@ -292,8 +694,12 @@ bool gf_http_request_peer_cn(const struct gf_http_request *req, char *cn, size_t
 	if (!ci || !ci->tls_session)
 		return false;
 	gnutls_session_t ses = (gnutls_session_t)ci->tls_session;
+	/* The chain, and the key purpose: a certificate with an extended key
+	 * usage must allow TLS client authentication (none: any purpose). */
+	gnutls_typed_vdata_st purpose = { .type = GNUTLS_DT_KEY_PURPOSE_OID,
+					  .data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT };
 	unsigned status = 0;
-	if (gnutls_certificate_verify_peers2(ses, &status) < 0 || status)
+	if (gnutls_certificate_verify_peers(ses, &purpose, 1, &status) < 0 || status)
 		return false;
 	unsigned ncerts = 0;
 	const gnutls_datum_t *certs = gnutls_certificate_get_peers(ses, &ncerts);

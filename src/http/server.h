@@ -33,6 +33,30 @@
  *
  * Per-request memory: the request body and the response body live in
  * per-request bounded buffers freed when the request completes.
+ *
+ * Limits against hostile and careless clients (defaults in gf_http_config):
+ *  - memory: request bodies are allocated as their bytes arrive (never from
+ *    a claimed Content-Length), and every body buffer, request or response,
+ *    is charged to one budget per server (mem_budget) until it is freed.
+ *    A Content-Length over max_body gets 413 at once, without reading the
+ *    body; a body or response that does not fit in the budget gets 503
+ *    with Retry-After (for a response, after the handler has run: its
+ *    effects stand, only its answer is replaced).  So the bodies held at
+ *    once never exceed mem_budget (plus libmicrohttpd's 32 KiB per
+ *    connection, our small error texts, and the response each handler
+ *    thread is building, at most max_response, before it is charged).
+ *  - connections: at most max_conns in all (further clients wait in the
+ *    listen backlog until a slot frees) and max_conns_per_ip from one
+ *    client address (more are closed at accept);
+ *  - deadlines a trickle cannot reset: the complete headers of a request
+ *    (the TLS handshake included) must arrive within header_timeout_s of the
+ *    connection's accept or of the end of the previous request; the request
+ *    (body, handler, response) must then end within request_timeout_s.  A
+ *    connection past its deadline is cut (shut down; libmicrohttpd closes
+ *    it), whatever bytes it keeps sending.  timeout_s is libmicrohttpd's
+ *    idle timeout on top of these.
+ *  - a NUL byte (%00) in a query argument gets 400: a C string would cut
+ *    the value there (labelSelector=app%00... would read as "app").
  */
 #ifndef GF_HTTP_SERVER_H
 #define GF_HTTP_SERVER_H
@@ -84,6 +108,13 @@ struct gf_http_config {
 	size_t max_response;    /* response body cap, bytes (0 = 4 MiB) */
 	unsigned max_conns;     /* 0 = 64 */
 	unsigned timeout_s;     /* idle connection timeout (0 = 30 s) */
+	size_t mem_budget;      /* request + response body bytes held at once, all
+				 * connections together (0 = 128 MiB); raised to
+				 * max_body + max_response when smaller */
+	unsigned max_conns_per_ip; /* connections from one client address
+				    * (0 = max_conns / 4, at least 4) */
+	unsigned header_timeout_s; /* headers (and TLS handshake) deadline (0 = 10 s) */
+	unsigned request_timeout_s; /* headers to end of response (0 = 60 s) */
 	unsigned threads;       /* 0 or 1: one polling thread, handlers one at a time;
 				 * N > 1: a pool of N threads, handlers run concurrently */
 	/* TLS: PEM text (copied by libmicrohttpd at create).  NULL cert = plain HTTP;
@@ -106,6 +137,16 @@ uint16_t gf_http_server_port(const gf_http_server *s);
  * close connections, join the thread, free.  NULL is a no-op. */
 void gf_http_server_destroy(gf_http_server *s);
 
+/* What the limits did so far (see the top comment), for tests and /metrics. */
+struct gf_http_stats {
+	size_t mem_in_use;        /* body bytes charged to mem_budget now */
+	size_t mem_budget;        /* the budget in force */
+	uint64_t over_budget;     /* requests answered 503 for the budget */
+	uint64_t deadline_cuts;   /* connections cut at a header or request deadline */
+	unsigned connections;     /* open connections now */
+};
+void gf_http_server_stats(gf_http_server *s, struct gf_http_stats *out);
+
 /* A request header by name (case-insensitive) or NULL. */
 const char *gf_http_request_header(const struct gf_http_request *req, const char *name);
 
@@ -114,9 +155,13 @@ const char *gf_http_request_header(const struct gf_http_request *req, const char
 const char *gf_http_request_query(const struct gf_http_request *req, const char *name);
 
 /* True when the request arrived over TLS with a client certificate that
- * verifies against the server's tls_client_ca_pem; its subject CN (may be
- * "") is then copied into cn (truncated to n-1 bytes).  False otherwise: no
- * TLS, no client CA configured, no certificate, or verification failed. */
+ * verifies against the server's tls_client_ca_pem and may authenticate a TLS
+ * client: a certificate with an extended key usage extension must list
+ * clientAuth (or anyExtendedKeyUsage), as Kubernetes' x509 authenticator
+ * requires, so a server-only certificate from the same CA is refused.  Its
+ * subject CN (may be "") is then copied into cn (truncated to n-1 bytes).
+ * False otherwise: no TLS, no client CA configured, no certificate, or
+ * verification failed. */
 bool gf_http_request_peer_cn(const struct gf_http_request *req, char *cn, size_t n);
 
 /* Convenience: set status and a one-line text body (printf format). */

@@ -142,7 +142,7 @@ gf_err gf_ma_render_list(const char *metric, const struct gf_ma_result *r, struc
 		const struct gf_ma_item *it = &r->items[i];
 		char q[GF_QUANTITY_MAX], ts[21];
 		if (gf_quantity_format(it->value, q))
-			continue;
+			continue; /* NaN or infinite: no quantity (query.h) */
 		gf_ma_rfc3339(it->ts, ts);
 		cJSON *o = cJSON_CreateObject();
 		if (!o)

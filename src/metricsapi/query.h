@@ -94,7 +94,9 @@ void gf_ma_result_release(struct gf_ma_result *r);
 gf_err gf_ma_result_add(struct gf_ma_result *r, cJSON *labels, double value, int64_t ts);
 
 /* Write the ExternalMetricValueList JSON of r for metric name.  Items with a
- * value that is not a finite number are skipped.  GF_TOOBIG/GF_NOMEM from out. */
+ * value that is not a finite number (NaN, +-Inf: no quantity expresses them)
+ * are skipped; every finite value is written (gf_quantity_format).
+ * GF_TOOBIG/GF_NOMEM from out. */
 gf_err gf_ma_render_list(const char *metric, const struct gf_ma_result *r, struct gf_obuf *out);
 
 /* "YYYY-MM-DDTHH:MM:SSZ" of t (UTC); out has room for 21 bytes. */

@@ -28,6 +28,12 @@ struct lexer {
 	size_t errlen;
 };
 
+/* apimachinery's lexer's blanks: not isspace(), which also takes \v and \f. */
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
 static bool special(char c)
 {
 	return c == '!' || c == '=' || c == ',' || c == '(' || c == ')' || c == '<' || c == '>';
@@ -35,7 +41,7 @@ static bool special(char c)
 
 static void next(struct lexer *l)
 {
-	while (l->s[l->pos] && isspace((unsigned char)l->s[l->pos]))
+	while (l->s[l->pos] && blank(l->s[l->pos]))
 		l->pos++;
 	l->tstart = l->pos;
 	char c = l->s[l->pos];
@@ -45,7 +51,7 @@ static void next(struct lexer *l)
 		return;
 	}
 	if (!special(c)) {
-		while (l->s[l->pos] && !special(l->s[l->pos]) && !isspace((unsigned char)l->s[l->pos]))
+		while (l->s[l->pos] && !special(l->s[l->pos]) && !blank(l->s[l->pos]))
 			l->pos++;
 		l->t = T_IDENT;
 		l->tlen = l->pos - l->tstart;

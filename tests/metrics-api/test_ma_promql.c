@@ -124,6 +124,18 @@ static void test_decode(void **st)
 	gf_obuf_release(&b);
 	gf_ma_result_release(&r);
 
+	/* 9.2e15 and above are written, not dropped (issue 10): 1e20 is 100E */
+	const char *big = "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+			  "{\"metric\":{},\"value\":[1700000000,\"1e20\"]},"
+			  "{\"metric\":{},\"value\":[1700000000,\"9.2e15\"]}]}}";
+	assert_int_equal(gf_promql_decode(big, strlen(big), &r, err, sizeof(err)), GF_OK);
+	gf_obuf_init(&b, 10000);
+	assert_int_equal(gf_ma_render_list("m", &r, &b), GF_OK);
+	assert_non_null(strstr(b.data, "\"value\":\"100E\"}"));
+	assert_non_null(strstr(b.data, "\"value\":\"9200T\"}"));
+	gf_obuf_release(&b);
+	gf_ma_result_release(&r);
+
 	const char *sc = "{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":[1,\"3\"]}}";
 	assert_int_equal(gf_promql_decode(sc, strlen(sc), &r, err, sizeof(err)), GF_OK);
 	assert_int_equal(r.n, 1);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <math.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "metricsapi/quantity.h"
@@ -79,7 +80,34 @@ static void test_non_finite(void **st)
 	assert_string_equal(q, "0");
 	assert_int_equal(gf_quantity_format(INFINITY, q), GF_RANGE);
 	assert_int_equal(gf_quantity_format(-INFINITY, q), GF_RANGE);
-	assert_int_equal(gf_quantity_format(1e17, q), GF_RANGE);
+	assert_int_equal(gf_quantity_format(NAN, q), GF_RANGE);
+}
+
+/* Values from 9.2e15 on (issue 10: they were dropped silently): the
+ * shortest decimal of the double in canonical form, parseable by
+ * apimachinery's ParseQuantity to the same value. */
+static void test_large(void **st)
+{
+	(void)st;
+	val(9.1e15, "9100T");          /* the milli path, just below */
+	val(9.2e15, "9200T");          /* the first value that was dropped */
+	val(-9.2e15, "-9200T");
+	val(1e16, "10P");
+	val(1.5e17, "150P");
+	val(1.2345e20, "123450P");
+	val(2e18, "2E");
+	val(1e20, "100E");
+	val(1.1e20, "110E");
+	val(9223372036854775807.0, "9223372036854776k"); /* 2^63: its shortest digits */
+	val(18014398509481984.0, "18014398509481984");    /* 2^54: all 17 digits needed */
+	val(1152921504606847232.0, "1152921504606847200"); /* 2^60 + 256: 17 digits, e 2 -> 0 */
+	val(1e21, "1e21");             /* past E: DecimalExponent form */
+	val(-1.23e25, "-12300e21");
+	val(1e308, "100e306");
+	val(1.7976931348623157e308, "179769313486231570e291"); /* DBL_MAX */
+	char q[GF_QUANTITY_MAX];
+	assert_int_equal(gf_quantity_format(-1.7976931348623157e308, q), GF_OK);
+	assert_true(strlen(q) < GF_QUANTITY_MAX - 1);
 }
 
 int main(void)
@@ -88,6 +116,7 @@ int main(void)
 		cmocka_unit_test(test_spec_table),
 		cmocka_unit_test(test_edges),
 		cmocka_unit_test(test_non_finite),
+		cmocka_unit_test(test_large),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,6 +94,13 @@ static void test_errors(void **st)
 	bad("a=0123456789012345678901234567890123456789012345678901234567890123", "invalid label value");
 	bad("a=\"quoted\"", "invalid label value");
 	bad("a=b)", "at 4");
+	/* Control bytes are not blanks (apimachinery's lexer skips only space,
+	 * tab, CR, LF): "\v" was read as an empty selector, i.e. everything. */
+	bad("\v", "invalid label key");
+	bad("\f", "invalid label key");
+	bad("\x01", "invalid label key");
+	bad("app\v=x", "invalid label key");
+	bad("app=\x7f", "invalid label value");
 	char many[512] = "k";
 	for (int i = 1; i < GF_SEL_MAX_REQS + 1; i++)
 		memcpy(many + 2 * i - 1, ",k", 3);

@@ -7,7 +7,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps deps-test build run test test-asan test-fuzz bench clean
+.PHONY: all deps deps-test build run test test-asan test-fuzz bench image clean
 
 all: build
 
@@ -55,5 +55,18 @@ bench:
 	$(MAKE) build TESTS=OFF
 	./$(BUILD)/bench/bench_simulate
 
+# The OCI image (scripts/build-image: buildah, from scratch, nothing pulled):
+# a Release build of the binary alone, tagged $(IMAGE).  Needs buildah
+# (scripts/bootstrap test installs it).  IMAGE_ARCHIVE=FILE also writes an
+# OCI archive.
+IMAGE_BUILD   ?= build-image
+IMAGE         ?= ghcr.io/gpufleet/gpufleet:0.1.0
+IMAGE_ARCHIVE ?=
+
+image:
+	cmake -S . -B $(IMAGE_BUILD) -DCMAKE_BUILD_TYPE=Release -DGF_TESTS=OFF
+	cmake --build $(IMAGE_BUILD) -j $(JOBS) --target gpufleet
+	./scripts/build-image --binary $(IMAGE_BUILD)/gpufleet --tag $(IMAGE) $(if $(IMAGE_ARCHIVE),--oci-archive $(IMAGE_ARCHIVE))
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(IMAGE_BUILD)

@@ -54,10 +54,3 @@ else the global podSecurityContext. include "gpufleet.podSecurityContext" (list 
 {{- $ctx := index . 0 -}}
 {{- toYaml (default $ctx.Values.podSecurityContext (index . 1).podSecurityContext) -}}
 {{- end -}}
-
-{{- define "gpufleet.imagePullSecrets" -}}
-{{- with .Values.imagePullSecrets }}
-imagePullSecrets:
-{{- toYaml . | nindent 2 }}
-{{- end }}
-{{- end -}}

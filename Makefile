@@ -10,7 +10,7 @@ GCC_RELEASE_BUILD   ?= build-release-gcc
 CLANG_RELEASE_BUILD ?= build-release-clang
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps deps-test build run test test-asan test-fuzz test-release bench clean
+.PHONY: all deps deps-test build run test test-asan test-fuzz test-release bench image clean
 
 all: build
 
@@ -78,5 +78,19 @@ bench:
 	$(MAKE) build TESTS=OFF
 	./$(BUILD)/bench/bench_simulate
 
+# The OCI image (scripts/build-image: buildah, from scratch, nothing pulled):
+# a RelWithDebInfo build of the binary alone (stripped in the image; the
+# build type `make build` uses), tagged $(IMAGE).  Needs buildah
+# (scripts/bootstrap test installs it).  IMAGE_ARCHIVE=FILE also writes an
+# OCI archive.
+IMAGE_BUILD   ?= build-image
+IMAGE         ?= ghcr.io/gpufleet/gpufleet:0.1.0
+IMAGE_ARCHIVE ?=
+
+image:
+	cmake -S . -B $(IMAGE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGF_TESTS=OFF
+	cmake --build $(IMAGE_BUILD) -j $(JOBS) --target gpufleet
+	./scripts/build-image --binary $(IMAGE_BUILD)/gpufleet --tag $(IMAGE) $(if $(IMAGE_ARCHIVE),--oci-archive $(IMAGE_ARCHIVE))
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(GCC_RELEASE_BUILD) $(CLANG_RELEASE_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(GCC_RELEASE_BUILD) $(CLANG_RELEASE_BUILD) $(IMAGE_BUILD)

@@ -18,7 +18,8 @@
  * certificate (GNUTLS_CERT_REQUEST: optional) and loads the bundle into
  * the session's credentials; gf_http_request_peer_cn() verifies the chain
  * with gnutls_certificate_verify_peers2() on each call (a signature check,
- * tens of microseconds) and reads the leaf's CN.
+ * tens of microseconds) and reads the leaf's CN.  require_client_cert
+ * makes that check at the headers, for every request.
  */
 #include "http/server.h"
 
@@ -111,6 +112,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			return MHD_NO;
 		gf_obuf_init(&st->body, s->cfg.max_body);
 		st->route = find_route(s, method, url, &st->status);
+		if (st->route && s->cfg.require_client_cert &&
+		    !gf_http_request_peer_cn(&(struct gf_http_request){ .conn_ = c }, NULL, 0)) {
+			st->route = NULL;
+			st->status = 403;
+		}
 		/* One allocation for the whole body when its length is announced
 		 * (the extender's 100 KiB requests would otherwise grow it ten times). */
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -120,7 +126,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			(void)gf_obuf_space(&st->body, (size_t)want); /* a failure shows at the first append */
 		if (!st->route)
 			snprintf(st->msg, sizeof(st->msg), "%s %.100s: %s\n", method, url,
-				 st->status == 404 ? "no such path" : "method not allowed");
+				 st->status == 404   ? "no such path"
+				 : st->status == 403 ? "a client certificate signed by the configured CA is required"
+						     : "method not allowed");
 		*con_cls = st;
 		return MHD_YES;
 	}
@@ -185,7 +193,7 @@ static void free_tls(struct gf_http_server *s)
 gf_err gf_http_server_create(const struct gf_http_config *cfg, gf_http_server **out)
 {
 	*out = NULL;
-	if (!cfg || (cfg->nroutes && !cfg->routes))
+	if (!cfg || (cfg->nroutes && !cfg->routes) || (cfg->require_client_cert && !cfg->tls_client_ca_pem))
 		return GF_INVAL;
 	struct sockaddr_in sa;
 	memset(&sa, 0, sizeof(sa));

@@ -198,6 +198,13 @@ static gf_err check_path(const char *path, char *err, size_t errlen)
 	return GF_INVAL;
 }
 
+/* A request in progress gives up when the client's stop flag is set. */
+static int on_request_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+	(void)a, (void)b, (void)c, (void)d;
+	return gf_kube_stopped(ud);
+}
+
 static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 {
 	if (gf_obuf_append(ud, p, sz * n))
@@ -259,7 +266,12 @@ gf_err gf_kube_request(gf_kube_client *k, const char *method, const char *path,
 			long cap = k->o.base_backoff_ms << (attempt - 1 > 16 ? 16 : attempt - 1);
 			if (cap > 5000)
 				cap = 5000;
-			gf_kube_sleep_ms((long)(next_rand(&k->rng) % (uint64_t)(cap + 1)), NULL);
+			gf_kube_sleep_ms((long)(next_rand(&k->rng) % (uint64_t)(cap + 1)), k->o.stop);
+		}
+		if (gf_kube_stopped(k->o.stop)) {
+			snprintf(err, errlen, "%s %s: stopped", method, path);
+			e = GF_UNAVAILABLE;
+			break;
 		}
 		gf_obuf_reset(out);
 		struct curl_slist *hdr = NULL;
@@ -269,6 +281,11 @@ gf_err gf_kube_request(gf_kube_client *k, const char *method, const char *path,
 			break;
 		}
 		curl_easy_setopt(k->h, CURLOPT_TIMEOUT_MS, k->o.timeout_ms);
+		if (k->o.stop) {
+			curl_easy_setopt(k->h, CURLOPT_NOPROGRESS, 0L);
+			curl_easy_setopt(k->h, CURLOPT_XFERINFOFUNCTION, on_request_progress);
+			curl_easy_setopt(k->h, CURLOPT_XFERINFODATA, (void *)k->o.stop);
+		}
 		curl_easy_setopt(k->h, CURLOPT_WRITEFUNCTION, on_body);
 		curl_easy_setopt(k->h, CURLOPT_WRITEDATA, out);
 		if (body) {

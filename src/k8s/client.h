@@ -38,6 +38,8 @@ struct gf_kube_client_opts {
 	long base_backoff_ms;	/* 0 = 100 */
 	size_t max_body;	/* response cap, also a watch line's; 0 = 64 MiB */
 	uint64_t seed;		/* jitter */
+	volatile int *stop;	/* not NULL: a request in progress, and its retries, end
+				 * (GF_UNAVAILABLE) soon after *stop becomes non-zero */
 };
 
 /* Create a client; c is copied by reference and must outlive it.  GF_NOMEM. */

@@ -1392,7 +1392,9 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	pthread_t st;
 	if (e)
 		goto out;
-	struct gf_kube_client_opts co = { .seed = d->o.seed ^ 0x5eed };
+	/* Bounded API calls: binders give up a request after 10 s (then retry:
+	 * client.h), and every client stops at once on a stop. */
+	struct gf_kube_client_opts co = { .seed = d->o.seed ^ 0x5eed, .stop = d->o.stop };
 
 	for (int i = 0; i < 3; i++)
 		snprintf(d->route_paths[i], sizeof(d->route_paths[i]), "%s/%s", d->prefix,
@@ -1451,7 +1453,7 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	for (int i = 0; i < d->o.binders; i++) {
 		bs[i].d = d;
 		co.seed = d->o.seed + 100 + (uint64_t)i;
-		co.timeout_ms = 15000;
+		co.timeout_ms = 10000;
 		if ((e = gf_kube_client_create(d->o.conn, &co, &bs[i].k)))
 			goto out;
 		if (pthread_create(&bs[i].t, NULL, binder_main, &bs[i])) {

@@ -127,7 +127,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (!st->route)
 			snprintf(st->msg, sizeof(st->msg), "%s %.100s: %s\n", method, url,
 				 st->status == 404   ? "no such path"
-				 : st->status == 403 ? "a client certificate signed by the configured CA is required"
+				 : st->status == 403 ? "client certificate required"
 						     : "method not allowed");
 		*con_cls = st;
 		return MHD_YES;

@@ -140,6 +140,7 @@ static const char *const bind_names[B_COUNT] = { "ok", "conflict_already_bound",
 						 "pod_gone", "error" };
 enum { V_FILTER, V_PRIORITIZE, V_BIND, V_COUNT };
 static const char *const verb_names[V_COUNT] = { "filter", "prioritize", "bind" };
+static const char *const ext_codes[3] = { "200", "400", "403" };
 
 /*
  * The extender's last filter answer, kept for the prioritize call that
@@ -299,7 +300,7 @@ struct daemon {
 	uint64_t binds[B_COUNT];
 	uint64_t events_total, event_errors, decode_errors, watch_restarts[2];
 	uint64_t watch_events[2];	/* objects received: nodes, pods */
-	uint64_t ext_requests[V_COUNT][2]; /* [verb][ok, bad request] */
+	uint64_t ext_requests[V_COUNT][3]; /* [verb][200, 400, 403] */
 	uint64_t ext_reused[V_COUNT];	/* calls whose NodeNames were the memo's */
 	struct histo h_attempt, h_e2e, h_ext[V_COUNT];
 	struct ext_memo memo;	/* the HTTP thread's */
@@ -789,9 +790,9 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 	gf_obuf_printf(o, "# HELP gpufleet_extender_requests_total Extender calls by verb and outcome.\n"
 			  "# TYPE gpufleet_extender_requests_total counter\n");
 	for (int v = 0; v < V_COUNT; v++)
-		for (int k = 0; k < 2; k++)
+		for (int k = 0; k < 3; k++)
 			gf_obuf_printf(o, "gpufleet_extender_requests_total{verb=\"%s\",code=\"%s\"} %llu\n",
-				       verb_names[v], k ? "400" : "200", (unsigned long long)d->ext_requests[v][k]);
+				       verb_names[v], ext_codes[k], (unsigned long long)d->ext_requests[v][k]);
 	gf_obuf_printf(o, "# HELP gpufleet_extender_names_reused_total Extender calls whose node list was "
 			  "the last filter answer, byte for byte (not read again).\n"
 			  "# TYPE gpufleet_extender_names_reused_total counter\n");
@@ -905,10 +906,11 @@ static bool ext_args(struct daemon *d, const struct gf_http_request *req, struct
 	return true;
 }
 
-static void count_ext(struct daemon *d, int verb, bool ok, double t0)
+/* Count an extender call by its answer's status (200, 400, or 403: not authorized). */
+static void count_ext(struct daemon *d, int verb, const struct gf_http_response *resp, double t0)
 {
 	pthread_mutex_lock(&d->mu);
-	d->ext_requests[verb][!ok]++;
+	d->ext_requests[verb][resp->status == 403 ? 2 : resp->status != 200]++;
 	histo_add(&d->h_ext[verb], now_s() - t0);
 	pthread_mutex_unlock(&d->mu);
 }
@@ -1077,7 +1079,7 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 	struct gf_ext_args a = { 0 };
 	if (!ext_authorized(d, req, resp) || !ext_args(d, req, resp, &a, &p)) {
 		gf_ext_args_release(&a);
-		count_ext(d, V_FILTER, false, t0);
+		count_ext(d, V_FILTER, resp, t0);
 		return;
 	}
 	const char **why = calloc(a.n ? a.n : 1, sizeof(*why));
@@ -1173,7 +1175,7 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 		free((void *)ci);
 	gf_ext_args_release(&a);
 	free(why);
-	count_ext(d, V_FILTER, true, t0);
+	count_ext(d, V_FILTER, resp, t0);
 }
 
 static void h_prioritize(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
@@ -1184,7 +1186,7 @@ static void h_prioritize(void *ud, const struct gf_http_request *req, struct gf_
 	struct gf_ext_args a = { 0 };
 	if (!ext_authorized(d, req, resp) || !ext_args(d, req, resp, &a, &p)) {
 		gf_ext_args_release(&a);
-		count_ext(d, V_PRIORITIZE, false, t0);
+		count_ext(d, V_PRIORITIZE, resp, t0);
 		return;
 	}
 	int64_t *sc = calloc(a.n ? a.n : 1, sizeof(*sc));
@@ -1210,7 +1212,7 @@ static void h_prioritize(void *ud, const struct gf_http_request *req, struct gf_
 		free((void *)ci);
 	free(sc);
 	gf_ext_args_release(&a);
-	count_ext(d, V_PRIORITIZE, true, t0);
+	count_ext(d, V_PRIORITIZE, resp, t0);
 }
 
 /* A pod uid as the API server writes it (a UUID): letters, digits, '-'. */
@@ -1252,7 +1254,7 @@ static void h_bind(void *ud, const struct gf_http_request *req, struct gf_http_r
 	struct daemon *d = ud;
 	double t0 = now_s();
 	if (!ext_authorized(d, req, resp)) {
-		count_ext(d, V_BIND, false, t0);
+		count_ext(d, V_BIND, resp, t0);
 		return;
 	}
 	cJSON *doc = cJSON_ParseWithLength(req->body, req->body_len);
@@ -1270,7 +1272,7 @@ static void h_bind(void *ud, const struct gf_http_request *req, struct gf_http_r
 	if (bad) {
 		bad_request(resp, "%s", bad);
 		cJSON_Delete(doc);
-		count_ext(d, V_BIND, false, t0);
+		count_ext(d, V_BIND, resp, t0);
 		return;
 	}
 	/* checked above: every name fits its field */
@@ -1308,7 +1310,7 @@ static void h_bind(void *ud, const struct gf_http_request *req, struct gf_http_r
 	gf_json_put_str(&resp->body, err);
 	gf_obuf_puts(&resp->body, "}");
 	cJSON_Delete(doc);
-	count_ext(d, V_BIND, true, t0);
+	count_ext(d, V_BIND, resp, t0);
 }
 
 /* ---- run --------------------------------------------------------------------- */

@@ -123,7 +123,6 @@ struct ext_bind {
 	bool done;
 	char node[GF_K8S_NAME_MAX];
 	char err[640];		/* the answer's Error: "" = bound */
-	int result;		/* B_* when a binding was attempted, else -1 */
 };
 
 struct job {
@@ -629,7 +628,6 @@ static void ext_bind_run(struct daemon *d, gf_kube_client *k, const struct job *
 			gf_live_forget(d->live, j->uid, false);
 	}
 	snprintf(eb->err, sizeof(eb->err), "%s", why);
-	eb->result = result;
 	ext_bind_done(d, eb);
 	pthread_mutex_unlock(&d->mu);
 }
@@ -1284,7 +1282,6 @@ static void h_bind(void *ud, const struct gf_http_request *req, struct gf_http_r
 	struct ext_bind *eb = calloc(1, sizeof(*eb));
 	if (eb) {
 		eb->refs = 2;
-		eb->result = -1;
 		snprintf(eb->node, sizeof(eb->node), "%s", node);
 		j.eb = eb;
 	}

@@ -13,13 +13,13 @@
  * freed or added, or for at most 30 s.
  *
  * Extender mode: filter and prioritize call gf_live directly under the
- * mutex.  bind makes API calls (maybe a GET of a pod the watch has not
- * brought yet, then the Binding), so it never runs on the HTTP thread: the
- * handler checks the request, queues a JOB_EXT_BIND for the binders and
- * waits for its answer at most GF_EXT_BIND_WAIT_S seconds (kube-scheduler
- * waits for the answer anyway).  A slow API server then delays the
- * extender's next calls by that much at most, and never /healthz or
- * /metrics, which have their own listener and thread.  The binder
+ * mutex (one at a time: ext_mu).  bind makes API calls (maybe a GET of a
+ * pod the watch has not brought yet, then the Binding), so it never runs
+ * on an HTTP thread: the handler checks the request, queues a JOB_EXT_BIND
+ * for the binders and waits for its answer at most GF_EXT_BIND_WAIT_S
+ * seconds (kube-scheduler waits for the answer anyway).  The extender's
+ * listener has EXT_THREADS threads, so filter and prioritize go on while a
+ * bind waits; /healthz and /metrics have their own listener.  The binder
  * authorizes the bind first: the pod's schedulerName must be one of the
  * extender's profiles, the pod pending, unbound and the one named by uid.
  * The caller gets no API server text back (it is logged): only our own
@@ -148,10 +148,11 @@ static const char *const ext_codes[3] = { "200", "400", "403" };
  * array arrives byte for byte as we wrote it.  Recognising it (one memcmp)
  * spares reading and resolving 5,000 names a second time; when nodes came
  * or went since, the memo's names are resolved again.  A miss costs only
- * the comparison.  The memo belongs to the HTTP thread (the extender
- * handlers run one at a time, as for their static pods): it is read and
- * changed without mu, and a request's names may point into it; only the
- * engine calls around it take mu.
+ * the comparison.  The memo belongs to filter and prioritize, which run
+ * one at a time under ext_mu (as for their static pods; the extender's
+ * listener has a few threads so that a bind waiting on the API server does
+ * not hold them up): it is read and changed without mu, and a request's
+ * names may point into it; only the engine calls around it take mu.
  */
 struct ext_memo {
 	char *span;		/* our NodeNames array, '[' to ']'; NULL: none */
@@ -287,6 +288,7 @@ struct daemon {
 	pthread_cond_t work;	/* scheduling thread: pods or sync arrived */
 	pthread_cond_t jobs_cv;	/* binders: jobs arrived */
 	pthread_cond_t ext_cv;	/* extender binds finished */
+	pthread_mutex_t ext_mu;	/* filter and prioritize, one at a time; taken before mu */
 	gf_live *live;
 	bool synced[2], in_sync[2];
 
@@ -302,7 +304,7 @@ struct daemon {
 	uint64_t ext_requests[V_COUNT][3]; /* [verb][200, 400, 403] */
 	uint64_t ext_reused[V_COUNT];	/* calls whose NodeNames were the memo's */
 	struct histo h_attempt, h_e2e, h_ext[V_COUNT];
-	struct ext_memo memo;	/* the HTTP thread's */
+	struct ext_memo memo;	/* filter's and prioritize's, under ext_mu */
 	struct fan fan;		/* the extender's helper thread */
 
 	char reported[256][GF_K8S_UID_MAX]; /* undecodable pods already reported */
@@ -894,7 +896,7 @@ static bool ext_args(struct daemon *d, const struct gf_http_request *req, struct
 		     struct gf_ext_args *a, struct gf_k8s_pod *p)
 {
 	char msg[400];
-	const struct ext_memo *m = &d->memo; /* the HTTP thread's own: no lock */
+	const struct ext_memo *m = &d->memo; /* ours under ext_mu: no other lock */
 	struct gf_ext_hint h = { m->span, m->span_len, m->names, m->lens, m->n };
 	gf_err e = gf_ext_args_parse(req->body, req->body_len, m->span ? &h : NULL, a, p, msg, sizeof(msg));
 	if (e) {
@@ -1069,11 +1071,11 @@ static void judge_part(void *ctx, size_t lo, size_t hi)
 			    jj->why + lo);
 }
 
-static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+static void filter_locked(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
 {
 	struct daemon *d = ud;
 	double t0 = now_s();
-	static struct gf_k8s_pod p; /* handlers run one at a time */
+	static struct gf_k8s_pod p; /* filter and prioritize run one at a time (ext_mu) */
 	struct gf_ext_args a = { 0 };
 	if (!ext_authorized(d, req, resp) || !ext_args(d, req, resp, &a, &p)) {
 		gf_ext_args_release(&a);
@@ -1176,7 +1178,7 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 	count_ext(d, V_FILTER, resp, t0);
 }
 
-static void h_prioritize(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+static void prioritize_locked(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
 {
 	struct daemon *d = ud;
 	double t0 = now_s();
@@ -1211,6 +1213,22 @@ static void h_prioritize(void *ud, const struct gf_http_request *req, struct gf_
 	free(sc);
 	gf_ext_args_release(&a);
 	count_ext(d, V_PRIORITIZE, resp, t0);
+}
+
+static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	struct daemon *d = ud;
+	pthread_mutex_lock(&d->ext_mu);
+	filter_locked(ud, req, resp);
+	pthread_mutex_unlock(&d->ext_mu);
+}
+
+static void h_prioritize(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	struct daemon *d = ud;
+	pthread_mutex_lock(&d->ext_mu);
+	prioritize_locked(ud, req, resp);
+	pthread_mutex_unlock(&d->ext_mu);
 }
 
 /* A pod uid as the API server writes it (a UUID): letters, digits, '-'. */
@@ -1353,6 +1371,12 @@ static gf_err check_ext_opts(const struct gf_kube_sched_opts *o, char *err, size
 	return GF_OK;
 }
 
+/*
+ * The extender listener's threads: a bind waiting on the API server holds
+ * one, filter and prioritize (one at a time, ext_mu) go on with the others.
+ */
+#define EXT_THREADS 4
+
 gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, size_t errlen)
 {
 	static const char *const default_profiles[] = { "default-scheduler" };
@@ -1379,6 +1403,7 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	pthread_cond_init(&d->work, NULL);
 	pthread_cond_init(&d->jobs_cv, NULL);
 	pthread_cond_init(&d->ext_cv, NULL);
+	pthread_mutex_init(&d->ext_mu, NULL);
 	fan_start(&d->fan);
 	struct gf_live_opts lo = { .policy = d->o.policy, .scheduler_name = d->o.scheduler_name,
 				   .seed = d->o.seed, .target_pct = d->o.target_pct };
@@ -1416,7 +1441,7 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	}
 	struct gf_http_config ec = { .bind_addr = d->o.ext_addr, .port = d->o.ext_port, .routes = ext_routes,
 				     .nroutes = 3, .max_body = 64u << 20, .max_response = 64u << 20,
-				     .max_conns = 64, .tls_cert_pem = d->o.ext_tls_cert_pem,
+				     .max_conns = 64, .threads = EXT_THREADS, .tls_cert_pem = d->o.ext_tls_cert_pem,
 				     .tls_key_pem = d->o.ext_tls_key_pem, .tls_client_ca_pem = d->o.ext_client_ca_pem,
 				     .require_client_cert = d->o.ext_client_ca_pem != NULL };
 	if ((e = gf_http_server_create(&ec, &esrv))) {
@@ -1510,6 +1535,7 @@ out:
 	pthread_cond_destroy(&d->work);
 	pthread_cond_destroy(&d->jobs_cv);
 	pthread_cond_destroy(&d->ext_cv);
+	pthread_mutex_destroy(&d->ext_mu);
 	free(d);
 	return e;
 }

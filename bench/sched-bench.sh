@@ -150,8 +150,9 @@ YAML
 	# gpufleet
 	mkpods gf-bench "$pods" >"$work/pods-gf.json"
 	k create -f "$work/pods-gf.json" >/dev/null
-	gp=$(freeport)
-	"$gf" schedule --kubeconfig "$KUBECONFIG" --scheduler-name gf-bench --address "127.0.0.1:$gp" ${GF_SCHED_ARGS:-} >"$work/gf.log" 2>&1 &
+	gp=$(freeport) ge=$(freeport) # /metrics; the extender's own listener
+	"$gf" schedule --kubeconfig "$KUBECONFIG" --scheduler-name gf-bench --address "127.0.0.1:$gp" \
+		--extender-address "127.0.0.1:$ge" ${GF_SCHED_ARGS:-} >"$work/gf.log" 2>&1 &
 	gpid=$!
 	pids+=($gpid)
 	read -r gf_s gf_rate < <(poll gf-bench "$pods")
@@ -175,9 +176,9 @@ YAML
 		log "$n nodes: waited $(($(date +%s) - q0))s for the node updates to stop ($last node events seen)"
 		engine() { curl -sf "http://127.0.0.1:$gp/metrics" | awk '$1 == "gpufleet_engine_rebuilds_total" { r = $2 } $1 == "gpufleet_engine_score_resets_total" { s = $2 } END { print r + 0, s + 0 }'; }
 		read -r rb0 rs0 < <(engine)
-		ext=$("$bx" "http://127.0.0.1:$gp/gpusched" "$n" "$rounds")
+		ext=$("$bx" "http://127.0.0.1:$ge/gpusched" "$n" "$rounds")
 		log "$ext"
-		ext2=$("$bx" "http://127.0.0.1:$gp/gpusched" "$sample" "$rounds")
+		ext2=$("$bx" "http://127.0.0.1:$ge/gpusched" "$sample" "$rounds")
 		log "$ext2"
 		read -r rb1 rs1 < <(engine)
 		ext="$ext"$'\n'"$ext2"$'\n'"(engine rebuilds during these rounds: $((rb1 - rb0)), score cache resets: $((rs1 - rs0)))"

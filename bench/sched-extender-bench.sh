@@ -76,7 +76,9 @@ contexts:
 current-context: c
 KC
 sleep 0.5
-"$gf" schedule --kubeconfig "$work/kubeconfig" --address "127.0.0.1:$gp" --no-standalone >"$work/gf.log" 2>&1 &
+ge=$(freeport) # the extender's own listener
+"$gf" schedule --kubeconfig "$work/kubeconfig" --address "127.0.0.1:$gp" --extender-address "127.0.0.1:$ge" \
+	--no-standalone >"$work/gf.log" 2>&1 &
 pids+=($!)
 deadline=$(($(date +%s) + 60))
 until curl -sf "http://127.0.0.1:$gp/healthz" >/dev/null; do
@@ -85,7 +87,7 @@ until curl -sf "http://127.0.0.1:$gp/healthz" >/dev/null; do
 done
 sample=$(python3 -c "n=$n; print(max(100, n * max(5, 50 - n // 125) // 100))")
 echo "gpufleet schedule, every node name:"
-"$bx" "http://127.0.0.1:$gp/gpusched" "$n" "$rounds" | tee "$work/all.txt"
+"$bx" "http://127.0.0.1:$ge/gpusched" "$n" "$rounds" | tee "$work/all.txt"
 floor=$(dirname "$bx")/bench_http_floor
 if [ -x "$floor" ]; then
 	"$floor" "$n" >"$work/floor.port" &
@@ -103,4 +105,4 @@ print("gpufleet's own work in the round trip: p50 +%.3f ms, p99 +%.3f ms over th
 PY
 fi
 echo "gpufleet schedule, kube-scheduler's default sample of $sample names:"
-"$bx" "http://127.0.0.1:$gp/gpusched" "$sample" "$rounds"
+"$bx" "http://127.0.0.1:$ge/gpusched" "$sample" "$rounds"

@@ -71,3 +71,14 @@ bool gf_cli_operands(const char *cmd, int argc, char **argv)
 	fprintf(stderr, "gpufleet %s: unexpected argument \"%s\"\n", cmd, argv[optind]);
 	return true;
 }
+
+bool gf_cli_parse_list(char *s, const char **arr, size_t *n, size_t max)
+{
+	char *save = NULL;
+	for (char *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (*n == max)
+			return false;
+		arr[(*n)++] = t;
+	}
+	return true;
+}

@@ -16,6 +16,13 @@ bool gf_cli_parse_ulong(const char *s, unsigned long max, unsigned long *out);
 bool gf_cli_parse_address(const char *a, char *host, size_t n, uint16_t *port);
 
 /*
+ * A comma-separated list (a repeatable option): s is split in place, the
+ * non-empty items appended to arr (*n of them, at most max); false when
+ * there would be more than max.
+ */
+bool gf_cli_parse_list(char *s, const char **arr, size_t *n, size_t max);
+
+/*
  * For what getopt_long() returned and the caller does not handle: ':' (an
  * option without its value) or '?' (an unknown option), named as the user
  * wrote it ("--name[=value]", or "-x" also inside a cluster like "-vx"), then

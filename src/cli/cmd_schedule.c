@@ -15,6 +15,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/files.h"
 #include "k8s/client.h"
 #include "k8s/conn.h"
 #include "k8s/scheduler.h"
@@ -36,8 +37,20 @@ static void usage(FILE *f)
 		"      --kubeconfig PATH      API server access (default: in-cluster service account)\n"
 		"      --scheduler-name NAME  schedule pods with this spec.schedulerName (default gpufleet)\n"
 		"      --policy NAME          placement policy (default fgd; see gpufleet simulate --help)\n"
-		"  -a, --address [HOST]:PORT  HTTP: /metrics, /healthz, extender (default :10260; port 0 = any)\n"
-		"      --extender-prefix P    extender URL prefix (default /gpusched: P/filter, P/prioritize, P/bind)\n"
+		"  -a, --address [HOST]:PORT  HTTP: /metrics and /healthz (default :10260; port 0 = any)\n"
+		"      --extender-address [HOST]:PORT\n"
+		"                             the extender verbs' own listener (default 127.0.0.1:10261);\n"
+		"                             plain HTTP on loopback only, beyond it mutual TLS:\n"
+		"      --extender-tls-cert-file PATH         its serving certificate (PEM)\n"
+		"      --extender-tls-private-key-file PATH  its key (PEM)\n"
+		"      --extender-client-ca-file PATH        CA bundle kube-scheduler's client certificate\n"
+		"                                            must verify against (required with TLS)\n"
+		"      --extender-allowed-names CN[,CN...]   client certificate CNs accepted (default: any\n"
+		"                                            the CA signed)\n"
+		"      --extender-profiles NAME[,NAME...]    schedulerNames whose pods the extender may bind\n"
+		"                             (default default-scheduler)\n"
+		"      --extender-prefix P    extender URL prefix, at most 127 bytes (default /gpusched:\n"
+		"                             P/filter, P/prioritize, P/bind)\n"
 		"      --no-standalone        extender only: do not schedule pods ourselves\n"
 		"      --binders N            concurrent binding writers (default 16)\n"
 		"      --target-pct N         FGD target workload coverage, percent (default 95)\n"
@@ -53,6 +66,12 @@ int gf_cmd_schedule(int argc, char **argv)
 		{ "policy", required_argument, NULL, 'p' },
 		{ "address", required_argument, NULL, 'a' },
 		{ "extender-prefix", required_argument, NULL, 'e' },
+		{ "extender-address", required_argument, NULL, 'E' },
+		{ "extender-tls-cert-file", required_argument, NULL, 'C' },
+		{ "extender-tls-private-key-file", required_argument, NULL, 'K' },
+		{ "extender-client-ca-file", required_argument, NULL, 'A' },
+		{ "extender-allowed-names", required_argument, NULL, 'N' },
+		{ "extender-profiles", required_argument, NULL, 'P' },
 		{ "no-standalone", no_argument, NULL, 'S' },
 		{ "binders", required_argument, NULL, 'b' },
 		{ "target-pct", required_argument, NULL, 't' },
@@ -61,9 +80,11 @@ int gf_cmd_schedule(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct gf_kube_sched_opts o = { .standalone = true, .seed = 42, .port = 10260 };
+	struct gf_kube_sched_opts o = { .standalone = true, .seed = 42, .port = 10260, .ext_port = 10261 };
 	const char *kubeconfig = NULL, *policy = "fgd";
-	char host[256] = "";
+	const char *tls_file[3] = { NULL, NULL, NULL }; /* cert, key, client CA */
+	static const char *cns[64], *profiles[64];
+	char host[256] = "", ehost[256] = "127.0.0.1";
 
 	optind = 1;
 	opterr = 0; /* ':' and '?' below say it in the words scripts and tests know */
@@ -90,11 +111,31 @@ int gf_cmd_schedule(int argc, char **argv)
 			}
 			break;
 		case 'e':
-			if (optarg[0] != '/') {
-				fprintf(stderr, "gpufleet schedule: --extender-prefix must start with '/'\n");
+			if (optarg[0] != '/' || strlen(optarg) > GF_EXT_PREFIX_MAX) {
+				fprintf(stderr, "gpufleet schedule: --extender-prefix must start with '/' and be at most "
+					"%d bytes (got %zu)\n", GF_EXT_PREFIX_MAX, strlen(optarg));
 				return 2;
 			}
 			o.extender_prefix = optarg;
+			break;
+		case 'E':
+			if (!gf_cli_parse_address(optarg, ehost, sizeof(ehost), &o.ext_port)) {
+				fprintf(stderr, "gpufleet schedule: --extender-address wants [HOST]:PORT, got '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'C': tls_file[0] = optarg; break;
+		case 'K': tls_file[1] = optarg; break;
+		case 'A': tls_file[2] = optarg; break;
+		case 'N':
+		case 'P':
+			if (!gf_cli_parse_list(optarg, opt == 'N' ? cns : profiles,
+					       opt == 'N' ? &o.n_ext_allowed_cns : &o.n_ext_profiles, 64)) {
+				fprintf(stderr, "gpufleet schedule: --extender-%s: more than 64 names\n",
+					opt == 'N' ? "allowed-names" : "profiles");
+				return 2;
+			}
 			break;
 		case 'b':
 			if (!gf_cli_parse_ulong(optarg, 256, &n) || !n) {
@@ -134,13 +175,26 @@ int gf_cmd_schedule(int argc, char **argv)
 		return 2;
 	}
 	o.listen_addr = host[0] ? host : NULL;
+	o.ext_addr = ehost;
+	o.ext_allowed_cns = cns;
+	o.ext_profiles = profiles;
+	char *pem[3] = { NULL, NULL, NULL };
+	int rc = 1;
+	for (int i = 0; i < 3; i++) {
+		size_t len;
+		if (tls_file[i] && gf_read_file(tls_file[i], &pem[i], &len))
+			goto done;
+	}
+	o.ext_tls_cert_pem = pem[0];
+	o.ext_tls_key_pem = pem[1];
+	o.ext_client_ca_pem = pem[2];
 	struct gf_kube_conn conn;
 	char err[512] = "";
 	gf_err e = kubeconfig ? gf_kube_conn_from_kubeconfig(&conn, kubeconfig, err, sizeof(err))
 			      : gf_kube_conn_in_cluster(&conn, err, sizeof(err));
 	if (e) {
 		fprintf(stderr, "gpufleet schedule: %s\n", err);
-		return 1;
+		goto done;
 	}
 	o.conn = &conn;
 	o.stop = &stop_flag;
@@ -152,9 +206,12 @@ int gf_cmd_schedule(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	e = gf_kube_scheduler_run(&o, err, sizeof(err));
 	gf_kube_conn_release(&conn);
-	if (e) {
+	if (e)
 		fprintf(stderr, "gpufleet schedule: %s\n", err);
-		return 1;
-	}
-	return 0;
+	else
+		rc = 0;
+done:
+	for (int i = 0; i < 3; i++)
+		free(pem[i]);
+	return rc;
 }

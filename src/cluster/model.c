@@ -100,3 +100,22 @@ gf_err gf_catalog_spec(struct gf_catalog *cat, const char *text, size_t len, int
 	*id = cat->nspecs++;
 	return GF_OK;
 }
+
+gf_err gf_gpu_milli_parse(const char *s, size_t len, int *out)
+{
+	long v = 0;
+	size_t i = len && s[0] == '-';
+	*out = 0;
+	if (i == len)
+		return GF_PARSE;
+	for (; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return GF_PARSE;
+		if (v < 99999999)
+			v = v * 10 + (s[i] - '0');
+	}
+	if (v > 99999999)
+		v = 99999999;
+	*out = s[0] == '-' ? (int)-v : (int)v;
+	return *out >= 1 && *out <= GF_MILLI_PER_GPU ? GF_OK : GF_RANGE;
+}

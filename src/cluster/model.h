@@ -76,6 +76,17 @@ struct gf_spec_entry {
 };
 
 /*
+ * The one rule for a GPU share written as text: gpufleet.io/gpu-milli as a
+ * pod annotation, as an extended resource (in a pod from the API server or
+ * from kube-scheduler's extender request), the assignment annotation: a
+ * whole number in decimal digits (no '+', space, unit, fraction or
+ * exponent) from 1 to 1000.  s is len bytes.  GF_OK with *out set;
+ * GF_RANGE for a whole number outside 1..1000 ("0", "-5", "1001"; *out
+ * the value, within +-99999999); GF_PARSE for anything else.
+ */
+gf_err gf_gpu_milli_parse(const char *s, size_t len, int *out);
+
+/*
  * The catalog interns names.  Embeddable: gf_catalog_init() / gf_catalog_release().
  * Spec id 0 is always the empty constraint ("any model").
  */

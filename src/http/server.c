@@ -19,7 +19,8 @@
  * the session's credentials; gf_http_request_peer_cn() verifies the chain
  * with gnutls_certificate_verify_peers() for the key purpose clientAuth on
  * each call (a signature check, tens of microseconds) and reads the leaf's
- * CN.
+ * CN.  require_client_cert makes that check at the headers, for every
+ * request, before any body byte is read (403 otherwise).
  *
  * Memory budget (server.h): one counter per server, mem_in_use <= mem_budget
  * always.  A buffer is charged BEFORE it is allocated or grown (a
@@ -384,9 +385,16 @@ static enum MHD_Result on_headers(gf_http_server *s, struct MHD_Connection *c, c
 	set_deadline(s, c, s->cfg.request_timeout_s);
 	st->limit = s->cfg.max_body;
 	st->route = find_route(s, method, url, &st->status);
+	if (st->route && s->cfg.require_client_cert &&
+	    !gf_http_request_peer_cn(&(struct gf_http_request){ .conn_ = c }, NULL, 0)) {
+		st->route = NULL;
+		st->status = 403;
+	}
 	if (!st->route) {
 		snprintf(st->msg, sizeof(st->msg), "%s %.100s: %s\n", method, url,
-			 st->status == 404 ? "no such path" : "method not allowed");
+			 st->status == 404   ? "no such path"
+			 : st->status == 403 ? "client certificate required"
+					     : "method not allowed");
 		return MHD_YES;
 	}
 	const char *bad = NULL;
@@ -563,7 +571,7 @@ static bool init_sync(struct gf_http_server *s)
 gf_err gf_http_server_create(const struct gf_http_config *cfg, gf_http_server **out)
 {
 	*out = NULL;
-	if (!cfg || (cfg->nroutes && !cfg->routes))
+	if (!cfg || (cfg->nroutes && !cfg->routes) || (cfg->require_client_cert && !cfg->tls_client_ca_pem))
 		return GF_INVAL;
 	struct sockaddr_in sa;
 	memset(&sa, 0, sizeof(sa));

@@ -123,6 +123,10 @@ struct gf_http_config {
 	const char *tls_cert_pem;
 	const char *tls_key_pem;
 	const char *tls_client_ca_pem;
+	/* With tls_client_ca_pem: a request whose connection has no client
+	 * certificate verifying against it is answered 403 before its body is
+	 * read, and never reaches a handler (mutual TLS). */
+	bool require_client_cert;
 };
 
 /* Start serving.  On success *out owns a running server (destroy it).

@@ -61,7 +61,10 @@ int gf_kube_bind(gf_kube_client *k, const char *ns, const char *name, const char
 		return B_ERROR;
 	}
 	char path[600];
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
+	if (gf_kube_path(path, sizeof(path), ns, "pods", name, "binding", err, errlen)) {
+		free(body);
+		return B_ERROR; /* never retried: the name is not one the API server has */
+	}
 	long st;
 	cJSON *doc;
 	gf_err e = gf_kube_json(k, "POST", path, "application/json", body, &st, &doc, err, errlen);
@@ -79,8 +82,8 @@ int gf_kube_bind(gf_kube_client *k, const char *ns, const char *name, const char
 		return B_ERROR; /* e.g. 422: the API server refused; err has its message */
 	}
 	/* 409: already bound (maybe by our own retried POST), or a new pod with that name. */
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
 	char err2[300];
+	(void)gf_kube_path(path, sizeof(path), ns, "pods", name, NULL, err2, sizeof(err2)); /* checked above */
 	e = gf_kube_json(k, "GET", path, NULL, NULL, &st, &doc, err2, sizeof(err2));
 	if (e || !doc) {
 		cJSON_Delete(doc);

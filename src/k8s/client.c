@@ -10,6 +10,13 @@
  * The watch write callback appends to a line buffer and hands each
  * complete line to cJSON; a line over the cap aborts the watch (GF_TOOBIG
  * is reported as GF_UNAVAILABLE to the reflector, which relists).
+ *
+ * Paths: names that came from outside (an extender request, a watched
+ * object) reach a path only through gf_kube_path(), which checks them as
+ * the API server would (a pod named "x/../../secrets/y" or "p?dryRun=All"
+ * never gets built); gf_kube_request() checks every path again, so a
+ * caller that builds one by hand still cannot steer the credentials
+ * elsewhere.
  */
 #include "k8s/client.h"
 
@@ -84,6 +91,120 @@ void gf_kube_client_destroy(gf_kube_client *k)
 	free(k);
 }
 
+/* ---- names and paths ---------------------------------------------------- */
+
+static bool alnum_lower(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+/* s[0..n) is one DNS-1123 label (no length limit checked here). */
+static bool label_at(const char *s, size_t n)
+{
+	if (!n || !alnum_lower(s[0]) || !alnum_lower(s[n - 1]))
+		return false;
+	for (size_t i = 1; i + 1 < n; i++)
+		if (!alnum_lower(s[i]) && s[i] != '-')
+			return false;
+	return true;
+}
+
+bool gf_k8s_dns_label(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	return n <= 63 && label_at(s, n);
+}
+
+bool gf_k8s_dns_subdomain(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (!n || n > 253)
+		return false;
+	for (const char *p = s;;) {
+		const char *dot = strchr(p, '.');
+		size_t l = dot ? (size_t)(dot - p) : strlen(p);
+		if (!label_at(p, l))
+			return false;
+		if (!dot)
+			return true;
+		p = dot + 1;
+	}
+}
+
+/* s for a message: at most 60 bytes, anything but printable ASCII as \xNN. */
+static void quote_name(char *out, size_t n, const char *s)
+{
+	size_t o = 0;
+	for (size_t i = 0; s[i] && i < 60 && o + 5 < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
+			o += (size_t)snprintf(out + o, n - o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+	}
+	out[o < n ? o : n - 1] = '\0';
+}
+
+static gf_err bad_name(const char *what, const char *s, const char *rule, char *err, size_t errlen)
+{
+	char q[256];
+	quote_name(q, sizeof(q), s ? s : "");
+	snprintf(err, errlen, "invalid %s \"%s%s\": %s", what, q, s && strlen(s) > 60 ? "..." : "", rule);
+	return GF_INVAL;
+}
+
+gf_err gf_kube_path(char *out, size_t n, const char *ns, const char *resource, const char *name,
+		    const char *sub, char *err, size_t errlen)
+{
+	if (ns && !gf_k8s_dns_label(ns))
+		return bad_name("namespace", ns,
+				"a namespace is a DNS-1123 label (lower-case letters, digits and '-', "
+				"starting and ending alphanumeric, at most 63 bytes)", err, errlen);
+	if (name && !gf_k8s_dns_subdomain(name))
+		return bad_name("name", name,
+				"a name is a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', "
+				"each part starting and ending alphanumeric, at most 253 bytes)", err, errlen);
+	int w = snprintf(out, n, "/api/v1%s%s/%s%s%s%s%s", ns ? "/namespaces/" : "", ns ? ns : "", resource,
+			 name ? "/" : "", name ? name : "", sub ? "/" : "", sub ? sub : "");
+	if (w < 0 || (size_t)w >= n) {
+		snprintf(err, errlen, "API path too long");
+		return GF_TOOBIG;
+	}
+	return GF_OK;
+}
+
+/* A path fit to send: see client.h.  err says what is wrong. */
+static gf_err check_path(const char *path, char *err, size_t errlen)
+{
+	const char *q = strchr(path, '?');
+	size_t plen = q ? (size_t)(q - path) : strlen(path);
+	bool ok = path[0] == '/';
+	for (const char *p = path; ok && *p; p++)
+		ok = *p > 0x20 && *p < 0x7f && *p != '#' && *p != '\\';
+	for (size_t i = 0; ok && i < plen; i++) {
+		if (path[i] != '/')
+			continue;
+		size_t l = 1;
+		while (i + l < plen && path[i + l] != '/')
+			l++;
+		l--; /* the segment after this '/' */
+		ok = !((l == 1 && path[i + 1] == '.') || (l == 2 && path[i + 1] == '.' && path[i + 2] == '.'));
+	}
+	if (ok)
+		return GF_OK;
+	char qp[256];
+	quote_name(qp, sizeof(qp), path);
+	snprintf(err, errlen, "refusing to request the API path \"%s\": not a plain path", qp);
+	return GF_INVAL;
+}
+
+/* A request in progress gives up when the client's stop flag is set. */
+static int on_request_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+	(void)a, (void)b, (void)c, (void)d;
+	return gf_kube_stopped(ud);
+}
+
 static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 {
 	if (gf_obuf_append(ud, p, sz * n))
@@ -138,12 +259,19 @@ gf_err gf_kube_request(gf_kube_client *k, const char *method, const char *path,
 		out->cap = k->o.max_body;
 	gf_err e = GF_UNAVAILABLE;
 	*status = 0;
+	if (check_path(path, err, errlen))
+		return GF_INVAL;
 	for (int attempt = 0; attempt <= k->o.retries; attempt++) {
 		if (attempt) {
 			long cap = k->o.base_backoff_ms << (attempt - 1 > 16 ? 16 : attempt - 1);
 			if (cap > 5000)
 				cap = 5000;
-			gf_kube_sleep_ms((long)(next_rand(&k->rng) % (uint64_t)(cap + 1)), NULL);
+			gf_kube_sleep_ms((long)(next_rand(&k->rng) % (uint64_t)(cap + 1)), k->o.stop);
+		}
+		if (gf_kube_stopped(k->o.stop)) {
+			snprintf(err, errlen, "%s %s: stopped", method, path);
+			e = GF_UNAVAILABLE;
+			break;
 		}
 		gf_obuf_reset(out);
 		struct curl_slist *hdr = NULL;
@@ -153,6 +281,11 @@ gf_err gf_kube_request(gf_kube_client *k, const char *method, const char *path,
 			break;
 		}
 		curl_easy_setopt(k->h, CURLOPT_TIMEOUT_MS, k->o.timeout_ms);
+		if (k->o.stop) {
+			curl_easy_setopt(k->h, CURLOPT_NOPROGRESS, 0L);
+			curl_easy_setopt(k->h, CURLOPT_XFERINFOFUNCTION, on_request_progress);
+			curl_easy_setopt(k->h, CURLOPT_XFERINFODATA, (void *)k->o.stop);
+		}
 		curl_easy_setopt(k->h, CURLOPT_WRITEFUNCTION, on_body);
 		curl_easy_setopt(k->h, CURLOPT_WRITEDATA, out);
 		if (body) {

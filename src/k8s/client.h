@@ -38,6 +38,8 @@ struct gf_kube_client_opts {
 	long base_backoff_ms;	/* 0 = 100 */
 	size_t max_body;	/* response cap, also a watch line's; 0 = 64 MiB */
 	uint64_t seed;		/* jitter */
+	volatile int *stop;	/* not NULL: a request in progress, and its retries, end
+				 * (GF_UNAVAILABLE) soon after *stop becomes non-zero */
 };
 
 /* Create a client; c is copied by reference and must outlive it.  GF_NOMEM. */
@@ -46,11 +48,13 @@ gf_err gf_kube_client_create(const struct gf_kube_conn *c, const struct gf_kube_
 void gf_kube_client_destroy(gf_kube_client *k);
 
 /*
- * One request with retries.  path starts with "/" (query included).  body
- * may be NULL.  On GF_OK *status is the final HTTP status and resp (if not
- * NULL; initialised by the caller) holds the body.  GF_UNAVAILABLE when the
- * server could not be reached after the retries (err says why), GF_TOOBIG
- * for an answer over max_body, GF_NOMEM.
+ * One request with retries.  path starts with "/" (query included) and is
+ * checked before anything is sent: printable ASCII without spaces, '#' or
+ * backslash, and no "." or ".." segment (GF_INVAL otherwise: build object
+ * paths with gf_kube_path()).  body may be NULL.  On GF_OK *status is the
+ * final HTTP status and resp (if not NULL; initialised by the caller) holds
+ * the body.  GF_UNAVAILABLE when the server could not be reached after the
+ * retries (err says why), GF_TOOBIG for an answer over max_body, GF_NOMEM.
  */
 gf_err gf_kube_request(gf_kube_client *k, const char *method, const char *path,
 		       const char *content_type, const char *body, size_t body_len, long *status,
@@ -65,6 +69,26 @@ gf_err gf_kube_request(gf_kube_client *k, const char *method, const char *path,
 gf_err gf_kube_json(gf_kube_client *k, const char *method, const char *path,
 		    const char *content_type, const char *body, long *status, struct cJSON **out,
 		    char *err, size_t errlen);
+
+/*
+ * Names as Kubernetes validates them (apimachinery's IsDNS1123Label and
+ * IsDNS1123Subdomain): a label is [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most
+ * 63 bytes (namespaces); a subdomain is labels joined by '.', at most 253
+ * bytes (pod and node names).  Nothing else may reach an API path.
+ */
+bool gf_k8s_dns_label(const char *s);
+bool gf_k8s_dns_subdomain(const char *s);
+
+/*
+ * The one way to build an object's API path: "/api/v1" then
+ * "/namespaces/NS" (ns not NULL), "/RESOURCE", "/NAME" (name not NULL),
+ * "/SUB" (sub not NULL).  resource and sub are the caller's literals; ns
+ * must be a DNS label and name a DNS subdomain, else GF_INVAL and err says
+ * which and why (the name is quoted with escapes: it came from outside).
+ * GF_TOOBIG when out (n bytes) is too small.
+ */
+gf_err gf_kube_path(char *out, size_t n, const char *ns, const char *resource, const char *name,
+		    const char *sub, char *err, size_t errlen);
 
 /* A watch event: type is ADDED, MODIFIED, DELETED (BOOKMARK/ERROR are handled inside). */
 typedef void (*gf_kube_event_fn)(void *ud, const char *type, const struct cJSON *object);

@@ -428,6 +428,24 @@ static bool our_namespace(const char *k)
 	return !strncmp(k, "gpufleet.io/", 12) || !strncmp(k, "nvidia.com/", 11);
 }
 
+/*
+ * gpufleet.io/gpu-milli's text, as a resource or an annotation: the one rule
+ * (gf_gpu_milli_parse).  Junk is a decode error here; digits outside
+ * 1..1000 come back as the value, for the pod's `invalid` message.
+ */
+static gf_err milli_text(struct dec *d, const char *key, const char *s, int64_t *v)
+{
+	int m;
+	if (gf_gpu_milli_parse(s, strlen(s), &m) == GF_PARSE) {
+		size_t o = push_key(d, key);
+		gf_err e = fail(d, "expected a whole number of milli-GPU in digits, 1..1000, got \"%.40s\"", s);
+		pop(d, o);
+		return e;
+	}
+	*v = m;
+	return GF_OK;
+}
+
 static gf_err resource_map(struct dec *d, const cJSON *map, struct req *r, struct gf_k8s_pod *p)
 {
 	gf_err e = check_str_map(d, map);
@@ -439,14 +457,19 @@ static gf_err resource_map(struct dec *d, const cJSON *map, struct req *r, struc
 	cJSON_ArrayForEach(it, map)
 	{
 		const char *k = it->string;
+		if (!strcmp(k, GF_RES_MILLI)) { /* not a quantity: the one rule for milli */
+			if ((e = milli_text(d, k, it->valuestring, &v)))
+				return e;
+			r->milli = v, r->has_milli = true;
+			continue;
+		}
 		if ((e = quantity(d, map, k, &v, &f)))
 			return e;
 		if (!strcmp(k, "cpu")) {
 			r->cpu = v;
 		} else if (!strcmp(k, "memory")) {
 			r->mem_bytes_milli = v;
-		} else if (!strcmp(k, GF_RES_GPU) || !strcmp(k, GF_RES_MILLI) ||
-			   !strcmp(k, GF_RES_GPU_MEM) || !strcmp(k, GF_RES_COUNT)) {
+		} else if (!strcmp(k, GF_RES_GPU) || !strcmp(k, GF_RES_GPU_MEM) || !strcmp(k, GF_RES_COUNT)) {
 			if (v % 1000) {
 				size_t o = push_key(d, k);
 				e = fail(d, "expected a whole number, got \"%.40s\"", it->valuestring);
@@ -456,8 +479,6 @@ static gf_err resource_map(struct dec *d, const cJSON *map, struct req *r, struc
 			v /= 1000;
 			if (!strcmp(k, GF_RES_GPU))
 				r->gpu = v, r->has_gpu = true;
-			else if (!strcmp(k, GF_RES_MILLI))
-				r->milli = v, r->has_milli = true;
 			else if (!strcmp(k, GF_RES_GPU_MEM))
 				r->gmem = v, r->has_gmem = true;
 			else
@@ -750,9 +771,10 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 		o = push(d, "metadata.annotations");
 		bool f;
 		int64_t v;
-		if ((e = ann_int(d, ann, GF_RES_MILLI, &v, &f)))
+		const char *ms;
+		if ((e = map_str(d, ann, GF_RES_MILLI, &ms)) || (ms && (e = milli_text(d, GF_RES_MILLI, ms, &v))))
 			goto out;
-		if (f)
+		if (ms)
 			tot.milli = v, tot.has_milli = true;
 		if ((e = ann_int(d, ann, GF_RES_GPU_MEM, &v, &f)))
 			goto out;
@@ -774,13 +796,12 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 		const char *ag = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ann, GF_ANN_GPUS));
 		const char *am = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ann, GF_ANN_AMILLI));
 		const char *amem = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ann, GF_ANN_AMEM));
+		int mm;
 		if (an && ag && am && strlen(an) < sizeof(p->assigned_node)) {
-			char *end;
-			long mm = strtol(am, &end, 10);
-			if (!*end && mm >= 1 && mm <= GF_MILLI_PER_GPU &&
+			if (gf_gpu_milli_parse(am, strlen(am), &mm) == GF_OK &&
 			    parse_gpu_list(ag, p->assigned_gpus, &p->assigned_ngpus)) {
 				p->assigned = true;
-				p->assigned_milli = (int)mm;
+				p->assigned_milli = mm;
 				snprintf(p->assigned_node, sizeof(p->assigned_node), "%s", an);
 				p->assigned_mem_mib = amem ? strtoll(amem, NULL, 10) : 0;
 			}

@@ -13,7 +13,8 @@
  *
  * What a pod asks (docs/scheduler.md is the reference):
  *   - whole GPUs: nvidia.com/gpu: N in limits (or requests);
- *   - a share of one GPU: gpufleet.io/gpu-milli (1..1000, per GPU) and/or
+ *   - a share of one GPU: gpufleet.io/gpu-milli (per GPU; digits only, 1..1000:
+ *     gf_gpu_milli_parse, the same rule everywhere) and/or
  *     gpufleet.io/gpu-memory-mib (per GPU), as extended resources or as
  *     pod annotations of the same names; gpufleet.io/gpu-count (resource or
  *     annotation) sets the number of shared GPUs (default 1);

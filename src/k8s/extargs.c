@@ -10,6 +10,16 @@
  * expect (Node objects, escapes in names, odd shapes) goes to the full
  * parser, which also words the errors.  Keys match case-insensitively, as
  * Go's decoder does.  Cost: one pass over the body.
+ *
+ * Both paths accept exactly the bodies that are JSON by RFC 8259 (UTF-8,
+ * escapes, numbers, no trailing commas or bytes after the object, at most
+ * JSON_MAX_DEPTH levels) and that cJSON accepts: the skipper validates
+ * what it skips (the Pod, unknown members, each Node object it may send
+ * back as it came), names on the fast path are plain ASCII (anything else
+ * goes to the full parser), and the full parser runs the same validator
+ * before cJSON.  So nothing the fast path echoes (the NodeNames array, a
+ * Node object) can be invalid JSON, and an invalid body is a 400 on both
+ * paths.  fuzz/fuzz_k8s_extargs.c checks the fast path against cJSON.
  */
 #include "k8s/extargs.h"
 
@@ -201,7 +211,9 @@ void gf_ext_args_release(struct gf_ext_args *a)
 	memset(a, 0, sizeof(*a));
 }
 
-/* ---- a JSON skipper for the fast path: no allocation, no unescaping ---- */
+/* ---- a JSON skipper for the fast path: validates, no allocation, no unescaping ---- */
+
+#define JSON_MAX_DEPTH 512
 
 static const char *ws(const char *p, const char *e)
 {
@@ -210,42 +222,217 @@ static const char *ws(const char *p, const char *e)
 	return p;
 }
 
-static const char *skip_str(const char *p, const char *e)
+/* Four hex digits at p into *u; false if not there. */
+static bool hex4(const char *p, const char *e, unsigned *u)
 {
-	for (p++; p < e; p++) {
-		if (*p == '\\')
-			p++;
-		else if (*p == '"')
+	if (e - p < 4)
+		return false;
+	*u = 0;
+	for (int i = 0; i < 4; i++) {
+		char c = p[i];
+		unsigned v = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+			     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+			     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 16u;
+		if (v == 16)
+			return false;
+		*u = *u << 4 | v;
+	}
+	return true;
+}
+
+/* The length of the well-formed UTF-8 sequence at p (a byte >= 0x80), or 0. */
+static size_t utf8_len(const char *p, const char *e)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	size_t n = u[0] >= 0xc2 && u[0] <= 0xdf ? 2 : u[0] >= 0xe0 && u[0] <= 0xef ? 3
+		 : u[0] >= 0xf0 && u[0] <= 0xf4 ? 4 : 0;
+	if (!n || (size_t)(e - p) < n)
+		return 0;
+	unsigned lo = 0x80, hi = 0xbf; /* the second byte: no overlongs, surrogates, or past U+10FFFF */
+	if (u[0] == 0xe0)
+		lo = 0xa0;
+	else if (u[0] == 0xed)
+		hi = 0x9f;
+	else if (u[0] == 0xf0)
+		lo = 0x90;
+	else if (u[0] == 0xf4)
+		hi = 0x8f;
+	if (u[1] < lo || u[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (u[i] < 0x80 || u[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/*
+ * The string at p ('"'): past its closing quote, or NULL (*bad: where)
+ * for a control character, a bad escape (unknown, short \u, a lone
+ * surrogate), bad UTF-8 or no end.
+ */
+static const char *skip_str(const char *p, const char *e, const char **bad)
+{
+	for (p++; p < e;) {
+		unsigned char c = (unsigned char)*p;
+		if (c == '"')
 			return p + 1;
+		if (c >= 0x20 && c < 0x80 && c != '\\') {
+			p++;
+			continue;
+		}
+		*bad = p;
+		if (c < 0x20)
+			return NULL;
+		if (c >= 0x80) {
+			size_t n = utf8_len(p, e);
+			if (!n)
+				return NULL;
+			p += n;
+			continue;
+		}
+		if (e - p < 2)
+			return NULL;
+		if (p[1] != 'u') {
+			if (!memchr("\"\\/bfnrt", p[1], 8))
+				return NULL;
+			p += 2;
+			continue;
+		}
+		unsigned u, l;
+		if (!hex4(p + 2, e, &u) || (u >= 0xdc00 && u <= 0xdfff))
+			return NULL;
+		p += 6;
+		if (u >= 0xd800 && u <= 0xdbff) { /* a high surrogate: its low one must follow */
+			if (e - p < 6 || p[0] != '\\' || p[1] != 'u' || !hex4(p + 2, e, &l) || l < 0xdc00 || l > 0xdfff)
+				return NULL;
+			p += 6;
+		}
+	}
+	*bad = p;
+	return NULL;
+}
+
+static const char *digits(const char *p, const char *e)
+{
+	const char *s = p;
+	while (p < e && *p >= '0' && *p <= '9')
+		p++;
+	return p > s ? p : NULL;
+}
+
+/* A string, number or literal at p (< e): its end, or NULL (*bad: where). */
+static const char *skip_scalar(const char *p, const char *e, const char **bad)
+{
+	*bad = p;
+	if (*p == '"')
+		return skip_str(p, e, bad);
+	if (*p == '-' || (*p >= '0' && *p <= '9')) {
+		if (*p == '-' && ++p >= e)
+			return NULL;
+		if (*p == '0')
+			p++;
+		else if (!(p = digits(p, e)))
+			return NULL;
+		if (p < e && *p == '.' && !(p = digits(p + 1, e)))
+			return NULL;
+		if (p < e && (*p == 'e' || *p == 'E')) {
+			p++;
+			if (p < e && (*p == '+' || *p == '-'))
+				p++;
+			if (!(p = digits(p, e)))
+				return NULL;
+		}
+		return p;
+	}
+	static const char *const lit[] = { "true", "false", "null" };
+	for (int i = 0; i < 3; i++) {
+		size_t n = strlen(lit[i]);
+		if ((size_t)(e - p) >= n && !memcmp(p, lit[i], n))
+			return p + n;
 	}
 	return NULL;
 }
 
+/* At p an object's key: past the ':' and the spaces after it, or NULL. */
+static const char *skip_key(const char *p, const char *e, const char **bad)
+{
+	*bad = p;
+	if (p >= e || *p != '"' || !(p = skip_str(p, e, bad)))
+		return NULL;
+	p = ws(p, e);
+	*bad = p;
+	return p < e && *p == ':' ? ws(p + 1, e) : NULL;
+}
+
+/*
+ * The JSON value at p (after spaces): its end, or NULL with *bad where it
+ * stopped being JSON.  Iterative: a stack of the open containers, at most
+ * JSON_MAX_DEPTH.
+ */
+static const char *skip_value_at(const char *p, const char *e, const char **bad)
+{
+	char open[JSON_MAX_DEPTH];
+	int depth = 0;
+	for (p = ws(p, e);; p = ws(p, e)) {
+		*bad = p;
+		if (p >= e)
+			return NULL;
+		if (*p == '{' || *p == '[') {
+			if (depth == JSON_MAX_DEPTH)
+				return NULL;
+			char c = open[depth++] = *p;
+			p = ws(p + 1, e);
+			if (p < e && *p == (c == '{' ? '}' : ']')) {
+				depth--;
+				p++;
+			} else {
+				if (c == '{' && !(p = skip_key(p, e, bad)))
+					return NULL;
+				continue; /* to the first value */
+			}
+		} else if (!(p = skip_scalar(p, e, bad))) {
+			return NULL;
+		}
+		/* after a value: a comma and the next one, or the containers' ends */
+		for (;;) {
+			if (!depth)
+				return p;
+			p = ws(p, e);
+			*bad = p;
+			if (p >= e)
+				return NULL;
+			char c = open[depth - 1];
+			if (*p == (c == '{' ? '}' : ']')) {
+				depth--;
+				p++;
+				continue;
+			}
+			if (*p != ',')
+				return NULL;
+			p = ws(p + 1, e);
+			if (c == '{' && !(p = skip_key(p, e, bad)))
+				return NULL;
+			break;
+		}
+	}
+}
+
 static const char *skip_value(const char *p, const char *e)
 {
-	p = ws(p, e);
-	if (p >= e)
-		return NULL;
-	if (*p == '"')
-		return skip_str(p, e);
-	if (*p == '{' || *p == '[') {
-		int depth = 0;
-		for (; p < e; p++) {
-			if (*p == '"') {
-				if (!(p = skip_str(p, e)))
-					return NULL;
-				p--;
-			} else if (*p == '{' || *p == '[') {
-				depth++;
-			} else if ((*p == '}' || *p == ']') && --depth == 0) {
-				return p + 1;
-			}
-		}
-		return NULL;
-	}
-	while (p < e && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' && *p != '\r' && *p != '\t')
-		p++;
-	return p;
+	const char *bad;
+	return skip_value_at(p, e, &bad);
+}
+
+bool gf_json_valid(const char *s, size_t len, size_t *at)
+{
+	const char *bad = s, *e = s + len, *p = skip_value_at(s, e, &bad);
+	if (p && ws(p, e) == e)
+		return true;
+	if (p)
+		bad = ws(p, e);
+	if (at)
+		*at = (size_t)(bad - s);
+	return false;
 }
 
 static bool key_is(const char *k, size_t n, const char *want)
@@ -290,15 +477,16 @@ static size_t first_byte(uint64_t m)
 
 /*
  * The end of the plain JSON string whose contents start at s (its closing
- * quote), or NULL if it has an escape or a control character or does not
- * end before e.  A word at a time: node names are short.
+ * quote), or NULL if it has an escape, a control character or a byte
+ * over 0x7f (UTF-8 is the full parser's to check) or does not end before
+ * e.  A word at a time: node names are short.
  */
 static const char *plain_str_end(const char *s, const char *e)
 {
 	for (; e - s >= 8; s += 8) {
 		uint64_t w;
 		memcpy(&w, s, 8);
-		uint64_t q = has_byte(w, '"'), bad = has_byte(w, '\\') | has_ctl(w);
+		uint64_t q = has_byte(w, '"'), bad = has_byte(w, '\\') | has_ctl(w) | (w & HIGH);
 		if (!(q | bad))
 			continue;
 		size_t qi = q ? first_byte(q) : 8, bi = bad ? first_byte(bad) : 8;
@@ -307,7 +495,7 @@ static const char *plain_str_end(const char *s, const char *e)
 	for (; s < e; s++) {
 		if (*s == '"')
 			return s;
-		if (*s == '\\' || (unsigned char)*s < 0x20)
+		if (*s == '\\' || (unsigned char)*s < 0x20 || (unsigned char)*s >= 0x80)
 			return NULL;
 	}
 	return NULL;
@@ -372,10 +560,12 @@ static const char *scan_names(const char *p, const char *e, struct gf_ext_args *
 			continue;
 		}
 		p = ws(q + 1, e);
-		if (p < e && *p == ',')
-			p = ws(p + 1, e);
-		else if (p < e && *p != ']')
+		if (p < e && *p == ',') {
+			if ((p = ws(p + 1, e)) >= e || *p != '"')
+				return NULL; /* no trailing comma */
+		} else if (p < e && *p != ']') {
 			return NULL;
+		}
 	}
 	if (p >= e)
 		return NULL;
@@ -390,9 +580,10 @@ static const char *scan_names(const char *p, const char *e, struct gf_ext_args *
  */
 static const char *member(const char *p, const char *e, const char **k, size_t *kl)
 {
+	const char *bad;
 	if (p >= e || *p != '"')
 		return NULL;
-	const char *ke = skip_str(p, e);
+	const char *ke = skip_str(p, e, &bad);
 	if (!ke)
 		return NULL;
 	*k = p + 1;
@@ -407,8 +598,10 @@ static const char *member(const char *p, const char *e, const char **k, size_t *
 static const char *next_member(const char *ve, const char *e)
 {
 	const char *p = ws(ve, e);
-	if (p < e && *p == ',')
-		return ws(p + 1, e);
+	if (p < e && *p == ',') {
+		p = ws(p + 1, e);
+		return p < e && *p == '"' ? p : NULL; /* no trailing comma */
+	}
 	return p < e && *p == '}' ? p : NULL;
 }
 
@@ -468,10 +661,12 @@ static const char *scan_items(const char *p, const char *e, struct gf_ext_args *
 		    !push_name(a, &cap, name, len, p, (size_t)(end - p)))
 			return NULL;
 		p = ws(end, e);
-		if (p < e && *p == ',')
-			p = ws(p + 1, e);
-		else if (p < e && *p != ']')
+		if (p < e && *p == ',') {
+			if ((p = ws(p + 1, e)) >= e || *p != '{')
+				return NULL; /* no trailing comma */
+		} else if (p < e && *p != ']') {
 			return NULL;
+		}
 	}
 	return p < e ? p + 1 : NULL;
 }
@@ -515,6 +710,7 @@ static bool ext_args_fast(const char *body, size_t len, const struct gf_ext_hint
 {
 	const char *b = body, *e = b + len, *p = ws(b, e);
 	bool have_names = false, have_nodes = false;
+	int seen_names = 0, seen_nodes = 0; /* a key twice: the full parser (it reads the first) */
 	size_t cap = 0;
 	*pod = NULL;
 	if (p >= e || *p != '{')
@@ -525,6 +721,9 @@ static bool ext_args_fast(const char *body, size_t len, const struct gf_ext_hint
 		if (!(v = member(p, e, &k, &kl)))
 			return false;
 		bool null = e - v >= 4 && !memcmp(v, "null", 4);
+		if ((key_is(k, kl, "NodeNames") && seen_names++) || (key_is(k, kl, "Nodes") && seen_nodes++) ||
+		    (key_is(k, kl, "Pod") && *pod))
+			return false;
 		if (key_is(k, kl, "NodeNames") && !null) {
 			if (have_names || have_nodes || v >= e || *v != '[')
 				return false;
@@ -550,8 +749,8 @@ static bool ext_args_fast(const char *body, size_t len, const struct gf_ext_hint
 		if (!(p = next_member(ve, e)))
 			return false;
 	}
-	if (!*pod || !(have_names || have_nodes) || p >= e)
-		return false;
+	if (!*pod || !(have_names || have_nodes) || p >= e || ws(p + 1, e) != e)
+		return false; /* nothing but spaces after the object */
 	a->plain = true;
 	return true;
 }
@@ -577,6 +776,11 @@ gf_err gf_ext_args_parse(const char *body, size_t len, const struct gf_ext_hint 
 		return GF_OK;
 	}
 	gf_ext_args_release(a);
+	size_t at;
+	if (!gf_json_valid(body, len, &at)) {
+		BAD("the body is not valid JSON (at byte %zu of %zu)", at, len);
+		return GF_PARSE;
+	}
 	a->doc = cJSON_ParseWithLength(body, len);
 	if (!a->doc || !cJSON_IsObject(a->doc)) {
 		BAD("the body is not a JSON object (ExtenderArgs)");

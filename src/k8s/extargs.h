@@ -63,6 +63,13 @@ gf_err gf_ext_args_parse(const char *body, size_t len, const struct gf_ext_hint 
 			 struct gf_ext_args *a, struct gf_k8s_pod *p, char *msg, size_t msglen);
 void gf_ext_args_release(struct gf_ext_args *a);
 
+/*
+ * Is s (len bytes) one JSON value by RFC 8259 (UTF-8, nothing but spaces
+ * after it, at most 512 levels deep)?  When not, *at (if not NULL) is the
+ * offset where it stopped being JSON.
+ */
+bool gf_json_valid(const char *s, size_t len, size_t *at);
+
 /* Append s to o as a JSON string (quoted, escaped). */
 void gf_json_put_str(struct gf_obuf *o, const char *s);
 

@@ -12,14 +12,24 @@
  * and a PodScheduled=False condition, and wait (parked) until something is
  * freed or added, or for at most 30 s.
  *
- * Extender mode: the HTTP verbs call gf_live directly under the mutex;
- * bind assumes, then binds synchronously on the HTTP thread with its own
- * client (kube-scheduler waits for the answer anyway).
+ * Extender mode: filter and prioritize call gf_live directly under the
+ * mutex (one at a time: ext_mu).  bind makes API calls (maybe a GET of a
+ * pod the watch has not brought yet, then the Binding), so it never runs
+ * on an HTTP thread: the handler checks the request, queues a JOB_EXT_BIND
+ * for the binders and waits for its answer at most GF_EXT_BIND_WAIT_S
+ * seconds (kube-scheduler waits for the answer anyway).  The extender's
+ * listener has EXT_THREADS threads, so filter and prioritize go on while a
+ * bind waits; /healthz and /metrics have their own listener.  The binder
+ * authorizes the bind first: the pod's schedulerName must be one of the
+ * extender's profiles, the pod pending, unbound and the one named by uid.
+ * The caller gets no API server text back (it is logged): only our own
+ * reasons and a generic failure.
  *
  * Latency figures come from CLOCK_MONOTONIC; they are adapter-side only.
  */
 #include "k8s/scheduler.h"
 
+#include <arpa/inet.h>
 #include <cjson/cJSON.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -101,10 +111,23 @@ static void histo_render(struct gf_obuf *o, const char *name, const char *help, 
 
 /* ---- the daemon ---------------------------------------------------------- */
 
-enum job_kind { JOB_BIND, JOB_FAILED };
+enum job_kind { JOB_BIND, JOB_FAILED, JOB_EXT_BIND };
+
+/*
+ * An extender bind between the HTTP thread and a binder.  Under mu; two
+ * references (the waiting handler, the binder): the last one out frees it,
+ * so a handler that gave up waiting leaves it to the binder.
+ */
+struct ext_bind {
+	int refs;
+	bool done;
+	char node[GF_K8S_NAME_MAX];
+	char err[640];		/* the answer's Error: "" = bound */
+};
 
 struct job {
 	enum job_kind kind;
+	struct ext_bind *eb;	/* JOB_EXT_BIND */
 	char ns[GF_K8S_NAME_MAX], name[GF_K8S_NAME_MAX], uid[GF_K8S_UID_MAX];
 	struct gf_live_decision d;
 	double t0;
@@ -116,6 +139,7 @@ static const char *const bind_names[B_COUNT] = { "ok", "conflict_already_bound",
 						 "pod_gone", "error" };
 enum { V_FILTER, V_PRIORITIZE, V_BIND, V_COUNT };
 static const char *const verb_names[V_COUNT] = { "filter", "prioritize", "bind" };
+static const char *const ext_codes[3] = { "200", "400", "403" };
 
 /*
  * The extender's last filter answer, kept for the prioritize call that
@@ -124,10 +148,11 @@ static const char *const verb_names[V_COUNT] = { "filter", "prioritize", "bind" 
  * array arrives byte for byte as we wrote it.  Recognising it (one memcmp)
  * spares reading and resolving 5,000 names a second time; when nodes came
  * or went since, the memo's names are resolved again.  A miss costs only
- * the comparison.  The memo belongs to the HTTP thread (the extender
- * handlers run one at a time, as for their static pods): it is read and
- * changed without mu, and a request's names may point into it; only the
- * engine calls around it take mu.
+ * the comparison.  The memo belongs to filter and prioritize, which run
+ * one at a time under ext_mu (as for their static pods; the extender's
+ * listener has a few threads so that a bind waiting on the API server does
+ * not hold them up): it is read and changed without mu, and a request's
+ * names may point into it; only the engine calls around it take mu.
  */
 struct ext_memo {
 	char *span;		/* our NodeNames array, '[' to ']'; NULL: none */
@@ -262,6 +287,8 @@ struct daemon {
 	pthread_mutex_t mu;
 	pthread_cond_t work;	/* scheduling thread: pods or sync arrived */
 	pthread_cond_t jobs_cv;	/* binders: jobs arrived */
+	pthread_cond_t ext_cv;	/* extender binds finished */
+	pthread_mutex_t ext_mu;	/* filter and prioritize, one at a time; taken before mu */
 	gf_live *live;
 	bool synced[2], in_sync[2];
 
@@ -274,18 +301,17 @@ struct daemon {
 	uint64_t binds[B_COUNT];
 	uint64_t events_total, event_errors, decode_errors, watch_restarts[2];
 	uint64_t watch_events[2];	/* objects received: nodes, pods */
-	uint64_t ext_requests[V_COUNT][2]; /* [verb][ok, bad request] */
+	uint64_t ext_requests[V_COUNT][3]; /* [verb][200, 400, 403] */
 	uint64_t ext_reused[V_COUNT];	/* calls whose NodeNames were the memo's */
 	struct histo h_attempt, h_e2e, h_ext[V_COUNT];
-	struct ext_memo memo;	/* the HTTP thread's */
+	struct ext_memo memo;	/* filter's and prioritize's, under ext_mu */
 	struct fan fan;		/* the extender's helper thread */
 
 	char reported[256][GF_K8S_UID_MAX]; /* undecodable pods already reported */
 	size_t nreported;
 
-	gf_kube_client *http_client; /* extender bind; HTTP thread only */
-	char prefix[128];
-	char route_paths[3][160];
+	char prefix[GF_EXT_PREFIX_MAX + 1];
+	char route_paths[3][GF_EXT_PREFIX_MAX + 16];
 };
 
 /* ---- reflector callbacks ------------------------------------------------- */
@@ -299,7 +325,7 @@ struct refl {
 	struct gf_k8s_node node;
 };
 
-static void push_job(struct daemon *d, const struct job *j);
+static bool push_job(struct daemon *d, const struct job *j);
 
 /*
  * A pod of ours that cannot be decoded (e.g. gpufleet.io/gpu-milli: "half")
@@ -416,7 +442,8 @@ static void *reflector_main(void *arg)
 
 /* ---- jobs ---------------------------------------------------------------- */
 
-static void push_job(struct daemon *d, const struct job *j)
+/* Queue a job for the binders (under mu); false when out of memory. */
+static bool push_job(struct daemon *d, const struct job *j)
 {
 	if (d->jhead + d->jlen == d->jcap) {
 		if (d->jhead) {
@@ -429,7 +456,7 @@ static void push_job(struct daemon *d, const struct job *j)
 			if (!v) {
 				if (j->kind == JOB_BIND)
 					gf_live_forget(d->live, j->uid, true);
-				return;
+				return false;
 			}
 			d->jobs = v;
 			d->jcap = nc;
@@ -437,6 +464,7 @@ static void push_job(struct daemon *d, const struct job *j)
 	}
 	d->jobs[d->jhead + d->jlen++] = *j;
 	pthread_cond_signal(&d->jobs_cv);
+	return true;
 }
 
 static void send_failed(struct daemon *d, gf_kube_client *k, const struct job *j)
@@ -469,8 +497,12 @@ static void send_failed(struct daemon *d, gf_kube_client *k, const struct job *j
 	cJSON_Delete(ev);
 	long st = 0;
 	bool ok = false;
+	if (body && gf_kube_path(path, sizeof(path), j->ns, "events", NULL, NULL, err, sizeof(err))) {
+		logline("no event for %.60s/%.100s: %s", j->ns, j->name, err); /* cannot happen for a watched pod */
+		free(body);
+		body = NULL;
+	}
 	if (body) {
-		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", j->ns);
 		ok = !gf_kube_request(k, "POST", path, "application/json", body, strlen(body), &st, NULL,
 				      err, sizeof(err)) && st / 100 == 2;
 		free(body);
@@ -487,8 +519,12 @@ static void send_failed(struct daemon *d, gf_kube_client *k, const struct job *j
 	cJSON_AddItemToArray(conds, c);
 	body = cJSON_PrintUnformatted(patch);
 	cJSON_Delete(patch);
+	if (body && gf_kube_path(path, sizeof(path), j->ns, "pods", j->name, "status", err, sizeof(err))) {
+		free(body);
+		body = NULL;
+		ok = false;
+	}
 	if (body) {
-		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", j->ns, j->name);
 		ok &= !gf_kube_request(k, "PATCH", path, "application/strategic-merge-patch+json", body,
 				       strlen(body), &st, NULL, err, sizeof(err)) && (st / 100 == 2 || st == 404);
 		free(body);
@@ -504,6 +540,99 @@ struct binder {
 	gf_kube_client *k;
 	pthread_t t;
 };
+
+/* Is sched one of the schedulerNames the extender binds for? */
+static bool ext_profile(const struct daemon *d, const char *sched)
+{
+	for (size_t i = 0; i < d->o.n_ext_profiles; i++)
+		if (!strcmp(d->o.ext_profiles[i], sched))
+			return true;
+	return false;
+}
+
+/* Hand the answer back (under mu); the last reference frees it. */
+static void ext_bind_done(struct daemon *d, struct ext_bind *eb)
+{
+	eb->done = true;
+	pthread_cond_broadcast(&d->ext_cv);
+	if (!--eb->refs)
+		free(eb);
+}
+
+/*
+ * An extender bind on a binder thread: read the pod if the watch has not
+ * brought it, authorize, assume, bind.  Our own reasons go back to the
+ * caller; the API server's words only to the log.
+ */
+static void ext_bind_run(struct daemon *d, gf_kube_client *k, const struct job *j)
+{
+	struct ext_bind *eb = j->eb;
+	static __thread struct gf_k8s_pod p;
+	char err[400] = "", why[640] = "";
+	int result = -1;
+	pthread_mutex_lock(&d->mu);
+	bool known = gf_live_pod_get(d->live, j->uid, &p);
+	pthread_mutex_unlock(&d->mu);
+	if (!known) { /* the watch is behind: read the pod */
+		char path[600];
+		long st = 0;
+		cJSON *pd = NULL;
+		gf_err e = gf_kube_path(path, sizeof(path), j->ns, "pods", j->name, NULL, err, sizeof(err));
+		if (!e)
+			e = gf_kube_json(k, "GET", path, NULL, NULL, &st, &pd, err, sizeof(err));
+		if (!e && !pd && st == 404) {
+			snprintf(why, sizeof(why), "pod %.63s/%.253s not found", j->ns, j->name);
+		} else if (e || !pd || gf_k8s_pod_decode(pd, &p, err, sizeof(err))) {
+			logline("extender bind of %s/%s: reading the pod failed: %s", j->ns, j->name,
+				err[0] ? err : "no answer");
+			snprintf(why, sizeof(why), "pod %.63s/%.253s could not be read from the API server "
+				 "(details in gpufleet's log)", j->ns, j->name);
+		}
+		cJSON_Delete(pd);
+	}
+	if (!why[0]) {
+		if (strcmp(p.uid, j->uid) || strcmp(p.ns, j->ns) || strcmp(p.name, j->name))
+			snprintf(why, sizeof(why), "pod %.63s/%.253s does not have uid %s", j->ns, j->name, j->uid);
+		else if (!ext_profile(d, p.scheduler))
+			snprintf(why, sizeof(why), "pod %.63s/%.253s has schedulerName %.100s, not one this extender binds for "
+				 "(--extender-profiles)", j->ns, j->name, p.scheduler);
+		else if (p.node[0])
+			snprintf(why, sizeof(why), "pod %.63s/%.253s is already bound to %.100s", j->ns, j->name, p.node);
+		else if (p.deleting || p.phase != GF_PHASE_PENDING)
+			snprintf(why, sizeof(why), "pod %.63s/%.253s is not pending", j->ns, j->name);
+	}
+	struct gf_live_decision dc;
+	if (!why[0]) {
+		pthread_mutex_lock(&d->mu);
+		gf_err e = gf_live_assume_on(d->live, &p, eb->node, &dc);
+		pthread_mutex_unlock(&d->mu);
+		if (e)
+			snprintf(why, sizeof(why), "%.500s", dc.message[0] ? dc.message : gf_strerror(e));
+	}
+	if (!why[0]) {
+		bool retry;
+		result = gf_kube_bind(k, j->ns, j->name, j->uid, &dc, &retry, err, sizeof(err));
+		if (result == B_OK || result == B_CONFLICT_DONE) {
+			if (d->o.verbose)
+				logline("bound %s/%s to %s gpus=%d milli=%d (extender, %s)", j->ns, j->name, dc.node,
+					dc.ngpus, dc.milli, bind_names[result]);
+		} else {
+			logline("extender bind of %s/%s to %s failed (%s): %s", j->ns, j->name, dc.node,
+				bind_names[result], err[0] ? err : "no detail");
+			snprintf(why, sizeof(why), "binding pod %.63s/%.253s failed (%s; details in gpufleet's log)", j->ns,
+				 j->name, bind_names[result]);
+		}
+	}
+	pthread_mutex_lock(&d->mu);
+	if (result >= 0) {
+		d->binds[result]++;
+		if (result != B_OK && result != B_CONFLICT_DONE)
+			gf_live_forget(d->live, j->uid, false);
+	}
+	snprintf(eb->err, sizeof(eb->err), "%s", why);
+	ext_bind_done(d, eb);
+	pthread_mutex_unlock(&d->mu);
+}
 
 static void *binder_main(void *arg)
 {
@@ -521,6 +650,12 @@ static void *binder_main(void *arg)
 		d->jlen--;
 		d->binding++;
 		pthread_mutex_unlock(&d->mu);
+		if (j.kind == JOB_EXT_BIND) {
+			ext_bind_run(d, b->k, &j);
+			pthread_mutex_lock(&d->mu);
+			d->binding--;
+			continue;
+		}
 		if (j.kind == JOB_FAILED) {
 			send_failed(d, b->k, &j);
 			pthread_mutex_lock(&d->mu);
@@ -655,9 +790,9 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 	gf_obuf_printf(o, "# HELP gpufleet_extender_requests_total Extender calls by verb and outcome.\n"
 			  "# TYPE gpufleet_extender_requests_total counter\n");
 	for (int v = 0; v < V_COUNT; v++)
-		for (int k = 0; k < 2; k++)
+		for (int k = 0; k < 3; k++)
 			gf_obuf_printf(o, "gpufleet_extender_requests_total{verb=\"%s\",code=\"%s\"} %llu\n",
-				       verb_names[v], k ? "400" : "200", (unsigned long long)d->ext_requests[v][k]);
+				       verb_names[v], ext_codes[k], (unsigned long long)d->ext_requests[v][k]);
 	gf_obuf_printf(o, "# HELP gpufleet_extender_names_reused_total Extender calls whose node list was "
 			  "the last filter answer, byte for byte (not read again).\n"
 			  "# TYPE gpufleet_extender_names_reused_total counter\n");
@@ -718,6 +853,26 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 
 /* ---- HTTP: the extender ------------------------------------------------------ */
 
+/* A Kubernetes Status body: HTTP code, reason (e.g. "BadRequest"), message. */
+static void status_body(struct gf_http_response *resp, unsigned code, const char *reason, const char *msg)
+{
+	cJSON *s = cJSON_CreateObject();
+	cJSON_AddStringToObject(s, "kind", "Status");
+	cJSON_AddStringToObject(s, "apiVersion", "v1");
+	cJSON_AddObjectToObject(s, "metadata");
+	cJSON_AddStringToObject(s, "status", "Failure");
+	cJSON_AddStringToObject(s, "message", msg);
+	cJSON_AddStringToObject(s, "reason", reason);
+	cJSON_AddNumberToObject(s, "code", code);
+	char *t = cJSON_PrintUnformatted(s);
+	cJSON_Delete(s);
+	gf_obuf_reset(&resp->body);
+	resp->status = code;
+	resp->content_type = "application/json";
+	gf_obuf_puts(&resp->body, t ? t : "{}");
+	free(t);
+}
+
 /* A Kubernetes Status body with HTTP 400. */
 static void bad_request(struct gf_http_response *resp, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -728,21 +883,7 @@ static void bad_request(struct gf_http_response *resp, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	cJSON *s = cJSON_CreateObject();
-	cJSON_AddStringToObject(s, "kind", "Status");
-	cJSON_AddStringToObject(s, "apiVersion", "v1");
-	cJSON_AddObjectToObject(s, "metadata");
-	cJSON_AddStringToObject(s, "status", "Failure");
-	cJSON_AddStringToObject(s, "message", msg);
-	cJSON_AddStringToObject(s, "reason", "BadRequest");
-	cJSON_AddNumberToObject(s, "code", 400);
-	char *t = cJSON_PrintUnformatted(s);
-	cJSON_Delete(s);
-	gf_obuf_reset(&resp->body);
-	resp->status = 400;
-	resp->content_type = "application/json";
-	gf_obuf_puts(&resp->body, t ? t : "{}");
-	free(t);
+	status_body(resp, 400, "BadRequest", msg);
 }
 
 static const cJSON *get_ci(const cJSON *o, const char *k)
@@ -755,7 +896,7 @@ static bool ext_args(struct daemon *d, const struct gf_http_request *req, struct
 		     struct gf_ext_args *a, struct gf_k8s_pod *p)
 {
 	char msg[400];
-	const struct ext_memo *m = &d->memo; /* the HTTP thread's own: no lock */
+	const struct ext_memo *m = &d->memo; /* ours under ext_mu: no other lock */
 	struct gf_ext_hint h = { m->span, m->span_len, m->names, m->lens, m->n };
 	gf_err e = gf_ext_args_parse(req->body, req->body_len, m->span ? &h : NULL, a, p, msg, sizeof(msg));
 	if (e) {
@@ -765,12 +906,37 @@ static bool ext_args(struct daemon *d, const struct gf_http_request *req, struct
 	return true;
 }
 
-static void count_ext(struct daemon *d, int verb, bool ok, double t0)
+/* Count an extender call by its answer's status (200, 400, or 403: not authorized). */
+static void count_ext(struct daemon *d, int verb, const struct gf_http_response *resp, double t0)
 {
 	pthread_mutex_lock(&d->mu);
-	d->ext_requests[verb][!ok]++;
+	d->ext_requests[verb][resp->status == 403 ? 2 : resp->status != 200]++;
 	histo_add(&d->h_ext[verb], now_s() - t0);
 	pthread_mutex_unlock(&d->mu);
+}
+
+/*
+ * May this request use the extender?  Without TLS the listener is loopback
+ * only (gf_kube_scheduler_run); with TLS the server has verified the
+ * client's certificate already (require_client_cert), and here its CN is
+ * checked against --extender-allowed-names.  A 403 Status when not.
+ */
+static bool ext_authorized(struct daemon *d, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	if (!d->o.ext_tls_cert_pem)
+		return true;
+	char cn[256];
+	if (!gf_http_request_peer_cn(req, cn, sizeof(cn))) {
+		status_body(resp, 403, "Forbidden", "a client certificate signed by the extender's client CA is required");
+		return false;
+	}
+	if (!d->o.n_ext_allowed_cns)
+		return true;
+	for (size_t i = 0; i < d->o.n_ext_allowed_cns; i++)
+		if (!strcmp(cn, d->o.ext_allowed_cns[i]))
+			return true;
+	status_body(resp, 403, "Forbidden", "the client certificate's common name is not one of --extender-allowed-names");
+	return false;
 }
 
 static bool unresolvable(const char *why)
@@ -905,15 +1071,15 @@ static void judge_part(void *ctx, size_t lo, size_t hi)
 			    jj->why + lo);
 }
 
-static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+static void filter_locked(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
 {
 	struct daemon *d = ud;
 	double t0 = now_s();
-	static struct gf_k8s_pod p; /* handlers run one at a time */
-	struct gf_ext_args a;
-	if (!ext_args(d, req, resp, &a, &p)) {
+	static struct gf_k8s_pod p; /* filter and prioritize run one at a time (ext_mu) */
+	struct gf_ext_args a = { 0 };
+	if (!ext_authorized(d, req, resp) || !ext_args(d, req, resp, &a, &p)) {
 		gf_ext_args_release(&a);
-		count_ext(d, V_FILTER, false, t0);
+		count_ext(d, V_FILTER, resp, t0);
 		return;
 	}
 	const char **why = calloc(a.n ? a.n : 1, sizeof(*why));
@@ -1009,18 +1175,18 @@ static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http
 		free((void *)ci);
 	gf_ext_args_release(&a);
 	free(why);
-	count_ext(d, V_FILTER, true, t0);
+	count_ext(d, V_FILTER, resp, t0);
 }
 
-static void h_prioritize(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+static void prioritize_locked(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
 {
 	struct daemon *d = ud;
 	double t0 = now_s();
 	static struct gf_k8s_pod p;
-	struct gf_ext_args a;
-	if (!ext_args(d, req, resp, &a, &p)) {
+	struct gf_ext_args a = { 0 };
+	if (!ext_authorized(d, req, resp) || !ext_args(d, req, resp, &a, &p)) {
 		gf_ext_args_release(&a);
-		count_ext(d, V_PRIORITIZE, false, t0);
+		count_ext(d, V_PRIORITIZE, resp, t0);
 		return;
 	}
 	int64_t *sc = calloc(a.n ? a.n : 1, sizeof(*sc));
@@ -1046,82 +1212,177 @@ static void h_prioritize(void *ud, const struct gf_http_request *req, struct gf_
 		free((void *)ci);
 	free(sc);
 	gf_ext_args_release(&a);
-	count_ext(d, V_PRIORITIZE, true, t0);
+	count_ext(d, V_PRIORITIZE, resp, t0);
+}
+
+static void h_filter(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	struct daemon *d = ud;
+	pthread_mutex_lock(&d->ext_mu);
+	filter_locked(ud, req, resp);
+	pthread_mutex_unlock(&d->ext_mu);
+}
+
+static void h_prioritize(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	struct daemon *d = ud;
+	pthread_mutex_lock(&d->ext_mu);
+	prioritize_locked(ud, req, resp);
+	pthread_mutex_unlock(&d->ext_mu);
+}
+
+/* A pod uid as the API server writes it (a UUID): letters, digits, '-'. */
+static bool uid_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (!n || n >= GF_K8S_UID_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      s[i] == '-'))
+			return false;
+	return true;
+}
+
+/* Wait (under mu) until eb is answered, GF_EXT_BIND_WAIT_S passed or we stop; true if answered. */
+static bool ext_bind_wait(struct daemon *d, struct ext_bind *eb)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += GF_EXT_BIND_WAIT_S;
+	while (!eb->done && !gf_kube_stopped(d->o.stop)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		if (ts.tv_sec > until.tv_sec || (ts.tv_sec == until.tv_sec && ts.tv_nsec >= until.tv_nsec))
+			break;
+		ts.tv_nsec += 200000000L; /* a stop is seen within 200 ms */
+		if (ts.tv_nsec >= 1000000000L)
+			ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+		if (ts.tv_sec > until.tv_sec || (ts.tv_sec == until.tv_sec && ts.tv_nsec > until.tv_nsec))
+			ts = until;
+		pthread_cond_timedwait(&d->ext_cv, &d->mu, &ts);
+	}
+	return eb->done;
 }
 
 static void h_bind(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
 {
 	struct daemon *d = ud;
 	double t0 = now_s();
+	if (!ext_authorized(d, req, resp)) {
+		count_ext(d, V_BIND, resp, t0);
+		return;
+	}
 	cJSON *doc = cJSON_ParseWithLength(req->body, req->body_len);
 	const char *name = cJSON_GetStringValue(get_ci(doc, "PodName"));
 	const char *ns = cJSON_GetStringValue(get_ci(doc, "PodNamespace"));
 	const char *uid = cJSON_GetStringValue(get_ci(doc, "PodUID"));
 	const char *node = cJSON_GetStringValue(get_ci(doc, "Node"));
-	if (!doc || !name || !ns || !uid || !node || !*name || !*node) {
-		bad_request(resp, "expected ExtenderBindingArgs {PodName, PodNamespace, PodUID, Node}");
+	const char *bad = !doc || !name || !ns || !uid || !node
+				  ? "expected ExtenderBindingArgs {PodName, PodNamespace, PodUID, Node}"
+			  : !gf_k8s_dns_label(ns) ? "PodNamespace: not a namespace (a DNS-1123 label, at most 63 bytes)"
+			  : !gf_k8s_dns_subdomain(name) ? "PodName: not a pod name (a DNS-1123 subdomain, at most 253 bytes)"
+			  : !gf_k8s_dns_subdomain(node) ? "Node: not a node name (a DNS-1123 subdomain, at most 253 bytes)"
+			  : !uid_ok(uid) ? "PodUID: not a uid (letters, digits and '-', at most 63 bytes)"
+					 : NULL;
+	if (bad) {
+		bad_request(resp, "%s", bad);
 		cJSON_Delete(doc);
-		count_ext(d, V_BIND, false, t0);
+		count_ext(d, V_BIND, resp, t0);
 		return;
 	}
-	static struct gf_k8s_pod p;
-	char err[400] = "";
-	bool known;
-	pthread_mutex_lock(&d->mu);
-	known = gf_live_pod_get(d->live, uid, &p);
-	pthread_mutex_unlock(&d->mu);
-	if (!known) { /* the watch is behind: read the pod */
-		char path[600];
-		long st;
-		cJSON *pd = NULL;
-		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
-		if (gf_kube_json(d->http_client, "GET", path, NULL, NULL, &st, &pd, err, sizeof(err)) || !pd ||
-		    gf_k8s_pod_decode(pd, &p, err, sizeof(err))) {
-			if (!err[0])
-				snprintf(err, sizeof(err), "pod %s/%s not found", ns, name);
-			cJSON_Delete(pd);
-			goto answer;
-		}
-		cJSON_Delete(pd);
+	/* checked above: every name fits its field */
+	struct job j = { .kind = JOB_EXT_BIND };
+	snprintf(j.ns, sizeof(j.ns), "%s", ns);
+	snprintf(j.name, sizeof(j.name), "%s", name);
+	snprintf(j.uid, sizeof(j.uid), "%s", uid);
+	char err[640] = "";
+	struct ext_bind *eb = calloc(1, sizeof(*eb));
+	if (eb) {
+		eb->refs = 2;
+		snprintf(eb->node, sizeof(eb->node), "%s", node);
+		j.eb = eb;
 	}
-	struct gf_live_decision dc;
 	pthread_mutex_lock(&d->mu);
-	gf_err e = gf_live_assume_on(d->live, &p, node, &dc);
-	pthread_mutex_unlock(&d->mu);
-	if (e) {
-		snprintf(err, sizeof(err), "%.390s", dc.message[0] ? dc.message : gf_strerror(e));
-		goto answer;
-	}
-	bool retry;
-	int r = gf_kube_bind(d->http_client, ns, name, uid, &dc, &retry, err, sizeof(err));
-	pthread_mutex_lock(&d->mu);
-	d->binds[r]++;
-	if (r != B_OK && r != B_CONFLICT_DONE) {
-		gf_live_forget(d->live, uid, false);
-		if (!err[0])
-			snprintf(err, sizeof(err), "binding failed (%s)", bind_names[r]);
+	if (!eb || !push_job(d, &j)) {
+		snprintf(err, sizeof(err), "out of memory");
+		free(eb);
+	} else if (ext_bind_wait(d, eb)) {
+		snprintf(err, sizeof(err), "%s", eb->err);
+		if (!--eb->refs)
+			free(eb);
 	} else {
-		err[0] = '\0';
+		snprintf(err, sizeof(err), "binding pod %.63s/%.253s did not finish within %d s (the API server is slow); "
+			 "it may still complete", ns, name, GF_EXT_BIND_WAIT_S);
+		logline("extender bind of %s/%s: no answer within %d s; the binder carries on", ns, name,
+			GF_EXT_BIND_WAIT_S);
+		if (!--eb->refs)
+			free(eb);
 	}
 	pthread_mutex_unlock(&d->mu);
-answer:
 	resp->content_type = "application/json";
-	{
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "Error", err);
-		char *t = cJSON_PrintUnformatted(o);
-		gf_obuf_puts(&resp->body, t ? t : "{}");
-		free(t);
-		cJSON_Delete(o);
-	}
+	gf_obuf_puts(&resp->body, "{\"Error\":");
+	gf_json_put_str(&resp->body, err);
+	gf_obuf_puts(&resp->body, "}");
 	cJSON_Delete(doc);
-	count_ext(d, V_BIND, true, t0);
+	count_ext(d, V_BIND, resp, t0);
 }
 
 /* ---- run --------------------------------------------------------------------- */
 
+/* Is a an IPv4 loopback literal (127.0.0.0/8)? */
+static bool loopback(const char *a)
+{
+	struct in_addr in;
+	return a && inet_pton(AF_INET, a, &in) == 1 && (ntohl(in.s_addr) >> 24) == 127;
+}
+
+/* The extender options make sense together (see scheduler.h); err says what does not. */
+static gf_err check_ext_opts(const struct gf_kube_sched_opts *o, char *err, size_t errlen)
+{
+	const char *pre = o->extender_prefix ? o->extender_prefix : "/gpusched";
+	size_t n = strlen(pre);
+	if (n > GF_EXT_PREFIX_MAX || pre[0] != '/') {
+		snprintf(err, errlen, "the extender prefix must start with '/' and be at most %d bytes (got %zu)",
+			 GF_EXT_PREFIX_MAX, n);
+		return GF_INVAL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (pre[i] <= 0x20 || pre[i] >= 0x7f || strchr("?#%*\\", pre[i])) {
+			snprintf(err, errlen, "the extender prefix may hold printable ASCII but spaces, '?', '#', '%%', "
+				 "'*' and '\\' (byte %zu is not)", i + 1);
+			return GF_INVAL;
+		}
+	int tls = !!o->ext_tls_cert_pem + !!o->ext_tls_key_pem + !!o->ext_client_ca_pem;
+	if (tls && tls != 3) {
+		snprintf(err, errlen, "the extender's TLS is mutual: give its certificate, key and client CA together");
+		return GF_INVAL;
+	}
+	if (!tls && o->n_ext_allowed_cns) {
+		snprintf(err, errlen, "allowed client names need the extender's TLS (certificate, key, client CA)");
+		return GF_INVAL;
+	}
+	if (!tls && !loopback(o->ext_addr ? o->ext_addr : "127.0.0.1")) {
+		snprintf(err, errlen, "the extender serves plain HTTP on loopback only (%s is not): give its TLS "
+			 "certificate, key and client CA to serve it beyond (mutual TLS)",
+			 o->ext_addr && o->ext_addr[0] ? o->ext_addr : "all interfaces");
+		return GF_INVAL;
+	}
+	return GF_OK;
+}
+
+/*
+ * The extender listener's threads: a bind waiting on the API server holds
+ * one, filter and prioritize (one at a time, ext_mu) go on with the others.
+ */
+#define EXT_THREADS 4
+
 gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, size_t errlen)
 {
+	static const char *const default_profiles[] = { "default-scheduler" };
+	gf_err e = check_ext_opts(opts, err, errlen);
+	if (e)
+		return e;
 	struct daemon *d = calloc(1, sizeof(*d));
 	if (!d)
 		return GF_NOMEM;
@@ -1130,6 +1391,10 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 		d->o.scheduler_name = "gpufleet";
 	if (d->o.binders <= 0)
 		d->o.binders = 16;
+	if (!d->o.ext_addr)
+		d->o.ext_addr = "127.0.0.1";
+	if (!d->o.n_ext_profiles)
+		d->o.ext_profiles = default_profiles, d->o.n_ext_profiles = 1;
 	snprintf(d->prefix, sizeof(d->prefix), "%s", d->o.extender_prefix ? d->o.extender_prefix : "/gpusched");
 	size_t pl = strlen(d->prefix);
 	while (pl && d->prefix[pl - 1] == '/')
@@ -1137,21 +1402,23 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_cond_init(&d->work, NULL);
 	pthread_cond_init(&d->jobs_cv, NULL);
+	pthread_cond_init(&d->ext_cv, NULL);
+	pthread_mutex_init(&d->ext_mu, NULL);
 	fan_start(&d->fan);
 	struct gf_live_opts lo = { .policy = d->o.policy, .scheduler_name = d->o.scheduler_name,
 				   .seed = d->o.seed, .target_pct = d->o.target_pct };
-	gf_err e = gf_live_create(&lo, &d->live);
+	e = gf_live_create(&lo, &d->live);
 	struct refl_thread rt[2] = { 0 };
 	struct binder *bs = NULL;
-	gf_http_server *srv = NULL;
+	gf_http_server *srv = NULL, *esrv = NULL;
 	int nb = 0, nrt = 0;
 	bool sched_started = false;
 	pthread_t st;
 	if (e)
 		goto out;
-	struct gf_kube_client_opts co = { .seed = d->o.seed ^ 0x5eed };
-	if ((e = gf_kube_client_create(d->o.conn, &co, &d->http_client)))
-		goto out;
+	/* Bounded API calls: binders give up a request after 10 s (then retry:
+	 * client.h), and every client stops at once on a stop. */
+	struct gf_kube_client_opts co = { .seed = d->o.seed ^ 0x5eed, .stop = d->o.stop };
 
 	for (int i = 0; i < 3; i++)
 		snprintf(d->route_paths[i], sizeof(d->route_paths[i]), "%s/%s", d->prefix,
@@ -1159,20 +1426,34 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	struct gf_http_route routes[] = {
 		{ "GET", "/metrics", h_metrics, d },
 		{ "GET", "/healthz", h_healthz, d },
+	};
+	struct gf_http_route ext_routes[] = {
 		{ "POST", d->route_paths[0], h_filter, d },
 		{ "POST", d->route_paths[1], h_prioritize, d },
 		{ "POST", d->route_paths[2], h_bind, d },
 	};
 	struct gf_http_config hc = { .bind_addr = d->o.listen_addr, .port = d->o.port, .routes = routes,
-				     .nroutes = 5, .max_body = 64u << 20, .max_response = 64u << 20,
-				     .max_conns = 256 };
+				     .nroutes = 2, .max_conns = 256 };
 	if ((e = gf_http_server_create(&hc, &srv))) {
 		snprintf(err, errlen, "cannot serve HTTP on %s:%u: %s", d->o.listen_addr ? d->o.listen_addr : "*",
 			 d->o.port, gf_strerror(e));
 		goto out;
 	}
-	logline("serving /metrics, /healthz and the extender (%s/{filter,prioritize,bind}) on port %u; "
-		"scheduler name %s, policy %s, %s", d->prefix, gf_http_server_port(srv), d->o.scheduler_name,
+	struct gf_http_config ec = { .bind_addr = d->o.ext_addr, .port = d->o.ext_port, .routes = ext_routes,
+				     .nroutes = 3, .max_body = 64u << 20, .max_response = 64u << 20,
+				     .max_conns = 64, .threads = EXT_THREADS, .tls_cert_pem = d->o.ext_tls_cert_pem,
+				     .tls_key_pem = d->o.ext_tls_key_pem, .tls_client_ca_pem = d->o.ext_client_ca_pem,
+				     .require_client_cert = d->o.ext_client_ca_pem != NULL };
+	if ((e = gf_http_server_create(&ec, &esrv))) {
+		snprintf(err, errlen, "cannot serve the extender on %s:%u: %s%s", d->o.ext_addr[0] ? d->o.ext_addr : "*",
+			 d->o.ext_port, gf_strerror(e),
+			 e == GF_INVAL && d->o.ext_tls_cert_pem ? " (check the TLS certificate, key and CA)" : "");
+		goto out;
+	}
+	logline("serving /metrics and /healthz on port %u, the extender (%s/{filter,prioritize,bind}) on "
+		"%s:%u (%s); scheduler name %s, policy %s, %s", gf_http_server_port(srv), d->prefix,
+		d->o.ext_addr[0] ? d->o.ext_addr : "*", gf_http_server_port(esrv),
+		d->o.ext_tls_cert_pem ? "mutual TLS" : "plain HTTP, loopback", d->o.scheduler_name,
 		d->o.policy ? d->o.policy->name : "fgd", d->o.standalone ? "standalone" : "extender only");
 
 	for (int i = 0; i < 2; i++) {
@@ -1196,7 +1477,7 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	for (int i = 0; i < d->o.binders; i++) {
 		bs[i].d = d;
 		co.seed = d->o.seed + 100 + (uint64_t)i;
-		co.timeout_ms = 15000;
+		co.timeout_ms = 10000;
 		if ((e = gf_kube_client_create(d->o.conn, &co, &bs[i].k)))
 			goto out;
 		if (pthread_create(&bs[i].t, NULL, binder_main, &bs[i])) {
@@ -1221,6 +1502,7 @@ out:
 	pthread_mutex_lock(&d->mu); /* wake the waiting threads to see the stop */
 	pthread_cond_broadcast(&d->jobs_cv);
 	pthread_cond_broadcast(&d->work);
+	pthread_cond_broadcast(&d->ext_cv);
 	pthread_mutex_unlock(&d->mu);
 	if (sched_started)
 		pthread_join(st, NULL);
@@ -1229,19 +1511,31 @@ out:
 		gf_kube_client_destroy(bs[i].k);
 	}
 	free(bs);
+	pthread_mutex_lock(&d->mu); /* extender binds no binder will run */
+	for (size_t i = 0; i < d->jlen; i++) {
+		struct job *j = &d->jobs[d->jhead + i];
+		if (j->kind == JOB_EXT_BIND) {
+			snprintf(j->eb->err, sizeof(j->eb->err), "the scheduler is stopping");
+			ext_bind_done(d, j->eb);
+		}
+	}
+	d->jlen = 0;
+	pthread_mutex_unlock(&d->mu);
 	for (int i = 0; i < nrt; i++)
 		pthread_join(rt[i].t, NULL);
 	for (int i = 0; i < 2; i++)
 		gf_kube_client_destroy(rt[i].k);
+	gf_http_server_destroy(esrv);
 	gf_http_server_destroy(srv);
 	fan_stop(&d->fan);
-	gf_kube_client_destroy(d->http_client);
 	gf_live_destroy(d->live);
 	memo_free(&d->memo);
 	free(d->jobs);
 	pthread_mutex_destroy(&d->mu);
 	pthread_cond_destroy(&d->work);
 	pthread_cond_destroy(&d->jobs_cv);
+	pthread_cond_destroy(&d->ext_cv);
+	pthread_mutex_destroy(&d->ext_mu);
 	free(d);
 	return e;
 }

@@ -16,6 +16,14 @@
  * A binding carries the assignment annotations in its metadata; the API
  * server copies them onto the pod in the same write that sets
  * spec.nodeName, so a bound pod always has its annotations.
+ *
+ * Two listeners (docs/security.md): /metrics and /healthz on `port`; the
+ * extender verbs on their own, loopback by default, and beyond loopback
+ * only with mutual TLS (a client certificate that verifies against
+ * ext_client_ca_pem, its CN one of ext_allowed_cns when given).  The
+ * extender binds only pods whose schedulerName is one of ext_profiles,
+ * pending and unbound; the API calls of a bind run on a binder thread, the
+ * HTTP thread waits for them at most GF_EXT_BIND_WAIT_S seconds.
  */
 #ifndef GF_K8S_SCHEDULER_H
 #define GF_K8S_SCHEDULER_H
@@ -32,8 +40,18 @@ struct gf_kube_sched_opts {
 	const char *scheduler_name;	/* NULL = "gpufleet" */
 	const struct gf_policy_ops *policy;	/* NULL = FGD */
 	const char *listen_addr;	/* NULL = all interfaces */
-	uint16_t port;			/* HTTP port (metrics, healthz, extender); 0 = any */
-	const char *extender_prefix;	/* e.g. "/gpusched"; NULL = "/gpusched" */
+	uint16_t port;			/* HTTP port (metrics, healthz); 0 = any */
+	const char *extender_prefix;	/* e.g. "/gpusched"; NULL = "/gpusched"; at most
+					 * GF_EXT_PREFIX_MAX bytes, printable, no '?' '#' '%' */
+	const char *ext_addr;		/* extender listener: IPv4 literal; NULL = "127.0.0.1" */
+	uint16_t ext_port;		/* 0 = any free port */
+	const char *ext_tls_cert_pem;	/* mutual TLS: serving cert, key, client CA (all three or none) */
+	const char *ext_tls_key_pem;
+	const char *ext_client_ca_pem;
+	const char *const *ext_allowed_cns; /* client certificate CNs accepted; none = any the CA signed */
+	size_t n_ext_allowed_cns;
+	const char *const *ext_profiles; /* schedulerNames the extender may bind; none = "default-scheduler" */
+	size_t n_ext_profiles;
 	int binders;			/* 0 = 16 */
 	bool standalone;		/* schedule pods with our schedulerName */
 	uint64_t seed;
@@ -42,9 +60,13 @@ struct gf_kube_sched_opts {
 	volatile int *stop;		/* set non-zero (e.g. by a signal handler) to stop */
 };
 
+#define GF_EXT_PREFIX_MAX 127
+#define GF_EXT_BIND_WAIT_S 10
+
 /*
- * Run until *o->stop.  Returns GF_OK after a clean stop; GF_UNAVAILABLE
- * (the HTTP port could not be bound), GF_NOMEM; err says what.
+ * Run until *o->stop.  Returns GF_OK after a clean stop; GF_INVAL (a bad
+ * option: a prefix too long, TLS half given, plain HTTP beyond loopback),
+ * GF_UNAVAILABLE (a port could not be bound), GF_NOMEM; err says what.
  */
 gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *o, char *err, size_t errlen);
 

@@ -14,10 +14,13 @@
  */
 #include "autoscale/forecast.h"
 
+#include <stdbool.h>
+
 struct gf_forecast_params gf_forecast_params_default(void)
 {
 	struct gf_forecast_params p = {
-		.step_s = 60, .season_s = 86400, .days = 7, .spread_s = 300, .recent_s = 1800,
+		.step_s = 60, .season_s = 86400, .days = 7, .spread_s = 900, .recent_s = 1800,
+		.peak_s = 1800, .upper = 0,
 	};
 	return p;
 }
@@ -43,8 +46,8 @@ static double window_max(const double *x, size_t n, int64_t c, int64_t s)
 	return m;
 }
 
-/* Mean over the past days of the value at index i (spread 0) or of each day's window max. */
-static double seasonal(const double *x, size_t n, int64_t i, int64_t S, int64_t K, int64_t s)
+/* Mean (or max, upper) over the past days of the value at index i (spread 0) or of each day's window max. */
+static double seasonal(const double *x, size_t n, int64_t i, int64_t S, int64_t K, int64_t s, bool upper)
 {
 	double sum = 0;
 	int64_t used = 0;
@@ -56,10 +59,15 @@ static double seasonal(const double *x, size_t n, int64_t i, int64_t S, int64_t 
 			break;
 		if (c >= (int64_t)n)
 			continue;
-		sum += s ? window_max(x, n, c, s) : x[c];
+		double v = s ? window_max(x, n, c, s) : x[c];
+
+		if (upper)
+			sum = v > sum ? v : sum;
+		else
+			sum += v;
 		used++;
 	}
-	return used ? sum / (double)used : 0;
+	return used ? (upper ? sum : sum / (double)used) : 0;
 }
 
 static double trend_peak(const double *x, size_t n, int64_t R, int64_t h1)
@@ -74,8 +82,8 @@ static double trend_peak(const double *x, size_t n, int64_t R, int64_t h1)
 
 	if (slope < 0)
 		slope = 0;
-	/* level is the mean of the last half: centred half/2 steps back */
-	return level + slope * ((double)h1 + (double)half / 2);
+	/* level is the mean of the last half: centred (half - 1) / 2 steps before x[n-1] */
+	return level + slope * ((double)h1 + (double)(half - 1) / 2);
 }
 
 double gf_forecast_peak(const double *x, size_t n, const struct gf_forecast_params *p,
@@ -94,8 +102,14 @@ double gf_forecast_peak(const double *x, size_t n, const struct gf_forecast_para
 		h1 = h0;
 	if (R < 1)
 		R = 1;
+	if (p->peak_s > 0) {
+		size_t P = (size_t)(p->peak_s / step);
+
+		best = window_max(x, n, (int64_t)n - 1 - (int64_t)P / 2, (int64_t)P / 2);
+	}
 	if (S < 1 || (int64_t)n < S + R) {
-		best = trend_peak(x, n, R, h1);
+		double f = trend_peak(x, n, R, h1);
+		best = f > best ? f : best;
 		return best > 0 ? best : 0;
 	}
 	int64_t K = (int64_t)n / S < p->days ? (int64_t)n / S : p->days;
@@ -105,12 +119,12 @@ double gf_forecast_peak(const double *x, size_t n, const struct gf_forecast_para
 		K = 1;
 	for (int64_t i = (int64_t)n - R; i < (int64_t)n; i++) {
 		actual += x[i];
-		base += seasonal(x, n, i, S, K, 0);
+		base += seasonal(x, n, i, S, K, 0, false);
 	}
 	double delta = (actual - base) / (double)R;
 
 	for (int64_t h = h0; h <= h1; h++) {
-		double f = seasonal(x, n, (int64_t)n - 1 + h, S, K, s) + delta;
+		double f = seasonal(x, n, (int64_t)n - 1 + h, S, K, s, p->upper) + delta;
 
 		if (f > best)
 			best = f;

@@ -18,9 +18,12 @@ struct gf_forecast_params {
 	int32_t days;     /* seasons averaged, newest first (7) */
 	int32_t spread_s; /* each past day contributes its max within +-spread_s of the instant (300) */
 	int32_t recent_s; /* window of the level correction and of the no-season trend (1800) */
+	int32_t peak_s;   /* the forecast is at least the max of the last peak_s (0: off) */
+	int32_t upper;    /* 1: each instant takes the max over the past days, not their mean */
 };
 
-/* days 7, spread 300 s, recent 1800 s, minute steps, daily season. */
+/* days 7, spread 900 s, recent 1800 s, peak 1800 s, mean over days, minute steps, daily season
+ * (chosen on the bundled request trace: docs/serving.md). */
 struct gf_forecast_params gf_forecast_params_default(void);
 
 /*
@@ -31,10 +34,13 @@ struct gf_forecast_params gf_forecast_params_default(void);
  * With at least one season plus recent_s of history:
  *   F(i) = mean over past days k = 1..K of max x[i - kS - s .. i - kS + s]
  *          + (mean of the last R samples - mean of their plain seasonal means)
- * (S = season, s = spread, R = recent, K = min(days, whole seasons held)).
+ * (S = season, s = spread, R = recent, K = min(days, whole seasons held));
+ * with upper, the max over the days instead of the mean.
  * With less (no day to learn from): level + trend from the last R samples
  * (Holt's linear form with the trend floored at 0 so a falling series is not
- * extrapolated below its level), level = mean of the last R/2.
+ * extrapolated below its level), level = mean of the last R/2, projected from
+ * the level's centre to the end of the window.
+ * Either way the result is at least the max of the last peak_s (a peak hold).
  *
  * Cost: O((width/step + 1) x K x (2 s/step + 1) + R/step x K) reads; with the
  * defaults and a 60 s width about 2,400 reads, whatever the history's length.

@@ -504,6 +504,9 @@ gf_err gf_scaler_parse(const char *s, struct gf_scaler *out)
 	} else if (!strncmp(s, "warm-pool:", 10)) {
 		out->kind = GF_SCALER_HPA;
 		num = s + 10;
+	} else if (!strncmp(s, "adaptive:", 9)) {
+		out->kind = GF_SCALER_ADAPTIVE;
+		num = s + 9;
 	} else if (!strncmp(s, "predictive+warm-pool:", 21)) {
 		out->kind = GF_SCALER_PREDICTIVE;
 		num = s + 21;
@@ -618,14 +621,18 @@ static gf_err run_dynamic(const struct gf_serving_demand *d, const struct gf_ser
 
 	if (!st)
 		return GF_NOMEM;
+	size_t learnt = (size_t)((c->forecast.season_s + c->forecast.recent_s) / 60);
+
 	fleet_resize(f, c, spec + s->warm, INT64_MIN / 2);	/* the initial fleet is ready */
 	for (size_t k = 0; k < d->nsteps; k++) {
 		int64_t t = (int64_t)k * GF_SERVING_STEP_S;
+		bool adaptive_forecasts = s->kind == GF_SCALER_ADAPTIVE && k / STEPS_PER_MIN >= learnt;
+		int32_t warm = s->kind == GF_SCALER_ADAPTIVE && adaptive_forecasts ? 0 : s->warm;
 
 		if (k) {
 			double u = metric(d, k, c->metric_window_s);
 
-			if (s->kind == GF_SCALER_PREDICTIVE) {
+			if (s->kind == GF_SCALER_PREDICTIVE || adaptive_forecasts) {
 				double fc = gf_forecast_peak(d->minute, k / STEPS_PER_MIN, &c->forecast,
 							     c->horizon_s, 60);
 				if (fc > u)
@@ -634,7 +641,7 @@ static gf_err run_dynamic(const struct gf_serving_demand *d, const struct gf_ser
 			int32_t desired = gf_hpa_external_average(ceil(u * 1000.0), target_m, spec, c->tolerance);
 			spec = gf_hpa_normalize(st, &c->behavior, c->min_replicas, c->max_replicas, spec,
 						desired, t);
-			out->starts += fleet_resize(f, c, spec + s->warm, t);
+			out->starts += fleet_resize(f, c, spec + warm, t);
 		}
 		out->replicas[k] = f->n;
 		out->ready[k] = fleet_ready(f, t);

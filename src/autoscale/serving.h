@@ -98,7 +98,13 @@ struct gf_serving_demand {
 gf_err gf_serving_demand_build(const struct gf_serving_trace *tr, struct gf_serving_demand *out);
 void gf_serving_demand_release(struct gf_serving_demand *d);
 
-enum gf_scaler_kind { GF_SCALER_STATIC, GF_SCALER_ORACLE, GF_SCALER_HPA, GF_SCALER_PREDICTIVE };
+/*
+ * GF_SCALER_ADAPTIVE ("adaptive:N"): the stock HPA plus a warm pool of N while
+ * the history holds less than one season (+ the forecast's recent window),
+ * then predictive with no pool: the pool covers the days the forecast cannot.
+ */
+enum gf_scaler_kind { GF_SCALER_STATIC, GF_SCALER_ORACLE, GF_SCALER_HPA, GF_SCALER_PREDICTIVE,
+		      GF_SCALER_ADAPTIVE };
 
 /* An autoscaler to replay: a kind, a warm pool on top (hpa and predictive), static's size. */
 struct gf_scaler {
@@ -110,7 +116,7 @@ struct gf_scaler {
 
 /*
  * "static", "static:N", "oracle", "hpa", "warm-pool:N" (hpa plus N),
- * "predictive", "predictive+warm-pool:N".  GF_PARSE otherwise (N 1..10000,
+ * "predictive", "predictive+warm-pool:N", "adaptive:N".  GF_PARSE otherwise (N 1..10000,
  * static:N 1..100000).
  */
 gf_err gf_scaler_parse(const char *s, struct gf_scaler *out);

@@ -14,15 +14,18 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "autoscale/forecast.h"
 #include "metricsapi/history.h"
 #include "metricsapi/pods.h"
 #include "metricsapi/promql.h"
+#include "metricsapi/promrange.h"
 #include "metricsapi/query.h"
 #include "metricsapi/selector.h"
 
@@ -125,9 +128,33 @@ static const struct gf_ma_metric *find_forecast(const gf_metrics_api *a, const c
 	return m;
 }
 
-/* Replace each item's value by the forecast metric; key = namespace, metric, selector, item. */
+/* Prometheus mode's history: 7 days and 30 minutes of minute points ending at now's minute. */
+#define RANGE_POINTS (7 * 1440 + 30 + 1)
+
+/* The forecast of item from its series in range (same labels): max(value, forecast); *held minutes. */
+static double range_forecast(const struct gf_ma_range *range, const struct gf_ma_item *item, int32_t horizon,
+			     size_t *held)
+{
+	struct gf_forecast_params p = gf_forecast_params_default();
+
+	*held = 0;
+	for (size_t j = 0; j < range->n; j++) {
+		if (!cJSON_Compare(range->s[j].labels, item->labels, true))
+			continue;
+		size_t f0 = 0;
+		while (f0 < range->npoints && isnan(range->s[j].v[f0]))
+			f0++;
+		*held = range->npoints - f0;
+		double f = gf_forecast_peak(range->s[j].v + f0, *held, &p, horizon, 60);
+		return f > item->value ? f : item->value;
+	}
+	return item->value;
+}
+
+/* Replace each item's value by the forecast metric: from range (Prometheus mode), else from the
+ * server's own history, key = namespace, metric, selector, item. */
 static gf_err apply_forecast(gf_metrics_api *a, const char *ns, const char *metric, const char *selector,
-			     struct gf_ma_result *res)
+			     const struct gf_ma_range *range, struct gf_ma_result *res)
 {
 	int32_t horizon = a->cfg.forecast_horizon_s ? a->cfg.forecast_horizon_s : 600;
 
@@ -136,11 +163,15 @@ static gf_err apply_forecast(gf_metrics_api *a, const char *ns, const char *metr
 		size_t held;
 		double f;
 
-		snprintf(key, sizeof(key), "%s/%s?%.900s#%zu", ns, metric, selector ? selector : "", i);
-		gf_err e = gf_ma_history_forecast(a->history, key, res->items[i].ts, res->items[i].value,
-						  horizon, &f, &held);
-		if (e)
-			return e;
+		if (range) {
+			f = range_forecast(range, &res->items[i], horizon, &held);
+		} else {
+			snprintf(key, sizeof(key), "%s/%s?%.900s#%zu", ns, metric, selector ? selector : "", i);
+			gf_err e = gf_ma_history_forecast(a->history, key, res->items[i].ts, res->items[i].value,
+							  horizon, &f, &held);
+			if (e)
+				return e;
+		}
 		res->items[i].value = f;
 		snprintf(held_s, sizeof(held_s), "%zu", held);
 		if (res->items[i].labels && !cJSON_AddStringToObject(res->items[i].labels, "forecast_history_min", held_s))
@@ -289,6 +320,7 @@ static void serve_metric(gf_metrics_api *a, const struct gf_ma_request *r, const
 
 	struct gf_ma_query q = { .ns = a->cfg.all_namespaces ? NULL : nsbuf, .metric = m,
 				 .series_sel = series };
+	struct gf_ma_range *range = NULL; /* Prometheus mode's history for a _forecast metric */
 	struct gf_ma_result *res = malloc(sizeof(*res));
 	if (!res) {
 		free(sel);
@@ -342,6 +374,20 @@ static void serve_metric(gf_metrics_api *a, const struct gf_ma_request *r, const
 		if (!e)
 			e = gf_promql_query(a->prom_url, pq.data, a->cfg.prometheus_timeout_ms, res, err,
 					    sizeof(err));
+		if (!e && forecast && res->n) {
+			int64_t end = (int64_t)time(NULL) / 60 * 60;
+
+			if (!(range = malloc(sizeof(*range))))
+				e = GF_NOMEM;
+			else
+				e = gf_promrange_query(a->prom_url, pq.data, end - (RANGE_POINTS - 1) * 60, 60,
+						       RANGE_POINTS, a->cfg.prometheus_timeout_ms, range, err,
+						       sizeof(err));
+			if (e) {
+				free(range);
+				range = NULL;
+			}
+		}
 		gf_obuf_release(&mb);
 		gf_obuf_release(&pq);
 	}
@@ -364,7 +410,7 @@ static void serve_metric(gf_metrics_api *a, const struct gf_ma_request *r, const
 		status(resp, 500, "InternalError", "Internal error occurred: unable to fetch metrics");
 		goto out;
 	}
-	if (forecast && (e = apply_forecast(a, nsbuf, metric, r->label_selector, res))) {
+	if (forecast && (e = apply_forecast(a, nsbuf, metric, r->label_selector, range, res))) {
 		status(resp, 500, "InternalError", "Internal error occurred: %s", gf_strerror(e));
 		goto out;
 	}
@@ -380,6 +426,10 @@ static void serve_metric(gf_metrics_api *a, const struct gf_ma_request *r, const
 			r->remote_user ? r->remote_user : "-", res->n, res->n ? ", " : "",
 			res->n ? "ok" : "");
 out:
+	if (range) {
+		gf_ma_range_release(range);
+		free(range);
+	}
 	gf_ma_result_release(res);
 	free(res);
 	gf_ma_pods_free(q.pods, q.npods);

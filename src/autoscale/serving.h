@@ -171,6 +171,8 @@ struct gf_serving_report {
 void gf_serving_table(const struct gf_serving_report *r, struct gf_obuf *out);
 /* scaler,gpu_hours,under_capacity_min,slo_miss_pct,starts */
 void gf_serving_csv(const struct gf_serving_report *r, struct gf_obuf *out);
+/* Per step: t (Unix seconds), demand, then replicas and ready per scaler (header names them). */
+void gf_serving_timeline_csv(const struct gf_serving_report *r, struct gf_obuf *out);
 /* A self-contained HTML page: the table, and per scaler demand, ready and replicas over time (inline SVG). */
 void gf_serving_html(const struct gf_serving_report *r, struct gf_obuf *out);
 

@@ -71,6 +71,20 @@ void gf_serving_csv(const struct gf_serving_report *r, struct gf_obuf *out)
 	}
 }
 
+void gf_serving_timeline_csv(const struct gf_serving_report *r, struct gf_obuf *out)
+{
+	gf_obuf_puts(out, "t,demand");
+	for (size_t i = 0; i < r->nrows; i++)
+		gf_obuf_printf(out, ",%s_replicas,%s_ready", r->rows[i].scaler.name, r->rows[i].scaler.name);
+	gf_obuf_puts(out, "\n");
+	for (size_t k = 0; k < r->d->nsteps && !gf_obuf_error(out); k++) {
+		gf_obuf_printf(out, "%lld,%.4f", (long long)(r->d->t0 + (int64_t)k * GF_SERVING_STEP_S), r->d->busy[k]);
+		for (size_t i = 0; i < r->nrows; i++)
+			gf_obuf_printf(out, ",%d,%d", r->rows[i].replicas[k], r->rows[i].ready[k]);
+		gf_obuf_puts(out, "\n");
+	}
+}
+
 static void html_text(struct gf_obuf *out, const char *s)
 {
 	for (; *s; s++) {

@@ -49,7 +49,10 @@ static const char usage_text[] =
 	"  --slo-wait SECONDS          longest wait meeting the SLO (default: the trace's\n"
 	"                              median service time)\n"
 	"  --seed N                    for cold-start draws (default 42)\n"
+	"  --metric-window SECONDS     the HPA's metric: mean demand over the last this\n"
+	"                              (15..3600, default 60)\n"
 	"  --summary-csv FILE          scaler,gpu_hours,under_capacity_min,slo_miss_pct,starts\n"
+	"  --timeline-csv FILE         per 15 s step: t,demand, then replicas and ready per scaler\n"
 	"  --report FILE.html          table and charts (demand, ready, replicas over time)\n";
 
 static bool parse_seconds(const char *opt, const char *s, double max, double *out)
@@ -159,7 +162,7 @@ static int write_output(const char *path, const struct gf_obuf *b)
 }
 
 struct options {
-	const char *trace, *scalers, *cold_from, *csv, *html;
+	const char *trace, *scalers, *cold_from, *csv, *html, *timeline;
 	double horizon, slo_wait;
 	struct gf_serving_config c;
 };
@@ -180,6 +183,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "slo-wait", required_argument, NULL, 'w' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "summary-csv", required_argument, NULL, 'o' },
+		{ "timeline-csv", required_argument, NULL, 'T' },
+		{ "metric-window", required_argument, NULL, 'W' },
 		{ "report", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -200,6 +205,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'a': o->scalers = optarg; break;
 		case 'C': o->cold_from = optarg; break;
 		case 'o': o->csv = optarg; break;
+		case 'T': o->timeline = optarg; break;
+		case 'W':
+			if (!parse_int("--metric-window", optarg, 3600, &o->c.metric_window_s))
+				return 2;
+			if (o->c.metric_window_s < GF_SERVING_STEP_S)
+				return fprintf(stderr, "gpufleet replay: --metric-window: expected 15..3600\n"), 2;
+			break;
 		case 'r': o->html = optarg; break;
 		case 'c':
 			if (!parse_seconds("--cold-start", optarg, 86400, &x))
@@ -325,6 +337,12 @@ static int replay(struct options *o)
 		gf_obuf_reset(&b);
 		gf_serving_csv(&rep, &b);
 		if (write_output(o->csv, &b))
+			rc = 1;
+	}
+	if (o->timeline) {
+		gf_obuf_reset(&b);
+		gf_serving_timeline_csv(&rep, &b);
+		if (write_output(o->timeline, &b))
 			rc = 1;
 	}
 	if (o->html) {

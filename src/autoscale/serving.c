@@ -223,9 +223,10 @@ static gf_err parse_row(struct reader *r, int tcol, bool datetime, int vcol, con
 			    *t == prev ? "the same as" : "earlier than", prev_line, (long long)prev);
 	if (vcol >= r->nf || !r->f[vcol].len)
 		return fail(r, GF_PARSE, "column %d (%s): missing value", vcol + 1, vname);
-	if (!parse_double(&r->f[vcol], v) || *v > 1e9)
-		return fail(r, GF_PARSE, "column %d (%s): expected a number up to 1e9, found %s", vcol + 1,
-			    vname, quote(&r->f[vcol], q, sizeof(q)));
+	double most = kind == GF_SERVING_REQUESTS ? GF_SERVING_MAX_SERVICE_S : 1e9;
+	if (!parse_double(&r->f[vcol], v) || *v > most)
+		return fail(r, GF_PARSE, "column %d (%s): expected a number up to %g, found %s", vcol + 1,
+			    vname, most, quote(&r->f[vcol], q, sizeof(q)));
 	if (*v < 0)
 		return fail(r, GF_PARSE, "column %d (%s): negative %s %s", vcol + 1, vname,
 			    kind == GF_SERVING_REQUESTS ? "service time" : "value", quote(&r->f[vcol], q, sizeof(q)));

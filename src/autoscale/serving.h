@@ -42,6 +42,7 @@
 #define GF_SERVING_MAX_SPAN_S (400LL * 86400)	/* longest trace: 400 days */
 #define GF_SERVING_MAX_ROWS 20000000
 #define GF_SERVING_LINE_MAX 4096
+#define GF_SERVING_MAX_SERVICE_S 604800.0	/* one request's service time: at most a week */
 
 enum gf_serving_kind {
 	GF_SERVING_REQUESTS, /* t = arrival, v = service time (s) */
@@ -68,7 +69,8 @@ struct gf_serving_error {
  *   value: service_s or exec_time_seconds (a request trace; >= 0), or
  *          busy_gpus (a sample trace; >= 0)
  * Rows must be in time order (a sample trace strictly increasing); a missing
- * value, a malformed number, a negative service time or an earlier timestamp
+ * value, a malformed number, a negative service time (or one over
+ * GF_SERVING_MAX_SERVICE_S; busy_gpus over 1e9) or an earlier timestamp
  * than the row before is GF_PARSE with err naming line and column; GF_TOOBIG
  * past GF_SERVING_LINE_MAX / GF_SERVING_MAX_ROWS / GF_SERVING_MAX_SPAN_S;
  * GF_NOMEM.  On error out is empty.

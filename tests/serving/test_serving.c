@@ -46,7 +46,11 @@ static void bad_input_names_line_and_field(void **state)
 	expect_error("timestamp,busy_gpus\n100,1\n100,2\n",
 		     "t.csv:3: column 1 (timestamp): 100 is the same as line 2's 100; rows must be in time order");
 	expect_error("timestamp,service_s\n100,abc\n",
-		     "t.csv:2: column 2 (service_s): expected a number up to 1e9, found \"abc\"");
+		     "t.csv:2: column 2 (service_s): expected a number up to 604800, found \"abc\"");
+	expect_error("timestamp,service_s\n100,1e7\n",
+		     "t.csv:2: column 2 (service_s): expected a number up to 604800, found \"1e7\"");
+	expect_error("timestamp,busy_gpus\n100,2e9\n",
+		     "t.csv:2: column 2 (busy_gpus): expected a number up to 1e+09, found \"2e9\"");
 	expect_error("time,service_s\n1,1\n",
 		     "t.csv:1: header lacks a time column; expected columns timestamp (or gmt_create) and service_s (or exec_time_seconds, or busy_gpus)");
 	expect_error("", "t.csv:1: file is empty; expected a header naming timestamp and service_s or busy_gpus");

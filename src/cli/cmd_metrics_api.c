@@ -36,6 +36,7 @@ struct opts {
 	unsigned long dns_port;
 	unsigned long port, interval_ms, threads;
 	bool insecure_http, no_kube, all_ns, log_requests, allowed_set;
+	unsigned long forecast_horizon_s, forecast_history_min; /* 0: the server's defaults */
 	const char *agents[MAX_LIST];
 	size_t nagents;
 	struct gf_ma_rule rules[256];
@@ -80,7 +81,11 @@ static void usage(FILE *f)
 		"  --no-kubernetes                  no API server access (pod-label selectors: 400)\n"
 		"  --all-namespaces                 do not restrict series to the HPA's namespace\n"
 		"  --threads N                      HTTP worker threads (default 4)\n"
-		"  --log-requests                   one line per metric request on stderr\n");
+		"  --log-requests                   one line per metric request on stderr\n"
+		"  --forecast-horizon SECONDS       <metric>_forecast looks this far ahead (default\n"
+		"                                   600: the replicas' cold start; docs/serving.md)\n"
+		"  --forecast-history-minutes N     history kept per forecast series, in memory\n"
+		"                                   (60..86400, default 11520 = 8 days)\n");
 }
 
 static int add_list(struct opts *o, const char *what, const char *v, const char **arr, size_t *n,
@@ -138,6 +143,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "all-namespaces", no_argument, NULL, 'n' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "log-requests", no_argument, NULL, 'l' },
+		{ "forecast-horizon", required_argument, NULL, 'F' },
+		{ "forecast-history-minutes", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -180,6 +187,18 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 't':
 			if (!parse_num("--threads", optarg, 64, &o->threads))
 				return 2;
+			break;
+		case 'F':
+			if (!parse_num("--forecast-horizon", optarg, 86400, &o->forecast_horizon_s))
+				return 2;
+			break;
+		case 'H':
+			if (!parse_num("--forecast-history-minutes", optarg, 86400, &o->forecast_history_min))
+				return 2;
+			if (o->forecast_history_min < 60) {
+				fprintf(stderr, "gpufleet metrics-api: --forecast-history-minutes: '%s' is not 60..86400\n", optarg);
+				return 2;
+			}
 			break;
 		case 's':
 			if (add_list(o, "--tls-san", optarg, o->sans, &o->nsans, 64))
@@ -401,6 +420,8 @@ int gf_cmd_metrics_api(int argc, char **argv)
 		.allowed_names = o->allowed,
 		.nallowed = o->nallowed,
 		.log_requests = o->log_requests,
+		.forecast_horizon_s = (int32_t)o->forecast_horizon_s,
+		.forecast_history_min = (int32_t)o->forecast_history_min,
 	};
 	gf_err e = gf_metrics_api_create(&mc, &api);
 	if (e) {

@@ -12,5 +12,9 @@ int gf_cmd_simulate(int argc, char **argv);
 int gf_cmd_agent(int argc, char **argv);
 int gf_cmd_schedule(int argc, char **argv);
 int gf_cmd_metrics_api(int argc, char **argv);
+/* `replay`: cmd_replay.c dispatches --serving to the serving replay, the rest to the job replay. */
+int gf_cmd_replay(int argc, char **argv);
+int gf_cmd_replay_serving(int argc, char **argv);
+int gf_cmd_replay_jobs(int argc, char **argv);
 
 #endif /* GF_CLI_COMMANDS_H */

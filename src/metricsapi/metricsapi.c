@@ -14,14 +14,18 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "autoscale/forecast.h"
+#include "metricsapi/history.h"
 #include "metricsapi/pods.h"
 #include "metricsapi/promql.h"
+#include "metricsapi/promrange.h"
 #include "metricsapi/query.h"
 #include "metricsapi/selector.h"
 
@@ -37,6 +41,7 @@ struct gf_metrics_api {
 	size_t nrules;
 	char **allowed;
 	size_t nallowed;
+	gf_ma_history *history; /* for the _forecast metrics */
 };
 
 /* ---- helpers ------------------------------------------------------------------- */
@@ -108,6 +113,73 @@ static const struct gf_ma_metric *find_metric(const gf_metrics_api *a, const cha
 	return NULL;
 }
 
+/* name = <base>_forecast with base a metric: that metric, *forecast set. */
+static const struct gf_ma_metric *find_forecast(const gf_metrics_api *a, const char *name, bool *forecast)
+{
+	size_t n = strlen(name), k = strlen(GF_MA_FORECAST_SUFFIX);
+	char base[256];
+
+	if (n <= k || n - k >= sizeof(base) || strcmp(name + n - k, GF_MA_FORECAST_SUFFIX))
+		return NULL;
+	memcpy(base, name, n - k);
+	base[n - k] = '\0';
+	const struct gf_ma_metric *m = find_metric(a, base);
+	*forecast = m != NULL;
+	return m;
+}
+
+/* Prometheus mode's history: 7 days and 30 minutes of minute points ending at now's minute. */
+#define RANGE_POINTS (7 * 1440 + 30 + 1)
+
+/* The forecast of item from its series in range (same labels): max(value, forecast); *held minutes. */
+static double range_forecast(const struct gf_ma_range *range, const struct gf_ma_item *item, int32_t horizon,
+			     size_t *held)
+{
+	struct gf_forecast_params p = gf_forecast_params_default();
+
+	*held = 0;
+	for (size_t j = 0; j < range->n; j++) {
+		if (!cJSON_Compare(range->s[j].labels, item->labels, true))
+			continue;
+		size_t f0 = 0;
+		while (f0 < range->npoints && isnan(range->s[j].v[f0]))
+			f0++;
+		*held = range->npoints - f0;
+		double f = gf_forecast_peak(range->s[j].v + f0, *held, &p, horizon, 60);
+		return f > item->value ? f : item->value;
+	}
+	return item->value;
+}
+
+/* Replace each item's value by the forecast metric: from range (Prometheus mode), else from the
+ * server's own history, key = namespace, metric, selector, item. */
+static gf_err apply_forecast(gf_metrics_api *a, const char *ns, const char *metric, const char *selector,
+			     const struct gf_ma_range *range, struct gf_ma_result *res)
+{
+	int32_t horizon = a->cfg.forecast_horizon_s ? a->cfg.forecast_horizon_s : 600;
+
+	for (size_t i = 0; i < res->n; i++) {
+		char key[1024], held_s[32];
+		size_t held;
+		double f;
+
+		if (range) {
+			f = range_forecast(range, &res->items[i], horizon, &held);
+		} else {
+			snprintf(key, sizeof(key), "%s/%s?%.900s#%zu", ns, metric, selector ? selector : "", i);
+			gf_err e = gf_ma_history_forecast(a->history, key, res->items[i].ts, res->items[i].value,
+							  horizon, &f, &held);
+			if (e)
+				return e;
+		}
+		res->items[i].value = f;
+		snprintf(held_s, sizeof(held_s), "%zu", held);
+		if (res->items[i].labels && !cJSON_AddStringToObject(res->items[i].labels, "forecast_history_min", held_s))
+			return GF_NOMEM;
+	}
+	return GF_OK;
+}
+
 /* ---- discovery ----------------------------------------------------------------- */
 
 static cJSON *group_version(void)
@@ -175,6 +247,17 @@ static void resource_list(const gf_metrics_api *a, struct gf_http_response *resp
 		if (!overridden)
 			add_resource(res, cat[i].name);
 	}
+	/* then each one's forecast, after them all (the first entries stay as they were) */
+	int nres = cJSON_GetArraySize(res);
+	for (int i = 0; i < nres; i++) {
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(res, i), "name"));
+		char f[256];
+
+		if (name && strlen(name) + strlen(GF_MA_FORECAST_SUFFIX) < sizeof(f)) {
+			snprintf(f, sizeof(f), "%s%s", name, GF_MA_FORECAST_SUFFIX);
+			add_resource(res, f);
+		}
+	}
 	send_json(resp, doc);
 }
 
@@ -200,6 +283,9 @@ static void serve_metric(gf_metrics_api *a, const struct gf_ma_request *r, const
 	memcpy(nsbuf, ns, nslen);
 	nsbuf[nslen] = '\0';
 	const struct gf_ma_metric *m = valid_metric_name(metric) ? find_metric(a, metric) : NULL;
+	bool forecast = false;
+	if (!m && valid_metric_name(metric))
+		m = find_forecast(a, metric, &forecast);
 	if (!m) {
 		status(resp, 404, "NotFound", "the server could not find the metric %.200s for namespace %s",
 		       metric, nsbuf);
@@ -234,6 +320,7 @@ static void serve_metric(gf_metrics_api *a, const struct gf_ma_request *r, const
 
 	struct gf_ma_query q = { .ns = a->cfg.all_namespaces ? NULL : nsbuf, .metric = m,
 				 .series_sel = series };
+	struct gf_ma_range *range = NULL; /* Prometheus mode's history for a _forecast metric */
 	struct gf_ma_result *res = malloc(sizeof(*res));
 	if (!res) {
 		free(sel);
@@ -287,6 +374,20 @@ static void serve_metric(gf_metrics_api *a, const struct gf_ma_request *r, const
 		if (!e)
 			e = gf_promql_query(a->prom_url, pq.data, a->cfg.prometheus_timeout_ms, res, err,
 					    sizeof(err));
+		if (!e && forecast && res->n) {
+			int64_t end = (int64_t)time(NULL) / 60 * 60;
+
+			if (!(range = malloc(sizeof(*range))))
+				e = GF_NOMEM;
+			else
+				e = gf_promrange_query(a->prom_url, pq.data, end - (RANGE_POINTS - 1) * 60, 60,
+						       RANGE_POINTS, a->cfg.prometheus_timeout_ms, range, err,
+						       sizeof(err));
+			if (e) {
+				free(range);
+				range = NULL;
+			}
+		}
 		gf_obuf_release(&mb);
 		gf_obuf_release(&pq);
 	}
@@ -309,6 +410,10 @@ static void serve_metric(gf_metrics_api *a, const struct gf_ma_request *r, const
 		status(resp, 500, "InternalError", "Internal error occurred: unable to fetch metrics");
 		goto out;
 	}
+	if (forecast && (e = apply_forecast(a, nsbuf, metric, r->label_selector, range, res))) {
+		status(resp, 500, "InternalError", "Internal error occurred: %s", gf_strerror(e));
+		goto out;
+	}
 	e = gf_ma_render_list(metric, res, &resp->body);
 	if (e) {
 		status(resp, 500, "InternalError", "Internal error occurred: %s", gf_strerror(e));
@@ -321,6 +426,10 @@ static void serve_metric(gf_metrics_api *a, const struct gf_ma_request *r, const
 			r->remote_user ? r->remote_user : "-", res->n, res->n ? ", " : "",
 			res->n ? "ok" : "");
 out:
+	if (range) {
+		gf_ma_range_release(range);
+		free(range);
+	}
 	gf_ma_result_release(res);
 	free(res);
 	gf_ma_pods_free(q.pods, q.npods);
@@ -416,7 +525,9 @@ gf_err gf_metrics_api_create(const struct gf_metrics_api_config *cfg, gf_metrics
 	*out = NULL;
 	if (!cfg || (cfg->source == GF_MA_SOURCE_AGENTS && !cfg->agents) ||
 	    (cfg->source == GF_MA_SOURCE_PROMETHEUS && !cfg->prometheus_url) ||
-	    cfg->nrules > MAX_RULES || (cfg->nrules && !cfg->rules))
+	    cfg->nrules > MAX_RULES || (cfg->nrules && !cfg->rules) || cfg->forecast_horizon_s < 0 ||
+	    cfg->forecast_horizon_s > 86400 ||
+	    (cfg->forecast_history_min && (cfg->forecast_history_min < 60 || cfg->forecast_history_min > 60 * 1440)))
 		return GF_INVAL;
 	for (size_t i = 0; i < cfg->nrules; i++)
 		if (!cfg->rules[i].name || !valid_metric_name(cfg->rules[i].name) ||
@@ -432,6 +543,9 @@ gf_err gf_metrics_api_create(const struct gf_metrics_api_config *cfg, gf_metrics
 	if (!a->cfg.prometheus_timeout_ms)
 		a->cfg.prometheus_timeout_ms = 5000;
 	if (cfg->prometheus_url && !(a->prom_url = strdup(cfg->prometheus_url)))
+		goto nomem;
+	if (gf_ma_history_create(cfg->forecast_history_min ? cfg->forecast_history_min : GF_MA_HISTORY_DEFAULT_MIN,
+				 &a->history))
 		goto nomem;
 	if (cfg->nrules) {
 		if (!(a->rules = calloc(cfg->nrules, sizeof(*a->rules))))
@@ -473,5 +587,6 @@ void gf_metrics_api_destroy(gf_metrics_api *a)
 		free(a->allowed[i]);
 	free(a->allowed);
 	free(a->prom_url);
+	gf_ma_history_destroy(a->history);
 	free(a);
 }

@@ -9,6 +9,10 @@
  *   /apis/external.metrics.k8s.io/v1beta1/namespaces/{ns}/{metric}?labelSelector=...
  *       ExternalMetricValueList with one item (see query.h), or no item when
  *       nothing matches
+ *   /apis/external.metrics.k8s.io/v1beta1/namespaces/{ns}/{metric}_forecast?labelSelector=...
+ *       the same item, its value max(current, forecast at now + horizon) from
+ *       the history of this server's own answers (history.h; in memory, cold
+ *       after a restart), label forecast_history_min = minutes behind it
  *   /healthz, /livez (200), /readyz (200 once the source has data, else 503)
  * Errors are metav1.Status objects: 401 Unauthorized (no verified front-proxy
  * certificate with an allowed CN, when authenticate is set), 404 NotFound
@@ -59,6 +63,8 @@ struct gf_metrics_api_config {
 	const char *const *allowed_names; /* CNs accepted (copied); none = any verified CN */
 	size_t nallowed;
 	bool log_requests;             /* one stderr line per metric request */
+	int32_t forecast_horizon_s;    /* <metric>_forecast: forecast at now + this (0 = 600) */
+	int32_t forecast_history_min;  /* minutes of history kept per series (0 = 8 days) */
 };
 
 /* GF_INVAL (bad config: missing source, bad rule), GF_NOMEM. */

@@ -1,0 +1,19 @@
+/*
+ * cli/cmd_replay.c - `gpufleet replay`: dispatch only.  `replay --serving ...`
+ * is the serving replay (cmd_replay_serving.c); anything else the job replay
+ * (cmd_replay_jobs.c).
+ */
+#include <string.h>
+
+#include "cli/commands.h"
+
+int gf_cmd_replay(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--serving"))
+			return gf_cmd_replay_serving(argc, argv);
+	}
+	return gf_cmd_replay_jobs(argc, argv);
+}

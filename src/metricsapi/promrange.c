@@ -1,0 +1,206 @@
+/*
+ * metricsapi/promrange.c - query_range client and matrix decoder (see
+ * promrange.h).  The answer is read whole (capped at 64 MiB: 64 series x
+ * 11,000 points at ~30 bytes each fits), parsed with cJSON, and each series'
+ * [time, "value"] pairs are placed on the grid in one pass: O(points).
+ */
+#include "metricsapi/promrange.h"
+
+#include <curl/curl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/obuf.h"
+
+#define RANGE_RESPONSE_CAP (64u << 20)
+
+void gf_ma_range_release(struct gf_ma_range *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		cJSON_Delete(r->s[i].labels);
+		free(r->s[i].v);
+	}
+	r->n = 0;
+}
+
+static gf_err rerr(char *err, size_t errlen, const char *what)
+{
+	if (errlen)
+		snprintf(err, errlen, "prometheus query_range response: %s", what);
+	return GF_PARSE;
+}
+
+static bool sample_value(const cJSON *s, double *v)
+{
+	const char *str = s->valuestring;
+	char *end;
+
+	if (!strcmp(str, "NaN")) {
+		*v = NAN;
+		return true;
+	}
+	if (!strcmp(str, "+Inf") || !strcmp(str, "-Inf")) {
+		*v = str[0] == '+' ? INFINITY : -INFINITY;
+		return true;
+	}
+	*v = strtod(str, &end);
+	return end != str && !*end;
+}
+
+static gf_err decode_series(const cJSON *it, const struct gf_ma_range *g, struct gf_ma_range_series *s,
+			    char *err, size_t errlen)
+{
+	const cJSON *metric = cJSON_GetObjectItemCaseSensitive(it, "metric");
+	const cJSON *values = cJSON_GetObjectItemCaseSensitive(it, "values");
+	const cJSON *pair, *l;
+	size_t k = 0;
+	double last = NAN;
+
+	if (!cJSON_IsObject(metric) || !cJSON_IsArray(values))
+		return rerr(err, errlen, "data.result[]: expected metric and values");
+	if (!(s->labels = cJSON_CreateObject()) || !(s->v = malloc(g->npoints * sizeof(double))))
+		return GF_NOMEM;
+	cJSON_ArrayForEach(l, metric)
+	{
+		if (cJSON_IsString(l) && l->string && strcmp(l->string, "__name__") &&
+		    !cJSON_AddStringToObject(s->labels, l->string, l->valuestring))
+			return GF_NOMEM;
+	}
+	cJSON_ArrayForEach(pair, values)
+	{
+		const cJSON *t = cJSON_GetArrayItem(pair, 0), *str = cJSON_GetArrayItem(pair, 1);
+		double v;
+
+		if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 || !cJSON_IsNumber(t) ||
+		    !cJSON_IsString(str) || !sample_value(str, &v))
+			return rerr(err, errlen, "data.result[].values[]: expected [time, \"value\"]");
+		double at = (t->valuedouble - (double)g->start) / g->step;
+		if (!(at > -1e12 && at < 1e12))
+			return rerr(err, errlen, "data.result[].values[]: time out of range");
+		int64_t idx = (int64_t)llround(at);
+		if (idx < 0 || idx >= (int64_t)g->npoints)
+			continue;
+		for (; k < (size_t)idx; k++)
+			s->v[k] = last;
+		if (k == (size_t)idx) {
+			s->v[k++] = v;
+			last = v;
+		}
+	}
+	for (; k < g->npoints; k++)
+		s->v[k] = last;
+	return GF_OK;
+}
+
+gf_err gf_promrange_decode(const char *json, size_t len, int64_t start, int32_t step, size_t npoints,
+			   struct gf_ma_range *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	if (errlen)
+		err[0] = '\0';
+	if (step < 1 || npoints < 1 || npoints > GF_MA_RANGE_MAX_POINTS)
+		return GF_INVAL;
+	out->start = start;
+	out->step = step;
+	out->npoints = npoints;
+	cJSON *doc = cJSON_ParseWithLength(json, len);
+	if (!doc)
+		return rerr(err, errlen, "not JSON");
+	gf_err e = GF_OK;
+	const cJSON *status = cJSON_GetObjectItemCaseSensitive(doc, "status");
+	if (!cJSON_IsString(status)) {
+		e = rerr(err, errlen, "status: expected a string");
+		goto out;
+	}
+	if (strcmp(status->valuestring, "success")) {
+		const cJSON *msg = cJSON_GetObjectItemCaseSensitive(doc, "error");
+		if (errlen)
+			snprintf(err, errlen, "prometheus: %s",
+				 cJSON_IsString(msg) ? msg->valuestring : "status is not success");
+		e = GF_PARSE;
+		goto out;
+	}
+	const cJSON *data = cJSON_GetObjectItemCaseSensitive(doc, "data");
+	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(data, "resultType");
+	const cJSON *res = cJSON_GetObjectItemCaseSensitive(data, "result");
+	if (!cJSON_IsString(rt) || strcmp(rt->valuestring, "matrix") || !cJSON_IsArray(res)) {
+		e = rerr(err, errlen, "data: expected resultType matrix and a result array");
+		goto out;
+	}
+	const cJSON *it;
+	cJSON_ArrayForEach(it, res)
+	{
+		if (out->n == GF_MA_RANGE_MAX_SERIES) {
+			if (errlen)
+				snprintf(err, errlen, "prometheus returned more than %d series", GF_MA_RANGE_MAX_SERIES);
+			e = GF_TOOBIG;
+			goto out;
+		}
+		e = decode_series(it, out, &out->s[out->n++], err, errlen);
+		if (e)
+			goto out;
+	}
+out:
+	cJSON_Delete(doc);
+	if (e)
+		gf_ma_range_release(out);
+	return e;
+}
+
+static size_t on_body(char *p, size_t sz, size_t n, void *ud)
+{
+	return gf_obuf_append(ud, p, sz * n) ? 0 : sz * n;
+}
+
+gf_err gf_promrange_query(const char *base_url, const char *promql, int64_t start, int32_t step,
+			  size_t npoints, long timeout_ms, struct gf_ma_range *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	if (step < 1 || npoints < 1 || npoints > GF_MA_RANGE_MAX_POINTS)
+		return GF_INVAL;
+	CURL *h = curl_easy_init();
+	if (!h)
+		return GF_NOMEM;
+	gf_err e = GF_OK;
+	struct gf_obuf url, body;
+	gf_obuf_init(&url, 1u << 20);
+	gf_obuf_init(&body, RANGE_RESPONSE_CAP);
+	char *q = curl_easy_escape(h, promql, 0);
+	if (!q) {
+		e = GF_NOMEM;
+		goto out;
+	}
+	size_t bl = strlen(base_url);
+	while (bl && base_url[bl - 1] == '/')
+		bl--;
+	gf_obuf_append(&url, base_url, bl);
+	gf_obuf_printf(&url, "/api/v1/query_range?query=%s&start=%lld&end=%lld&step=%d", q, (long long)start,
+		       (long long)(start + (int64_t)(npoints - 1) * step), step);
+	curl_free(q);
+	if ((e = gf_obuf_error(&url)))
+		goto out;
+	curl_easy_setopt(h, CURLOPT_URL, url.data);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	CURLcode cc = curl_easy_perform(h);
+	if (cc != CURLE_OK) {
+		if (errlen)
+			snprintf(err, errlen, "prometheus %s: %s", base_url, curl_easy_strerror(cc));
+		e = gf_obuf_error(&body) ? GF_TOOBIG : GF_UNAVAILABLE;
+		goto out;
+	}
+	long code = 0;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	e = gf_promrange_decode(body.data ? body.data : "", body.len, start, step, npoints, out, err, errlen);
+	if (e && code >= 500)
+		e = GF_UNAVAILABLE;
+out:
+	gf_obuf_release(&url);
+	gf_obuf_release(&body);
+	curl_easy_cleanup(h);
+	return e;
+}

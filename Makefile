@@ -79,8 +79,8 @@ bench:
 	./$(BUILD)/bench/bench_simulate
 
 # The OCI image (scripts/build-image: buildah, from scratch, nothing pulled):
-# a RelWithDebInfo build of the binary alone (stripped in the image; the
-# build type `make build` uses), tagged $(IMAGE).  Needs buildah
+# a Release build of the binary alone (warning-free with gcc and clang:
+# make test-release; stripped in the image), tagged $(IMAGE).  Needs buildah
 # (scripts/bootstrap test installs it).  IMAGE_ARCHIVE=FILE also writes an
 # OCI archive.
 IMAGE_BUILD   ?= build-image
@@ -88,7 +88,7 @@ IMAGE         ?= ghcr.io/gpufleet/gpufleet:0.1.0
 IMAGE_ARCHIVE ?=
 
 image:
-	cmake -S . -B $(IMAGE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGF_TESTS=OFF
+	cmake -S . -B $(IMAGE_BUILD) -DCMAKE_BUILD_TYPE=Release -DGF_TESTS=OFF
 	cmake --build $(IMAGE_BUILD) -j $(JOBS) --target gpufleet
 	./scripts/build-image --binary $(IMAGE_BUILD)/gpufleet --tag $(IMAGE) $(if $(IMAGE_ARCHIVE),--oci-archive $(IMAGE_ARCHIVE))
 

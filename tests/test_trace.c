@@ -91,6 +91,17 @@ static void test_pods_errors(void **state)
 			 "pods.csv:3: column 5 (gpu_milli): expected an integer in 0..1000, found \"1001\"");
 	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,2,2,1500\n",
 			 "pods.csv:2: column 5 (gpu_milli): expected an integer in 0..1000, found \"1500\"");
+	/* gf_gpu_milli_parse's rule (the scheduler's), 0 = no share added: signs, junk, huge values. */
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,2,1,-7\n",
+			 "pods.csv:2: column 5 (gpu_milli): expected an integer in 0..1000, found \"-7\"");
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,2,1,+5\n",
+			 "pods.csv:2: column 5 (gpu_milli): expected a non-negative integer, found \"+5\"");
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,2,1,5m\n",
+			 "pods.csv:2: column 5 (gpu_milli): expected a non-negative integer, found \"5m\"");
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,2,1,99999999999999999999\n",
+			 "pods.csv:2: column 5 (gpu_milli): expected an integer in 0..1000, found \"99999999999999999999\"");
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,2,0,1001\n",
+			 "pods.csv:2: column 5 (gpu_milli): expected an integer in 0..1000, found \"1001\"");
 	/* A value cut in the message is cut between UTF-8 characters: 39 'x' then a 2-byte 'é'. */
 	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
 			 "p,xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\xC3\xA9tc,2,1,5\n",

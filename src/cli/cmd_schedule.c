@@ -51,6 +51,9 @@ static void usage(FILE *f)
 		"                             (default default-scheduler)\n"
 		"      --extender-prefix P    extender URL prefix, at most 127 bytes (default /gpusched:\n"
 		"                             P/filter, P/prioritize, P/bind)\n"
+		"      --extender-bind-wait S wait at most S seconds (1..60, default 10) for a bind's API\n"
+		"                             calls before answering an error; keep it below\n"
+		"                             kube-scheduler's extender httpTimeout\n"
 		"      --no-standalone        extender only: do not schedule pods ourselves\n"
 		"      --binders N            concurrent binding writers (default 16)\n"
 		"      --target-pct N         FGD target workload coverage, percent (default 95)\n"
@@ -72,6 +75,7 @@ int gf_cmd_schedule(int argc, char **argv)
 		{ "extender-client-ca-file", required_argument, NULL, 'A' },
 		{ "extender-allowed-names", required_argument, NULL, 'N' },
 		{ "extender-profiles", required_argument, NULL, 'P' },
+		{ "extender-bind-wait", required_argument, NULL, 'W' },
 		{ "no-standalone", no_argument, NULL, 'S' },
 		{ "binders", required_argument, NULL, 'b' },
 		{ "target-pct", required_argument, NULL, 't' },
@@ -136,6 +140,14 @@ int gf_cmd_schedule(int argc, char **argv)
 					opt == 'N' ? "allowed-names" : "profiles");
 				return 2;
 			}
+			break;
+		case 'W':
+			if (!gf_cli_parse_ulong(optarg, GF_EXT_BIND_WAIT_MAX_S, &n) || !n) {
+				fprintf(stderr, "gpufleet schedule: --extender-bind-wait wants 1..%d (seconds), got '%s'\n",
+					GF_EXT_BIND_WAIT_MAX_S, optarg);
+				return 2;
+			}
+			o.ext_bind_wait_s = (int)n;
 			break;
 		case 'b':
 			if (!gf_cli_parse_ulong(optarg, 256, &n) || !n) {

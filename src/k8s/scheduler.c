@@ -16,8 +16,9 @@
  * mutex (one at a time: ext_mu).  bind makes API calls (maybe a GET of a
  * pod the watch has not brought yet, then the Binding), so it never runs
  * on an HTTP thread: the handler checks the request, queues a JOB_EXT_BIND
- * for the binders and waits for its answer at most GF_EXT_BIND_WAIT_S
- * seconds (kube-scheduler waits for the answer anyway).  The extender's
+ * for the binders and waits for its answer at most ext_bind_wait_s
+ * seconds (kube-scheduler waits for the answer anyway, up to its
+ * httpTimeout).  The extender's
  * listener has EXT_THREADS threads, so filter and prioritize go on while a
  * bind waits; /healthz and /metrics have their own listener.  The binder
  * authorizes the bind first: the pod's schedulerName must be one of the
@@ -1244,12 +1245,12 @@ static bool uid_ok(const char *s)
 	return true;
 }
 
-/* Wait (under mu) until eb is answered, GF_EXT_BIND_WAIT_S passed or we stop; true if answered. */
+/* Wait (under mu) until eb is answered, ext_bind_wait_s passed or we stop; true if answered. */
 static bool ext_bind_wait(struct daemon *d, struct ext_bind *eb)
 {
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += GF_EXT_BIND_WAIT_S;
+	until.tv_sec += d->o.ext_bind_wait_s;
 	while (!eb->done && !gf_kube_stopped(d->o.stop)) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -1313,9 +1314,9 @@ static void h_bind(void *ud, const struct gf_http_request *req, struct gf_http_r
 			free(eb);
 	} else {
 		snprintf(err, sizeof(err), "binding pod %.63s/%.253s did not finish within %d s (the API server is slow); "
-			 "it may still complete", ns, name, GF_EXT_BIND_WAIT_S);
+			 "it may still complete", ns, name, d->o.ext_bind_wait_s);
 		logline("extender bind of %s/%s: no answer within %d s; the binder carries on", ns, name,
-			GF_EXT_BIND_WAIT_S);
+			d->o.ext_bind_wait_s);
 		if (!--eb->refs)
 			free(eb);
 	}
@@ -1353,6 +1354,11 @@ static gf_err check_ext_opts(const struct gf_kube_sched_opts *o, char *err, size
 				 "'*' and '\\' (byte %zu is not)", i + 1);
 			return GF_INVAL;
 		}
+	if (o->ext_bind_wait_s < 0 || o->ext_bind_wait_s > GF_EXT_BIND_WAIT_MAX_S) {
+		snprintf(err, errlen, "the extender's bind wait is 1..%d s (got %d)", GF_EXT_BIND_WAIT_MAX_S,
+			 o->ext_bind_wait_s);
+		return GF_INVAL;
+	}
 	int tls = !!o->ext_tls_cert_pem + !!o->ext_tls_key_pem + !!o->ext_client_ca_pem;
 	if (tls && tls != 3) {
 		snprintf(err, errlen, "the extender's TLS is mutual: give its certificate, key and client CA together");
@@ -1391,6 +1397,8 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 		d->o.scheduler_name = "gpufleet";
 	if (d->o.binders <= 0)
 		d->o.binders = 16;
+	if (d->o.ext_bind_wait_s <= 0)
+		d->o.ext_bind_wait_s = GF_EXT_BIND_WAIT_S;
 	if (!d->o.ext_addr)
 		d->o.ext_addr = "127.0.0.1";
 	if (!d->o.n_ext_profiles)

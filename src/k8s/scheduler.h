@@ -23,7 +23,9 @@
  * ext_client_ca_pem, its CN one of ext_allowed_cns when given).  The
  * extender binds only pods whose schedulerName is one of ext_profiles,
  * pending and unbound; the API calls of a bind run on a binder thread, the
- * HTTP thread waits for them at most GF_EXT_BIND_WAIT_S seconds.
+ * HTTP thread waits for them at most ext_bind_wait_s seconds (keep it below
+ * kube-scheduler's extender httpTimeout, or the answer comes too late to
+ * be read: docs/scheduler.md).
  */
 #ifndef GF_K8S_SCHEDULER_H
 #define GF_K8S_SCHEDULER_H
@@ -52,6 +54,7 @@ struct gf_kube_sched_opts {
 	size_t n_ext_allowed_cns;
 	const char *const *ext_profiles; /* schedulerNames the extender may bind; none = "default-scheduler" */
 	size_t n_ext_profiles;
+	int ext_bind_wait_s;		/* a bind's answer within this; 0 = GF_EXT_BIND_WAIT_S */
 	int binders;			/* 0 = 16 */
 	bool standalone;		/* schedule pods with our schedulerName */
 	uint64_t seed;
@@ -62,6 +65,7 @@ struct gf_kube_sched_opts {
 
 #define GF_EXT_PREFIX_MAX 127
 #define GF_EXT_BIND_WAIT_S 10
+#define GF_EXT_BIND_WAIT_MAX_S 60
 
 /*
  * Run until *o->stop.  Returns GF_OK after a clean stop; GF_INVAL (a bad

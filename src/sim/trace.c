@@ -7,6 +7,9 @@
  * and range before it is stored; the first error stops the parse and the
  * partial output is freed, so a caller never sees half a trace.  A UTF-8
  * byte-order mark before the header (spreadsheets save one) is skipped.
+ * A pod's gpu_milli follows gf_gpu_milli_parse (cluster/model.h), the rule
+ * of the scheduler's annotation and extended resource, with one addition:
+ * 0 means no GPU share (a CPU-only pod, num_gpu 0).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -186,6 +189,30 @@ bad:
 		    c->name, min >= 0 ? "a non-negative" : "an", show(&s, shown, sizeof(shown)));
 }
 
+/*
+ * gpu_milli: gf_gpu_milli_parse's rule (1..GF_MILLI_PER_GPU), 0 allowed for
+ * "no share"; the errors read as get_int's for 0..GF_MILLI_PER_GPU.
+ */
+static gf_err get_milli(struct reader *r, const struct column *c, int64_t *out)
+{
+	struct slice s = { "", 0 };
+	char shown[64];
+	gf_err err = field_of(r, c, &s);
+	int v;
+
+	if (err)
+		return err;
+	err = gf_gpu_milli_parse(s.p, s.len, &v);
+	if (err == GF_PARSE)
+		return fail(r, GF_PARSE, "column %d (%s): expected a non-negative integer, found %s", c->index + 1,
+			    c->name, show(&s, shown, sizeof(shown)));
+	if (err && v != 0)
+		return fail(r, GF_PARSE, "column %d (%s): expected an integer in 0..%d, found %s", c->index + 1,
+			    c->name, GF_MILLI_PER_GPU, show(&s, shown, sizeof(shown)));
+	*out = v;
+	return GF_OK;
+}
+
 static gf_err get_name(struct reader *r, const struct column *c, char *out, size_t outlen)
 {
 	struct slice s = { "", 0 };
@@ -315,7 +342,7 @@ gf_err gf_trace_parse_pods(const char *data, size_t len, const char *file, struc
 		return code;
 	while ((got = next_line(&r, &code)) > 0) {
 		struct gf_pod_spec *p;
-		int64_t ngpu, milli;
+		int64_t ngpu, milli = 0;
 		struct slice spec = { "", 0 };
 
 		code = reserve((void **)&pods, &cap, count, sizeof(*pods));
@@ -330,7 +357,7 @@ gf_err gf_trace_parse_pods(const char *data, size_t len, const char *file, struc
 		    (code = get_int(&r, &cols[P_CPU], 0, CPU_MAX, &p->cpu_milli)) ||
 		    (code = get_int(&r, &cols[P_MEM], 0, MEM_MAX, &p->mem_mib)) ||
 		    (code = get_int(&r, &cols[P_NGPU], 0, GF_MAX_GPUS, &ngpu)) ||
-		    (code = get_int(&r, &cols[P_MILLI], 0, GF_MILLI_PER_GPU, &milli)) ||
+		    (code = get_milli(&r, &cols[P_MILLI], &milli)) ||
 		    (code = field_of(&r, &cols[P_SPEC], &spec)))
 			goto fail;
 		if (ngpu > 0) {

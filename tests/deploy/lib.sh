@@ -38,8 +38,10 @@ build_test_image() {
 # systemd: runc (crun refuses the hybrid cgroup v1/v2 layout such machines
 # have), cgroupfs, the host network (no CNI/netavark setup needed), and
 # resource limits at or below the caller's (podman's defaults exceed the hard
-# limits of a container-in-VM, and raising them needs CAP_SYS_RESOURCE).
+# limits of a container-in-VM, and raising them needs CAP_SYS_RESOURCE); and
+# a read-only root filesystem with no tmpfs anywhere, as the chart runs it
+# (readOnlyRootFilesystem), so every run checks gpufleet writes no file there.
 prun() {
-	podman --runtime runc --cgroup-manager cgroupfs run --network host \
+	podman --runtime runc --cgroup-manager cgroupfs run --network host --read-only --read-only-tmpfs=false \
 		--ulimit "nofile=$(ulimit -Sn):$(ulimit -Sn)" --ulimit "nproc=1024:1024" "$@"
 }

@@ -12,5 +12,7 @@ int gf_cmd_simulate(int argc, char **argv);
 int gf_cmd_agent(int argc, char **argv);
 int gf_cmd_schedule(int argc, char **argv);
 int gf_cmd_metrics_api(int argc, char **argv);
+int gf_cmd_replay(int argc, char **argv);	/* dispatcher: --serving or jobs */
+int gf_cmd_replay_jobs(int argc, char **argv);
 
 #endif /* GF_CLI_COMMANDS_H */

@@ -1,0 +1,24 @@
+/*
+ * cli/cmd_replay.c - `gpufleet replay`: a tiny dispatcher.
+ *
+ * `replay --serving ...` replays an inference-serving trace
+ * (gf_cmd_replay_serving, cli/cmd_replay_serving.c); anything else replays
+ * jobs through the engine's queue (gf_cmd_replay_jobs, cli/cmd_replay_jobs.c).
+ */
+#include <string.h>
+
+#include "cli/commands.h"
+
+#ifdef GF_HAVE_REPLAY_SERVING
+int gf_cmd_replay_serving(int argc, char **argv);
+#endif
+
+int gf_cmd_replay(int argc, char **argv)
+{
+#ifdef GF_HAVE_REPLAY_SERVING
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--serving"))
+			return gf_cmd_replay_serving(argc, argv);
+#endif
+	return gf_cmd_replay_jobs(argc, argv);
+}

@@ -738,13 +738,12 @@ static gf_err plan(gf_loop *L, uint32_t h)
 		total += L->node_slots[i];
 	}
 	for (;;) {
-		if (total >= k) {
-			if (place_members(L, L->planner, L->scratch, &p, NULL, L->res_members, 0, k))
-				break;
-			if (prev && bind_exact(L->scratch, &p, prev, k)) {
-				memcpy(L->res_members, prev, k * sizeof(*prev));
-				break;
-			}
+		if (total >= k && place_members(L, L->planner, L->scratch, &p, NULL, L->res_members, 0, k))
+			break;
+		/* the previous plan's nodes and GPUs, if still free: a promise is never moved later */
+		if (prev && bind_exact(L->scratch, &p, prev, k)) {
+			memcpy(L->res_members, prev, k * sizeof(*prev));
+			break;
 		}
 		if (idx >= L->nrunning)
 			goto out;	/* never fits: no reservation (gf_loop_start_time says so) */

@@ -319,7 +319,7 @@ static void make_scenario(uint64_t seed, struct scenario *sc, bool overestimate)
 	gf_rng_init(&r, seed);
 	sc->nnodes = 2 + gf_rng_below(&r, 3);
 	for (size_t i = 0; i < sc->nnodes; i++) {
-		char name[8];
+		char name[24];
 
 		snprintf(name, sizeof(name), "n%zu", i);
 		sc->nodes[i] = tu_node(name, 64000, 262144, 1 + (int)gf_rng_below(&r, 8), -1);

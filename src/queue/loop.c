@@ -51,8 +51,9 @@
  * reservation's nodes masked out (gf_sched_place_masked).  When h's turn
  * comes and the policy's own placement fails, the reserved nodes and GPUs are
  * bound exactly, so with estimates that never under-run a reservation is
- * never late.  The plan is redone when something ended, a job started ahead
- * of the holder, or the holder changed.
+ * never late.  The plan is redone when a job ended before its expected end
+ * (an end on time is already in the plan), a job started ahead of the
+ * holder, or the holder changed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -94,8 +95,12 @@ struct shape {
 	uint32_t npods;
 	size_t fail_pos;	/* freed-log length when it last failed to fit; NO_FAIL */
 	int8_t resolvable;	/* -1 unknown, 0 no, 1 yes */
-	uint64_t inadm_cycle;	/* cycle in which it was found to delay the reservation */
-	int64_t inadm_est;	/* the smallest estimate found so in that cycle */
+	/* found to delay the reservation under plan number inadm_plan with the
+	 * freed log at inadm_freed: still so while neither moved (the cluster
+	 * and the shadow only lost room since), for estimates >= inadm_est */
+	uint64_t inadm_plan;
+	size_t inadm_freed;
+	int64_t inadm_est;
 };
 
 struct gf_loop {
@@ -127,7 +132,8 @@ struct gf_loop {
 	size_t nslots;
 
 	/* planner */
-	uint32_t *real_ver, *scratch_ver, *node_slots;
+	uint32_t *real_ver, *scratch_ver, *node_slots, *slots_ver;
+	uint32_t slots_shape;	/* the shape node_slots[] counts (valid where slots_ver matches) */
 	uint32_t holder;	/* job holding the reservation; NONE */
 	bool res_have, plan_dirty;
 	int64_t res_time;
@@ -231,10 +237,13 @@ gf_err gf_loop_create(const struct gf_node_spec *nodes, size_t nnodes,
 	L->real_ver = calloc(nnodes, sizeof(*L->real_ver));
 	L->scratch_ver = calloc(nnodes, sizeof(*L->scratch_ver));
 	L->node_slots = calloc(nnodes, sizeof(*L->node_slots));
+	L->slots_ver = calloc(nnodes, sizeof(*L->slots_ver));
+	L->slots_shape = NONE;
 	L->res_allowed = calloc(L->mask_words, sizeof(*L->res_allowed));
 	L->nslots = 1024;
 	L->slots = calloc(L->nslots, sizeof(*L->slots));
-	if (!L->real_ver || !L->scratch_ver || !L->node_slots || !L->res_allowed || !L->slots) {
+	if (!L->real_ver || !L->scratch_ver || !L->node_slots || !L->slots_ver || !L->res_allowed ||
+	    !L->slots) {
 		err = GF_NOMEM;
 		goto fail;
 	}
@@ -269,6 +278,7 @@ void gf_loop_destroy(gf_loop *L)
 	free(L->real_ver);
 	free(L->scratch_ver);
 	free(L->node_slots);
+	free(L->slots_ver);
 	free(L->res_members);
 	free(L->res_allowed);
 	free(L->timeline);
@@ -338,7 +348,7 @@ static gf_err intern_shape(gf_loop *L, const struct gf_job_spec *s, uint32_t *id
 		.cpu = s->pod.cpu_milli, .mem = s->pod.mem_mib, .count = s->pod.gpu_count,
 		.milli = s->pod.gpu_milli, .spec = s->pod.spec,
 		.npods = L->cfg.policy == GF_QP_KUBE ? 1 : s->npods,
-		.fail_pos = NO_FAIL, .resolvable = -1, .inadm_cycle = UINT64_MAX,
+		.fail_pos = NO_FAIL, .resolvable = -1, .inadm_plan = UINT64_MAX,
 	};
 	size_t h = shape_hash(&k) & (L->nslots - 1);
 
@@ -590,7 +600,9 @@ static gf_err finish(gf_loop *L, uint32_t id)
 	L->used_cls[j->cls] -= (int64_t)j->npods * j->gpu_count * j->gpu_milli;
 	j->nbound = 0;
 	j->state = GF_JOB_DONE;
-	L->plan_dirty = true;
+	/* the plan counted on this end at its expected time; only an earlier one changes it */
+	if (L->now < expected_end(j))
+		L->plan_dirty = true;
 	return GF_OK;
 }
 
@@ -733,8 +745,17 @@ static gf_err plan(gf_loop *L, uint32_t h)
 	L->plan_dirty = false;
 	if ((err = sync_scratch(L)))
 		goto out;
+	/* per-node counts are kept from the last plan for the same shape where the node is unchanged */
+	if (L->slots_shape != j->shape)
+		memset(L->slots_ver, 0, L->nnodes * sizeof(*L->slots_ver));
+	L->slots_shape = j->shape;
 	for (size_t i = 0; i < L->nnodes; i++) {
-		L->node_slots[i] = node_slots(L->cat, gf_cluster_node(L->scratch, i), &p, k);
+		const struct gf_node *nd = gf_cluster_node(L->scratch, i);
+
+		if (L->slots_ver[i] != nd->version) {
+			L->node_slots[i] = node_slots(L->cat, nd, &p, k);
+			L->slots_ver[i] = nd->version;
+		}
 		total += L->node_slots[i];
 	}
 	for (;;) {
@@ -761,6 +782,7 @@ static gf_err plan(gf_loop *L, uint32_t h)
 				}
 				total -= L->node_slots[node];
 				L->node_slots[node] = node_slots(L->cat, gf_cluster_node(L->scratch, node), &p, k);
+				L->slots_ver[node] = gf_cluster_node(L->scratch, node)->version;
 				total += L->node_slots[node];
 			}
 		}
@@ -830,7 +852,9 @@ static bool try_backfill(gf_loop *L, uint32_t id)
 	struct job *j = &L->jobs[id];
 	struct shape *s = &L->shapes[j->shape];
 
-	if (s->inadm_cycle == L->stats.cycles && j->estimate >= s->inadm_est)
+	bool memo = s->inadm_plan == L->stats.plans && s->inadm_freed == L->nfreed;
+
+	if (memo && j->estimate >= s->inadm_est)
 		return false;
 	if (!try_job(L, id, NULL))
 		return false;
@@ -842,8 +866,9 @@ static bool try_backfill(gf_loop *L, uint32_t id)
 			return true;
 		forget(L, j);
 	}
-	if (s->inadm_cycle != L->stats.cycles || j->estimate < s->inadm_est) {
-		s->inadm_cycle = L->stats.cycles;
+	if (!memo || j->estimate < s->inadm_est) {
+		s->inadm_plan = L->stats.plans;
+		s->inadm_freed = L->nfreed;
 		s->inadm_est = j->estimate;
 	}
 	return false;

@@ -510,7 +510,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 	char *e;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	opterr = 0; /* ':' and '?' below say it in the words scripts and tests know */
+	for (;;) {
+		int at = optind; /* for gf_cli_option_error() */
+
+		opt = getopt_long(argc, argv, ":h", longopts, NULL);
+		if (opt == -1)
+			break;
 		switch (opt) {
 		case 'n': o->nodes = optarg; break;
 		case 'p': o->pods = optarg; break;
@@ -567,7 +573,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			fputs(usage_text, stdout);
 			return -1;
 		default:
-			return gf_cli_option_error("replay", opt, argv, optind);
+			return gf_cli_option_error("replay", opt, argv, at);
 		}
 	}
 	if (gf_cli_operands("replay", argc, argv))

@@ -313,6 +313,9 @@ static gf_err get_times(struct reader *r, const struct column *cols, struct gf_p
 		return code;
 	if (s.len > 0 && (code = get_int(r, &cols[P_SCHEDULED], 0, TIME_MAX, &scheduled)))
 		return code;
+	if (scheduled >= 0 && scheduled < created)
+		return fail(r, GF_PARSE, "column %d (scheduled_time): %lld is before the creation_time %lld",
+			    cols[P_SCHEDULED].index + 1, (long long)scheduled, (long long)created);
 	if (deleted < (scheduled >= 0 ? scheduled : created))
 		return fail(r, GF_PARSE, "column %d (deletion_time): %lld is before the %s %lld: a negative duration",
 			    cols[P_DELETED].index + 1, (long long)deleted,

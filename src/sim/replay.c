@@ -41,8 +41,8 @@ struct gf_replay {
 	int64_t capacity;	/* milli-GPU */
 };
 
-static const char *const class_names[GF_RC_COUNT] = { "burst", "LS", "BE", "all" };
-static const int32_t class_priority[GF_RC_COUNT] = { 1, 2, 0, 0 };
+static const char *const class_names[GF_RC_COUNT] = { "burst", "LS", "BE", "non-burst", "all" };
+static const int32_t class_priority[GF_RC_COUNT] = { 1, 2, 0, 0, 0 };
 
 const char *gf_replay_class_name(enum gf_replay_class c)
 {
@@ -287,7 +287,8 @@ static gf_err class_stats(const gf_loop *L, enum gf_replay_class c, struct gf_re
 		struct gf_job_info ji;
 
 		gf_loop_job(L, id, &ji);
-		if (ji.cls == GF_RC_WARM || (c != GF_RC_ALL && ji.cls != c))
+		if (ji.cls == GF_RC_WARM || (c == GF_RC_NONBURST && ji.cls == GF_RC_BURST) ||
+		    (c != GF_RC_ALL && c != GF_RC_NONBURST && ji.cls != c))
 			continue;
 		st->jobs++;
 		st->partial_gangs += ji.partial;
@@ -318,8 +319,11 @@ static gf_err collect(const gf_replay *x, const gf_loop *L, const struct gf_repl
 	for (int c = 0; c < GF_RC_COUNT; c++) {
 		if ((err = class_stats(L, (enum gf_replay_class)c, &out->cls[c])))
 			return err;
-		out->cls[c].gpu_alloc_avg_pct = (c == GF_RC_ALL ? out->loop.gpu_milli_s_all
-							       : out->loop.gpu_milli_s[c]) / denom;
+		double ms = c == GF_RC_ALL ? out->loop.gpu_milli_s_all
+			  : c == GF_RC_NONBURST ? out->loop.gpu_milli_s[GF_RC_LS] + out->loop.gpu_milli_s[GF_RC_BE]
+						: out->loop.gpu_milli_s[c];
+
+		out->cls[c].gpu_alloc_avg_pct = ms / denom;
 	}
 	out->timeline = malloc((nt ? nt : 1) * sizeof(*tl));
 	out->burst_arrival = malloc((BURST_SINGLES + BURST_GANGS) * sizeof(int64_t));

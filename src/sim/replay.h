@@ -33,10 +33,11 @@
 #include "queue/loop.h"
 #include "sim/trace.h"
 
-enum gf_replay_class { GF_RC_BURST, GF_RC_LS, GF_RC_BE, GF_RC_ALL, GF_RC_COUNT };
-#define GF_RC_WARM 3	/* the loop's class index of warm-start jobs (not a table row) */
+/* Table rows: the three job classes, every job but the burst's, and every job. */
+enum gf_replay_class { GF_RC_BURST, GF_RC_LS, GF_RC_BE, GF_RC_NONBURST, GF_RC_ALL, GF_RC_COUNT };
+#define GF_RC_WARM 7	/* the loop's class index of warm-start jobs (not a table row) */
 
-/* "burst", "LS", "BE", "all". */
+/* "burst", "LS", "BE", "non-burst", "all". */
 const char *gf_replay_class_name(enum gf_replay_class c);
 
 enum gf_estimate { GF_EST_EXACT, GF_EST_OVER };

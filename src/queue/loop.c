@@ -52,8 +52,9 @@
  * comes and the policy's own placement fails, the reserved nodes and GPUs are
  * bound exactly, so with estimates that never under-run a reservation is
  * never late.  The plan is redone when a job ended before its expected end
- * (an end on time is already in the plan), a job started ahead of the
- * holder, or the holder changed.
+ * (an end on time is already in the plan), a job ahead of the holder (a
+ * higher priority) started on room the shadow counted on (one that fits the
+ * shadow is added to it instead), or the holder changed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,7 @@ struct gf_loop {
 	uint32_t slots_shape;	/* the shape node_slots[] counts (valid where slots_ver matches) */
 	uint32_t holder;	/* job holding the reservation; NONE */
 	bool res_have, plan_dirty;
+	bool res_displaced;	/* a higher-priority job took room the current plan counted on */
 	int64_t res_time;
 	struct member *res_members;
 	size_t res_cap;
@@ -743,6 +745,7 @@ static gf_err plan(gf_loop *L, uint32_t h)
 	L->res_have = false;
 	L->holder = h;
 	L->plan_dirty = false;
+	L->res_displaced = false;
 	if ((err = sync_scratch(L)))
 		goto out;
 	/* per-node counts are kept from the last plan for the same shape where the node is unchanged */
@@ -829,21 +832,29 @@ static bool try_job(gf_loop *L, uint32_t id, const uint64_t *allowed)
 }
 
 /* The holder's turn: its own placement, else exactly what was reserved for it. */
-static bool try_holder(gf_loop *L, uint32_t id)
+static bool bind_reserved(gf_loop *L, uint32_t id)
 {
 	struct job *j = &L->jobs[id];
-	struct gf_pod_spec p;
+	struct gf_pod_spec p = pod_of(j);
 
-	if (try_job(L, id, NULL))
-		return true;
-	if (L->holder != id || !L->res_have || L->res_time > L->now)
-		return false;
-	p = pod_of(j);
 	if (!bind_exact(L->real, &p, L->res_members, j->npods))
 		return false;
 	memcpy(&L->members[j->member0], L->res_members, j->npods * sizeof(*L->res_members));
 	assume(L, j, j->npods);
 	return true;
+}
+
+static bool try_holder(gf_loop *L, uint32_t id)
+{
+	if (try_job(L, id, NULL))
+		return true;
+	if (L->holder != id || !L->res_have || L->res_time > L->now)
+		return false;
+	if (bind_reserved(L, id))
+		return true;
+	if (!L->res_displaced)
+		L->stats.late++;	/* a promise broken without a higher priority taking it: a bug */
+	return false;
 }
 
 /* A job behind the holder: start it only if it does not delay the reservation. */
@@ -941,8 +952,11 @@ static gf_err cycle(gf_loop *L)
 				if (L->holder == e.job) {
 					L->holder = NONE;
 					L->res_have = false;
+				} else if (!L->res_have || !admissible(L, &L->jobs[e.job])) {
+					/* a job ahead of the holder took room the plan counted on */
+					started_ahead = true;
+					L->res_displaced = true;
 				}
-				started_ahead = true;
 			} else if (L->cfg.policy == GF_QP_STRICT_FIFO) {
 				stop = true;
 			} else if (L->cfg.policy == GF_QP_BACKFILL) {
@@ -950,8 +964,14 @@ static gf_err cycle(gf_loop *L)
 				if (L->holder != e.job || !L->res_have || L->plan_dirty || started_ahead)
 					if ((err = plan(L, e.job)))
 						return err;
-				if (!L->res_have)
+				if (!L->res_have) {
 					blocked = false;	/* no plan possible: skip ahead as best-effort */
+				} else if (L->res_time <= L->now && bind_reserved(L, e.job)) {
+					ok = true;	/* the fresh plan says now */
+					blocked = false;
+					L->holder = NONE;
+					L->res_have = false;
+				}
 			}
 			if (ok && (err = confirm(L, e.job)))
 				return err;

@@ -90,6 +90,8 @@ struct gf_loop_sample {
 struct gf_loop_stats {
 	uint64_t events, cycles, tries, plans;
 	uint64_t backfilled;	/* jobs started past a blocked reservation holder */
+	uint64_t late;		/* holders not started at their reservation time although no
+				 * higher-priority job took the room: always 0 unless a bug */
 	uint32_t stalled;	/* jobs still pending when no event was left (deadlock) */
 	int64_t now;		/* virtual time of the last event */
 	/* integral of bound milli-GPU over [0, horizon), per class and in all */

@@ -279,6 +279,38 @@ static void kube_gangs_deadlock_and_are_reported(void **state)
 	}
 }
 
+/* H1 and H2 (8 GPUs each) blocked behind two nearly full nodes; C (1 GPU, long) could run now. */
+static void conservative_protects_every_blocked_job(void **state)
+{
+	struct gf_node_spec n[2];
+	int64_t h2_start[2], c_start[2], h2_promised[2];
+
+	(void)state;
+	two_nodes(n);
+	for (int k = 0; k < 2; k++) {
+		struct fx *f = fx_new(k ? GF_QP_CONSERVATIVE : GF_QP_BACKFILL, n, 2);
+		uint32_t h2, c;
+
+		submit(f, job(7, 1000, 1, 0, 100));	/* n0 until 100 */
+		submit(f, job(7, 1000, 1, 0, 200));	/* n1 until 200 */
+		submit(f, job(8, 1000, 1, 1, 1000));	/* H1: n0 at 100 */
+		h2 = submit(f, job(8, 1000, 1, 2, 100));	/* H2 */
+		c = submit(f, job(1, 1000, 1, 3, 500));
+		assert_int_equal(gf_loop_run(f->L), GF_OK);
+		h2_start[k] = info(f, h2).start;
+		h2_promised[k] = info(f, h2).promised;
+		c_start[k] = info(f, c).start;
+		fx_free(f);
+	}
+	/* EASY: C backfills beside the second node's job and H2 waits for C */
+	assert_int_equal(c_start[0], 3);
+	assert_int_equal(h2_start[0], 503);
+	/* conservative: H2 holds the second node from 200, C may not take it */
+	assert_int_equal(h2_promised[1], 200);
+	assert_int_equal(h2_start[1], 200);
+	assert_true(c_start[1] >= 300);
+}
+
 static void bad_specs_are_refused(void **state)
 {
 	struct gf_node_spec n[2];
@@ -410,7 +442,7 @@ static void random_backfill_never_delays_a_reservation(void **state)
 			gf_loop *L = run_scenario(&sc, (enum gf_queue_policy)qp, &cat);
 
 			check_outcome(L, (enum gf_queue_policy)qp, seed, prio);
-			for (uint32_t id = 0; qp == GF_QP_BACKFILL && !prio && id < gf_loop_njobs(L); id++) {
+			for (uint32_t id = 0; qp >= GF_QP_BACKFILL && !prio && id < gf_loop_njobs(L); id++) {
 				struct gf_job_info ji;
 
 				gf_loop_job(L, id, &ji);
@@ -420,7 +452,8 @@ static void random_backfill_never_delays_a_reservation(void **state)
 		}
 		gf_catalog_release(&cat);
 	}
-	print_message("%llu first promises checked (equal priorities)\n", (unsigned long long)promises);
+	print_message("%llu first promises checked (equal priorities, both backfills)\n",
+		      (unsigned long long)promises);
 	/* the check above is not vacuous: many jobs were given reservations */
 	assert_true(promises > 3000);
 }
@@ -469,6 +502,7 @@ int main(void)
 		cmocka_unit_test(best_effort_skips_ahead_and_delays_the_head),
 		cmocka_unit_test(backfill_reserves_and_admits_only_what_ends_in_time),
 		cmocka_unit_test(backfill_admits_long_jobs_off_the_reserved_nodes),
+		cmocka_unit_test(conservative_protects_every_blocked_job),
 		cmocka_unit_test(kube_binds_members_one_by_one),
 		cmocka_unit_test(kube_gangs_deadlock_and_are_reported),
 		cmocka_unit_test(bad_specs_are_refused),

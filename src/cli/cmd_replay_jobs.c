@@ -47,7 +47,8 @@ static const char usage_text[] =
 	"  --load X                offered GPU load, fraction of capacity, (0, 2] [0.9]\n"
 	"  --horizon T             arrivals and statistics window, e.g. 12h, 90m, 3600 [12h]\n"
 	"  --burst off|T           the validation burst's time, or off [4h]\n"
-	"  --queue-policy LIST     kube, strict-fifo, best-effort-fifo, backfill [all four]\n"
+	"  --queue-policy LIST     kube, strict-fifo, best-effort-fifo, backfill (EASY),\n"
+	"                          conservative-backfill [the first four]\n"
 	"  --policy NAME           placement policy [fgd]\n"
 	"  --seeds LIST            e.g. 42-51, 42, 1,5,7-9 [42-51]\n"
 	"  --estimate MODE         run-time estimates for reservations: exact or overestimate:F\n"
@@ -357,7 +358,7 @@ static void timeline_csv(struct gf_obuf *b, const struct run *runs, size_t nruns
 	}
 }
 
-static const char *const colors[GF_QP_COUNT_] = { "#d62728", "#7f7f7f", "#1f77b4", "#2ca02c" };
+static const char *const colors[GF_QP_COUNT_] = { "#d62728", "#7f7f7f", "#1f77b4", "#2ca02c", "#9467bd" };
 
 /* One line chart: value(k) of each policy's first-seed run over time. */
 static void svg_lines(struct gf_obuf *b, const char *title, const struct run *runs, int nqp,
@@ -542,7 +543,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'Q':
 			if (!parse_queue_policies(optarg, o->qps, &o->nqp))
-				return bad("--queue-policy", "a list of kube, strict-fifo, best-effort-fifo, backfill", optarg);
+				return bad("--queue-policy", "a list of kube, strict-fifo, best-effort-fifo, backfill, conservative-backfill", optarg);
 			break;
 		case 'P':
 			o->ops = gf_policy_find(optarg);
@@ -594,7 +595,7 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 	struct options o = {
 		.nodes = nodes_default, .pods = pods_default, .seeds_arg = "42-51",
 		.ops = &gf_policy_fgd, .qps = { GF_QP_KUBE, GF_QP_STRICT_FIFO, GF_QP_BEST_EFFORT_FIFO, GF_QP_BACKFILL },
-		.nqp = GF_QP_COUNT_, .cfg = gf_replay_config_default(), .jobs = sysconf(_SC_NPROCESSORS_ONLN),
+		.nqp = 4, .cfg = gf_replay_config_default(), .jobs = sysconf(_SC_NPROCESSORS_ONLN),
 	};
 	struct inputs in;
 	struct run *runs = NULL;

@@ -22,6 +22,7 @@
 enum gf_event_kind {
 	GF_EV_ARRIVAL,	/* a job arrives and joins the pending queue */
 	GF_EV_END,	/* a running job ends and frees what it holds */
+	GF_EV_WAKE,	/* nothing happens but a cycle runs (a reservation's time) */
 };
 
 struct gf_event {

@@ -100,8 +100,31 @@ struct shape {
 	 * freed log at inadm_freed: still so while neither moved (the cluster
 	 * and the shadow only lost room since), for estimates >= inadm_est */
 	uint64_t inadm_plan;
-	size_t inadm_freed;
+	size_t inadm_freed, inadm_nahead;
 	int64_t inadm_est;
+};
+
+#define MAX_RES 32	/* reservations at most (conservative backfill; EASY keeps 1) */
+
+/*
+ * A reservation: holder starts at `time` on members[] (npods of them), and
+ * is expected to end at `end`.  shadow is the cluster as planned at `time`:
+ * jobs expected to run past it, the reservations active then, the holder,
+ * and every job later admitted past it.
+ */
+struct reservation {
+	uint32_t holder;
+	int64_t time, end;
+	struct member *members;
+	size_t cap;
+	gf_cluster *shadow;
+	bool displaced;	/* a higher-priority start took room it counted on */
+};
+
+struct prev_plan {
+	uint32_t holder;
+	struct member *members;
+	size_t cap;
 };
 
 struct gf_loop {
@@ -135,13 +158,13 @@ struct gf_loop {
 	/* planner */
 	uint32_t *real_ver, *scratch_ver, *node_slots, *slots_ver;
 	uint32_t slots_shape;	/* the shape node_slots[] counts (valid where slots_ver matches) */
-	uint32_t holder;	/* job holding the reservation; NONE */
-	bool res_have, plan_dirty;
-	bool res_displaced;	/* a higher-priority job took room the current plan counted on */
-	int64_t res_time;
-	struct member *res_members;
-	size_t res_cap;
-	uint64_t *res_allowed;	/* every node but the reservation's */
+	struct gf_node_spec *specs;	/* for the shadows */
+	struct reservation res[MAX_RES];	/* in queue order of their holders = plan order */
+	size_t nres, max_res;
+	struct prev_plan prev[MAX_RES];	/* dropped plans, for "never later" */
+	size_t nprev_next;
+	bool plan_dirty;
+	uint64_t *mask;			/* scratch node mask */
 
 	int64_t now, last;
 	uint32_t next_qseq;
@@ -158,6 +181,7 @@ static const char *const qp_names[GF_QP_COUNT_] = {
 	[GF_QP_STRICT_FIFO] = "strict-fifo",
 	[GF_QP_BEST_EFFORT_FIFO] = "best-effort-fifo",
 	[GF_QP_BACKFILL] = "backfill",
+	[GF_QP_CONSERVATIVE] = "conservative-backfill",
 };
 
 const char *gf_queue_policy_name(enum gf_queue_policy qp)
@@ -221,7 +245,9 @@ gf_err gf_loop_create(const struct gf_node_spec *nodes, size_t nnodes,
 	L->cat = env->cat;
 	L->nnodes = nnodes;
 	L->mask_words = (nnodes + 63) / 64;
-	L->holder = NONE;
+	L->max_res = cfg->policy == GF_QP_CONSERVATIVE ? MAX_RES : 1;
+	for (size_t r = 0; r < MAX_RES; r++)
+		L->prev[r].holder = NONE;
 	gf_events_init(&L->events);
 	gf_rng_init(&L->rng, cfg->seed);
 	if ((err = gf_cluster_create(nodes, nnodes, &L->real)) ||
@@ -241,11 +267,14 @@ gf_err gf_loop_create(const struct gf_node_spec *nodes, size_t nnodes,
 	L->node_slots = calloc(nnodes, sizeof(*L->node_slots));
 	L->slots_ver = calloc(nnodes, sizeof(*L->slots_ver));
 	L->slots_shape = NONE;
-	L->res_allowed = calloc(L->mask_words, sizeof(*L->res_allowed));
+	L->mask = calloc(L->mask_words, sizeof(*L->mask));
+	L->specs = malloc(nnodes * sizeof(*L->specs));
+	if (L->specs)
+		memcpy(L->specs, nodes, nnodes * sizeof(*nodes));
 	L->nslots = 1024;
 	L->slots = calloc(L->nslots, sizeof(*L->slots));
-	if (!L->real_ver || !L->scratch_ver || !L->node_slots || !L->slots_ver || !L->res_allowed ||
-	    !L->slots) {
+	if (!L->real_ver || !L->scratch_ver || !L->node_slots || !L->slots_ver || !L->mask ||
+	    !L->specs || !L->slots) {
 		err = GF_NOMEM;
 		goto fail;
 	}
@@ -281,8 +310,13 @@ void gf_loop_destroy(gf_loop *L)
 	free(L->scratch_ver);
 	free(L->node_slots);
 	free(L->slots_ver);
-	free(L->res_members);
-	free(L->res_allowed);
+	for (size_t r = 0; r < MAX_RES; r++) {
+		free(L->res[r].members);
+		gf_cluster_destroy(L->res[r].shadow);
+		free(L->prev[r].members);
+	}
+	free(L->mask);
+	free(L->specs);
 	free(L->timeline);
 	free(L);
 }
@@ -696,7 +730,7 @@ static gf_err merge_incoming(gf_loop *L)
 	return GF_OK;
 }
 
-/* ---- planning: reservation and shadow ---- */
+/* ---- planning: reservations and their shadows ---- */
 
 static gf_err sync_scratch(gf_loop *L)
 {
@@ -713,41 +747,227 @@ static gf_err sync_scratch(gf_loop *L)
 	return GF_OK;
 }
 
-static void set_allowed(gf_loop *L, uint32_t npods)
+/* A reservation's start and end in the planner's timeline: never before now. */
+static int64_t res_start(const gf_loop *L, const struct reservation *r)
 {
-	memset(L->res_allowed, 0xff, L->mask_words * sizeof(*L->res_allowed));
-	for (uint32_t k = 0; k < npods; k++)
-		L->res_allowed[L->res_members[k].node / 64] &= ~(1ULL << (L->res_members[k].node % 64));
+	return max64(r->time, L->now);
 }
 
-/* Give job h the reservation: the earliest time it fits as running jobs end. */
+static int64_t res_end(const gf_loop *L, const struct reservation *r)
+{
+	return res_start(L, r) + (r->end - r->time);
+}
+
+/* Keep a dropped plan's nodes and GPUs for its holder's next plan. */
+static gf_err save_prev(gf_loop *L, const struct reservation *r)
+{
+	uint32_t n = L->jobs[r->holder].npods;
+	size_t slot = L->nprev_next;
+
+	for (size_t k = 0; k < MAX_RES; k++)
+		if (L->prev[k].holder == r->holder)
+			slot = k;
+	if (slot == L->nprev_next)
+		L->nprev_next = (L->nprev_next + 1) % MAX_RES;
+	if (grow(&L->prev[slot].members, &L->prev[slot].cap, n, sizeof(struct member)))
+		return GF_NOMEM;
+	memcpy(L->prev[slot].members, r->members, n * sizeof(struct member));
+	L->prev[slot].holder = r->holder;
+	return GF_OK;
+}
+
+static const struct member *find_prev(const gf_loop *L, uint32_t holder)
+{
+	for (size_t k = 0; k < MAX_RES; k++)
+		if (L->prev[k].holder == holder)
+			return L->prev[k].members;
+	return NULL;
+}
+
+/* Drop reservations [from, nres) (their holders will be planned again when reached). */
+static gf_err drop_from(gf_loop *L, size_t from)
+{
+	gf_err err;
+
+	for (size_t r = from; r < L->nres; r++)
+		if ((err = save_prev(L, &L->res[r])))
+			return err;
+	if (from < L->nres)
+		L->stats.dropped += L->nres - from;
+	L->nres = from < L->nres ? from : L->nres;
+	return GF_OK;
+}
+
+/* Remove reservation i (its holder started); the slot's buffers move to the end. */
+static void remove_res(gf_loop *L, size_t i)
+{
+	struct reservation r = L->res[i];
+
+	memmove(&L->res[i], &L->res[i + 1], (L->nres - i - 1) * sizeof(L->res[0]));
+	L->res[--L->nres] = r;
+}
+
+/* Bind job j's members (on their nodes and GPUs) into the shadows of reservations
+ * [from, to) that start before j is expected to end; all or none. */
+static bool bind_in_shadows(gf_loop *L, const struct gf_pod_spec *p, const struct member *m, uint32_t n,
+			    int64_t end, size_t from, size_t to)
+{
+	for (size_t r = from; r < to; r++) {
+		if (L->res[r].time >= end)
+			continue;
+		if (!bind_exact(L->res[r].shadow, p, m, n)) {
+			while (r-- > from)
+				if (L->res[r].time < end)
+					unbind_members(L->res[r].shadow, p, m, n);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Would job j, just bound in the real cluster, leave reservations [from, to) intact?
+ * If so it joins their shadows. */
+static bool admissible(gf_loop *L, const struct job *j, size_t from, size_t to)
+{
+	struct gf_pod_spec p = pod_of(j);
+
+	return bind_in_shadows(L, &p, &L->members[j->member0], j->npods, L->now + j->estimate, from, to);
+}
+
+static void refresh_slots(gf_loop *L, uint32_t node, const struct gf_pod_spec *p, uint32_t k, uint64_t *total)
+{
+	const struct gf_node *nd = gf_cluster_node(L->scratch, node);
+
+	*total -= L->node_slots[node];
+	L->node_slots[node] = node_slots(L->cat, nd, p, k);
+	L->slots_ver[node] = nd->version;
+	*total += L->node_slots[node];
+}
+
+/* Apply one reservation's start (bind) or end (unbind) to the scratch. */
+static gf_err apply_res(gf_loop *L, const struct reservation *r, bool bind, const struct gf_pod_spec *hp,
+			uint32_t k, uint64_t *total)
+{
+	const struct job *rj = &L->jobs[r->holder];
+	struct gf_pod_spec rp = pod_of(rj);
+
+	if (bind && !bind_exact(L->scratch, &rp, r->members, rj->npods))
+		return GF_STATE;
+	if (!bind)
+		unbind_members(L->scratch, &rp, r->members, rj->npods);
+	for (uint32_t m = 0; m < rj->npods; m++)
+		refresh_slots(L, r->members[m].node, hp, k, total);
+	return GF_OK;
+}
+
+/* Release the running job r from the scratch. */
+static gf_err release_running(gf_loop *L, const struct job *r, const struct gf_pod_spec *hp, uint32_t k,
+			      uint64_t *total)
+{
+	struct gf_pod_spec rp = pod_of(r);
+
+	for (uint32_t m = r->nbound; m-- > 0;) {
+		uint32_t node = L->members[r->member0 + m].node;
+
+		if (gf_cluster_unbind(L->scratch, node, &rp, L->members[r->member0 + m].gpus))
+			return GF_STATE;
+		refresh_slots(L, node, hp, k, total);
+	}
+	return GF_OK;
+}
+
+/*
+ * Placement m of the planned job (start t, end t + estimate) is fine for the
+ * reservations planned before it that start inside (t, end): bound into their
+ * shadows.  On failure nothing stays bound.
+ */
+static bool fits_later_shadows(gf_loop *L, const struct gf_pod_spec *p, const struct member *m, uint32_t n,
+			       int64_t t, int64_t end)
+{
+	for (size_t r = 0; r < L->nres; r++) {
+		int64_t rt = res_start(L, &L->res[r]);
+
+		if (rt <= t || rt >= end)
+			continue;
+		if (!bind_exact(L->res[r].shadow, p, m, n)) {
+			while (r-- > 0) {
+				rt = res_start(L, &L->res[r]);
+				if (rt > t && rt < end)
+					unbind_members(L->res[r].shadow, p, m, n);
+			}
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The next time something changes in the plan's timeline after t; INT64_MAX if nothing. */
+static int64_t next_change(const gf_loop *L, size_t idx, int64_t t)
+{
+	int64_t next = INT64_MAX;
+
+	if (idx < L->nrunning)
+		next = max64(L->now, expected_end(&L->jobs[L->running[idx]]));
+	for (size_t r = 0; r < L->nres; r++) {
+		int64_t rt = res_start(L, &L->res[r]), re = res_end(L, &L->res[r]);
+
+		if (rt > t && rt < next)
+			next = rt;
+		if (re > t && re < next)
+			next = re;
+	}
+	return next;
+}
+
+/* Try the planned job at time t on the scratch: the policy's placement, else its previous plan. */
+static bool try_plan_at(gf_loop *L, const struct job *j, const struct gf_pod_spec *p, uint64_t total,
+			const struct member *prev, int64_t t, struct member *out)
+{
+	uint32_t k = j->npods;
+	int64_t end = t + j->estimate;
+
+	if (total >= k && place_members(L, L->planner, L->scratch, p, NULL, out, 0, k)) {
+		if (fits_later_shadows(L, p, out, k, t, end))
+			return true;
+		unbind_members(L->scratch, p, out, k);
+	}
+	if (prev && bind_exact(L->scratch, p, prev, k)) {
+		if (fits_later_shadows(L, p, prev, k, t, end)) {
+			memcpy(out, prev, k * sizeof(*out));
+			return true;
+		}
+		unbind_members(L->scratch, p, prev, k);
+	}
+	return false;
+}
+
+/*
+ * Plan job h behind reservations res[0..nres): on the scratch, release the
+ * running jobs in order of expected end and start/end the earlier
+ * reservations at their times; the first time h fits (and fits every earlier
+ * reservation's shadow it would overlap) is its reservation, appended as
+ * res[nres].  No time found (cannot happen for a resolvable job): nothing
+ * appended.
+ */
 static gf_err plan(gf_loop *L, uint32_t h)
 {
 	struct job *j = &L->jobs[h];
 	struct gf_pod_spec p = pod_of(j);
 	uint32_t k = j->npods;
-	bool had = L->res_have && L->holder == h;
-	struct member *prev = NULL;
+	const struct member *prev = find_prev(L, h);
+	struct reservation *res = &L->res[L->nres];
 	uint64_t total = 0;
 	size_t idx = 0;
 	int64_t t = L->now;
 	gf_err err;
 
 	L->stats.plans++;
-	if (grow(&L->res_members, &L->res_cap, k, sizeof(*L->res_members)))
+	if (grow(&res->members, &res->cap, k, sizeof(*res->members)))
 		return GF_NOMEM;
-	if (had) {
-		prev = malloc(k * sizeof(*prev));
-		if (!prev)
-			return GF_NOMEM;
-		memcpy(prev, L->res_members, k * sizeof(*prev));
-	}
-	L->res_have = false;
-	L->holder = h;
-	L->plan_dirty = false;
-	L->res_displaced = false;
+	if (!res->shadow && (err = gf_cluster_create(L->specs, L->nnodes, &res->shadow)))
+		return err;
 	if ((err = sync_scratch(L)))
-		goto out;
+		return err;
 	/* per-node counts are kept from the last plan for the same shape where the node is unchanged */
 	if (L->slots_shape != j->shape)
 		memset(L->slots_ver, 0, L->nnodes * sizeof(*L->slots_ver));
@@ -762,53 +982,45 @@ static gf_err plan(gf_loop *L, uint32_t h)
 		total += L->node_slots[i];
 	}
 	for (;;) {
-		if (total >= k && place_members(L, L->planner, L->scratch, &p, NULL, L->res_members, 0, k))
+		/* everything that happens at t: ends (running jobs, earlier reservations), then starts */
+		while (idx < L->nrunning && max64(L->now, expected_end(&L->jobs[L->running[idx]])) <= t)
+			if ((err = release_running(L, &L->jobs[L->running[idx++]], &p, k, &total)))
+				return err;
+		for (size_t r = 0; r < L->nres; r++)
+			if (res_end(L, &L->res[r]) == t && res_start(L, &L->res[r]) < t &&
+			    (err = apply_res(L, &L->res[r], false, &p, k, &total)))
+				return err;
+		for (size_t r = 0; r < L->nres; r++)
+			if (res_start(L, &L->res[r]) == t && (err = apply_res(L, &L->res[r], true, &p, k, &total)))
+				return err;
+		if (try_plan_at(L, j, &p, total, prev, t, res->members))
 			break;
-		/* the previous plan's nodes and GPUs, if still free: a promise is never moved later */
-		if (prev && bind_exact(L->scratch, &p, prev, k)) {
-			memcpy(L->res_members, prev, k * sizeof(*prev));
-			break;
-		}
-		if (idx >= L->nrunning)
-			goto out;	/* never fits: no reservation (gf_loop_start_time says so) */
-		t = max64(L->now, expected_end(&L->jobs[L->running[idx]]));
-		while (idx < L->nrunning && max64(L->now, expected_end(&L->jobs[L->running[idx]])) <= t) {
-			const struct job *r = &L->jobs[L->running[idx++]];
-			struct gf_pod_spec rp = pod_of(r);
-
-			for (uint32_t m = r->nbound; m-- > 0;) {
-				uint32_t node = L->members[r->member0 + m].node;
-
-				if (gf_cluster_unbind(L->scratch, node, &rp, L->members[r->member0 + m].gpus)) {
-					err = GF_STATE;
-					goto out;
-				}
-				total -= L->node_slots[node];
-				L->node_slots[node] = node_slots(L->cat, gf_cluster_node(L->scratch, node), &p, k);
-				L->slots_ver[node] = gf_cluster_node(L->scratch, node)->version;
-				total += L->node_slots[node];
-			}
-		}
+		t = next_change(L, idx, t);
+		if (t == INT64_MAX)
+			return GF_OK;	/* never fits: no reservation (gf_loop_start_time says so) */
 	}
-	L->res_have = true;
-	L->res_time = t;
+	res->holder = h;
+	res->time = t;
+	res->end = t + j->estimate;
+	res->displaced = false;
+	for (size_t i = 0; i < L->nnodes; i++)
+		if (gf_cluster_copy_node(res->shadow, L->scratch, i))
+			return GF_STATE;
+	L->nres++;
 	if (j->promised < 0)
 		j->promised = t;
-	set_allowed(L, k);
-out:
-	free(prev);
-	return err;
+	/* a cycle runs at t even if no job ends exactly then */
+	return t > L->now ? gf_events_push(&L->events, t, GF_EV_WAKE, h) : GF_OK;
 }
 
-/* Would job j, bound now, leave the reservation intact?  If so it joins the shadow. */
-static bool admissible(gf_loop *L, const struct job *j)
+/* Every node but those of reservations [0, n). */
+static const uint64_t *mask_without(gf_loop *L, size_t n)
 {
-	struct gf_pod_spec p;
-
-	if (L->now + j->estimate <= L->res_time)
-		return true;
-	p = pod_of(j);
-	return bind_exact(L->scratch, &p, &L->members[j->member0], j->npods);
+	memset(L->mask, 0xff, L->mask_words * sizeof(*L->mask));
+	for (size_t r = 0; r < n; r++)
+		for (uint32_t m = 0; m < L->jobs[L->res[r].holder].npods; m++)
+			L->mask[L->res[r].members[m].node / 64] &= ~(1ULL << (L->res[r].members[m].node % 64));
+	return L->mask;
 }
 
 /* ---- one cycle ---- */
@@ -831,55 +1043,109 @@ static bool try_job(gf_loop *L, uint32_t id, const uint64_t *allowed)
 	return true;
 }
 
-/* The holder's turn: its own placement, else exactly what was reserved for it. */
-static bool bind_reserved(gf_loop *L, uint32_t id)
+/* Bind reservation i's planned nodes and GPUs for its holder in the real cluster. */
+static bool bind_reserved(gf_loop *L, size_t i)
 {
-	struct job *j = &L->jobs[id];
+	const struct reservation *r = &L->res[i];
+	struct job *j = &L->jobs[r->holder];
 	struct gf_pod_spec p = pod_of(j);
 
-	if (!bind_exact(L->real, &p, L->res_members, j->npods))
+	if (!bind_exact(L->real, &p, r->members, j->npods))
 		return false;
-	memcpy(&L->members[j->member0], L->res_members, j->npods * sizeof(*L->res_members));
+	memcpy(&L->members[j->member0], r->members, j->npods * sizeof(*r->members));
 	assume(L, j, j->npods);
 	return true;
 }
 
-static bool try_holder(gf_loop *L, uint32_t id)
+/* Does reservation x's shadow hold reservation i's planned binds? (index order = plan order) */
+static bool shadow_holds(const gf_loop *L, size_t x, size_t i)
 {
-	if (try_job(L, id, NULL))
+	int64_t ti = L->res[i].time, tx = L->res[x].time;
+
+	return tx < L->res[i].end && (x > i ? ti <= tx : ti < tx);
+}
+
+/* Move holder i's binds in the other shadows from planned (from) to actual (to, ending at end). */
+static bool move_in_shadows(gf_loop *L, size_t i, const struct gf_pod_spec *p, const struct member *from,
+			    const struct member *to, uint32_t n, int64_t end)
+{
+	size_t x;
+
+	for (x = 0; x < L->nres; x++)
+		if (x != i && shadow_holds(L, x, i))
+			unbind_members(L->res[x].shadow, p, from, n);
+	for (x = 0; x < L->nres; x++) {
+		if (x == i || L->res[x].time >= end)
+			continue;
+		if (!bind_exact(L->res[x].shadow, p, to, n))
+			break;
+	}
+	if (x == L->nres)
 		return true;
-	if (L->holder != id || !L->res_have || L->res_time > L->now)
+	while (x-- > 0)
+		if (x != i && L->res[x].time < end)
+			unbind_members(L->res[x].shadow, p, to, n);
+	for (x = 0; x < L->nres; x++)
+		if (x != i && shadow_holds(L, x, i))
+			bind_exact(L->res[x].shadow, p, from, n);
+	return false;
+}
+
+/*
+ * Holder of reservation i (= the next one in queue order) may start: on the
+ * policy's placement if the other reservations still hold with it there
+ * instead of where it was planned, else on its planned nodes once its time
+ * has come.  *replan: it started later than planned (the other plans
+ * assumed an earlier end).
+ */
+static bool try_holder(gf_loop *L, size_t i, bool *replan)
+{
+	struct reservation *r = &L->res[i];
+	struct job *j = &L->jobs[r->holder];
+	struct gf_pod_spec p = pod_of(j);
+
+	*replan = false;
+	if (try_job(L, r->holder, NULL)) {
+		if (move_in_shadows(L, i, &p, r->members, &L->members[j->member0], j->npods,
+				    L->now + j->estimate))
+			return true;
+		forget(L, j);
+	}
+	if (r->time > L->now)
 		return false;
-	if (bind_reserved(L, id))
+	if (bind_reserved(L, i)) {
+		*replan = L->now > r->time;
 		return true;
-	if (!L->res_displaced)
+	}
+	if (!r->displaced)
 		L->stats.late++;	/* a promise broken without a higher priority taking it: a bug */
 	return false;
 }
 
-/* A job behind the holder: start it only if it does not delay the reservation. */
-static bool try_backfill(gf_loop *L, uint32_t id)
+/* A job behind reservations [0, nahead): start it only if it delays none of them. */
+static bool try_backfill(gf_loop *L, uint32_t id, size_t nahead)
 {
 	struct job *j = &L->jobs[id];
 	struct shape *s = &L->shapes[j->shape];
-
-	bool memo = s->inadm_plan == L->stats.plans && s->inadm_freed == L->nfreed;
+	bool memo = s->inadm_plan == L->stats.plans && s->inadm_freed == L->nfreed &&
+		    nahead >= s->inadm_nahead;
 
 	if (memo && j->estimate >= s->inadm_est)
 		return false;
 	if (!try_job(L, id, NULL))
 		return false;
-	if (admissible(L, j))
+	if (admissible(L, j, 0, nahead))
 		return true;
 	forget(L, j);
-	if (try_job(L, id, L->res_allowed)) {
-		if (admissible(L, j))
+	if (try_job(L, id, mask_without(L, nahead))) {
+		if (admissible(L, j, 0, nahead))
 			return true;
 		forget(L, j);
 	}
 	if (!memo || j->estimate < s->inadm_est) {
 		s->inadm_plan = L->stats.plans;
 		s->inadm_freed = L->nfreed;
+		s->inadm_nahead = nahead;
 		s->inadm_est = j->estimate;
 	}
 	return false;
@@ -926,15 +1192,73 @@ static void mark_partials(gf_loop *L)
 	L->npartials = w;
 }
 
+/*
+ * One job in a backfill walk, nahead reservations passed so far (their
+ * holders are ahead of it in queue order).  Sets *ok when it started.
+ */
+static gf_err backfill_step(gf_loop *L, uint32_t id, size_t *nahead, bool *ok)
+{
+	gf_err err;
+
+	if (*nahead < L->nres && L->res[*nahead].holder == id) {
+		bool replan;
+
+		*ok = try_holder(L, *nahead, &replan);
+		if (!*ok) {
+			(*nahead)++;
+			return GF_OK;
+		}
+		remove_res(L, *nahead);
+		return replan ? drop_from(L, *nahead) : GF_OK;
+	}
+	*ok = *nahead == 0 ? try_job(L, id, NULL) : try_backfill(L, id, *nahead);
+	if (*ok) {
+		if (*nahead > 0)
+			L->stats.backfilled++;
+		/* ahead of the later reservations (a higher priority): they give way if it conflicts */
+		if (*nahead < L->nres && !admissible(L, &L->jobs[id], *nahead, L->nres)) {
+			for (size_t r = *nahead; r < L->nres; r++)
+				L->res[r].displaced = true;
+			return drop_from(L, *nahead);
+		}
+		return GF_OK;
+	}
+	if (*nahead >= L->max_res)
+		return GF_OK;	/* EASY: one reservation; conservative: MAX_RES */
+	/* blocked: it takes the next reservation; those behind it are planned again when reached */
+	if ((err = drop_from(L, *nahead)) || (err = plan(L, id)))
+		return err;
+	if (L->nres > *nahead) {
+		if (L->res[*nahead].time <= L->now && bind_reserved(L, *nahead)) {
+			*ok = true;	/* the fresh plan says now */
+			remove_res(L, *nahead);
+		} else {
+			(*nahead)++;
+		}
+	}
+	return GF_OK;
+}
+
 static gf_err cycle(gf_loop *L)
 {
-	size_t w = 0;
-	bool stop = false, blocked = false, started_ahead = false;
+	size_t w = 0, nahead = 0;
+	bool stop = false;
 	gf_err err;
 
 	if ((err = merge_incoming(L)))
 		return err;
 	L->stats.cycles++;
+	/*
+	 * A job ended before its expected end: EASY plans its one reservation
+	 * again (it can only move earlier: the old plan is tried as a fallback).
+	 * Conservative keeps its plans, all still valid since only room was
+	 * freed; replanning them in order could push a later holder back behind
+	 * an earlier one that moved up.  Its holders may still start early where
+	 * the others' shadows allow (try_holder).
+	 */
+	if (L->plan_dirty && L->max_res == 1 && (err = drop_from(L, 0)))
+		return err;
+	L->plan_dirty = false;
 	for (size_t r = 0; r < L->npend; r++) {
 		struct entry e = L->pend[r];
 		bool ok = false;
@@ -943,54 +1267,31 @@ static gf_err cycle(gf_loop *L)
 			L->pend[w++] = e;
 			continue;
 		}
-		if (L->cfg.policy == GF_QP_KUBE) {
-			if ((err = try_pod(L, e.job, e.member, &ok)))
-				return err;
-		} else if (!blocked) {
-			ok = try_holder(L, e.job);
-			if (ok) {
-				if (L->holder == e.job) {
-					L->holder = NONE;
-					L->res_have = false;
-				} else if (!L->res_have || !admissible(L, &L->jobs[e.job])) {
-					/* a job ahead of the holder took room the plan counted on */
-					started_ahead = true;
-					L->res_displaced = true;
-				}
-			} else if (L->cfg.policy == GF_QP_STRICT_FIFO) {
-				stop = true;
-			} else if (L->cfg.policy == GF_QP_BACKFILL) {
-				blocked = true;
-				if (L->holder != e.job || !L->res_have || L->plan_dirty || started_ahead)
-					if ((err = plan(L, e.job)))
-						return err;
-				if (!L->res_have) {
-					blocked = false;	/* no plan possible: skip ahead as best-effort */
-				} else if (L->res_time <= L->now && bind_reserved(L, e.job)) {
-					ok = true;	/* the fresh plan says now */
-					blocked = false;
-					L->holder = NONE;
-					L->res_have = false;
-				}
-			}
-			if (ok && (err = confirm(L, e.job)))
-				return err;
-		} else {
-			ok = try_backfill(L, e.job);
-			if (ok) {
-				L->stats.backfilled++;
-				if ((err = confirm(L, e.job)))
-					return err;
-			}
+		switch (L->cfg.policy) {
+		case GF_QP_KUBE:
+			err = try_pod(L, e.job, e.member, &ok);
+			break;
+		case GF_QP_STRICT_FIFO:
+		case GF_QP_BEST_EFFORT_FIFO:
+			ok = try_job(L, e.job, NULL);
+			stop = !ok && L->cfg.policy == GF_QP_STRICT_FIFO;
+			err = ok ? confirm(L, e.job) : GF_OK;
+			break;
+		default:
+			err = backfill_step(L, e.job, &nahead, &ok);
+			if (!err && ok)
+				err = confirm(L, e.job);
+			break;
 		}
+		if (err)
+			return err;
 		if (!ok)
 			L->pend[w++] = e;
 	}
 	L->npend = w;
-	if (!blocked && L->holder != NONE && L->jobs[L->holder].state != GF_JOB_PENDING) {
-		L->holder = NONE;
-		L->res_have = false;
-	}
+	/* reservations whose holders were not reached (cannot happen: holders are pending) */
+	if (nahead < L->nres && (err = drop_from(L, nahead)))
+		return err;
 	mark_partials(L);
 	return GF_OK;
 }
@@ -1034,7 +1335,7 @@ static gf_err new_job(gf_loop *L, const struct gf_job_spec *s, uint32_t *id)
 	j->priority = s->priority;
 	j->arrival = s->arrival;
 	j->duration = s->duration;
-	j->estimate = s->estimate > 0 ? s->estimate : s->duration;
+	j->estimate = max64(s->estimate > 0 ? s->estimate : s->duration, 1);
 	j->start = j->promised = -1;
 	j->member0 = (uint32_t)L->nmembers;
 	j->npods = (uint16_t)s->npods;
@@ -1106,7 +1407,9 @@ gf_err gf_loop_run_until(gf_loop *L, int64_t until)
 		while (gf_events_peek(&L->events, &ev) && ev.time == t) {
 			gf_events_pop(&L->events, &ev);
 			L->stats.events++;
-			err = ev.kind == GF_EV_ARRIVAL ? add(L, ev.job) : finish(L, ev.job);
+			err = ev.kind == GF_EV_ARRIVAL ? add(L, ev.job)
+			      : ev.kind == GF_EV_END ? finish(L, ev.job)
+						     : GF_OK;	/* a wake-up: only the cycle */
 			if (err)
 				return err;
 		}
@@ -1157,9 +1460,11 @@ gf_err gf_loop_start_time(const gf_loop *L, uint32_t id, int64_t *t)
 		*t = j->start;
 		return GF_OK;
 	}
-	if (j->state == GF_JOB_PENDING && L->holder == id && L->res_have) {
-		*t = L->res_time;
-		return GF_OK;
+	for (size_t r = 0; j->state == GF_JOB_PENDING && r < L->nres; r++) {
+		if (L->res[r].holder == id) {
+			*t = L->res[r].time;
+			return GF_OK;
+		}
 	}
 	return GF_NOENT;
 }

@@ -33,10 +33,11 @@ enum gf_queue_policy {
 	GF_QP_STRICT_FIFO,	/* the first job that does not fit blocks every later one */
 	GF_QP_BEST_EFFORT_FIFO,	/* a job that does not fit is skipped (Kueue BestEffortFIFO) */
 	GF_QP_BACKFILL,		/* the first blocked job gets a reservation; EASY backfill */
+	GF_QP_CONSERVATIVE,	/* every blocked job (up to 32) gets one; conservative backfill */
 	GF_QP_COUNT_
 };
 
-/* "kube", "strict-fifo", "best-effort-fifo", "backfill"; NULL for out-of-range values. */
+/* "kube", "strict-fifo", "best-effort-fifo", "backfill", "conservative-backfill"; NULL if out of range. */
 const char *gf_queue_policy_name(enum gf_queue_policy qp);
 
 /* The policy a user names; false if unknown. */
@@ -90,6 +91,7 @@ struct gf_loop_sample {
 struct gf_loop_stats {
 	uint64_t events, cycles, tries, plans;
 	uint64_t backfilled;	/* jobs started past a blocked reservation holder */
+	uint64_t dropped;	/* reservations dropped to be planned again */
 	uint64_t late;		/* holders not started at their reservation time although no
 				 * higher-priority job took the room: always 0 unless a bug */
 	uint32_t stalled;	/* jobs still pending when no event was left (deadlock) */

@@ -308,14 +308,14 @@ static struct gf_replay_class_stats mean_stats(const struct run *runs, int nseed
 static void print_table(struct gf_obuf *b, const struct run *runs, const enum gf_queue_policy *qps,
 			int nqp, int nseeds)
 {
-	gf_obuf_printf(b, "%-17s %-9s %8s %8s %9s %9s %9s %10s %7s %8s %6s %9s\n", "queue policy",
+	gf_obuf_printf(b, "%-21s %-9s %8s %8s %9s %9s %9s %10s %7s %8s %6s %9s\n", "queue policy",
 		       "class", "jobs", "started", "wait p50", "wait p95", "wait max", "JCT mean",
 		       "GPU %", "partial", "preem", "preem GPUh");
 	for (int q = 0; q < nqp; q++) {
 		for (int c = 0; c < GF_RC_COUNT; c++) {
 			struct gf_replay_class_stats m = mean_stats(runs, nseeds, q, c);
 
-			gf_obuf_printf(b, "%-17s %-9s %8.1f %8.1f %9.0f %9.0f %9.0f %10.0f %7.2f %8.1f %6.1f %9.2f\n",
+			gf_obuf_printf(b, "%-21s %-9s %8.1f %8.1f %9.0f %9.0f %9.0f %10.0f %7.2f %8.1f %6.1f %9.2f\n",
 				       gf_queue_policy_name(qps[q]), gf_replay_class_name((enum gf_replay_class)c),
 				       (double)m.jobs / nseeds, (double)m.started / nseeds, m.wait_p50,
 				       m.wait_p95, m.wait_max, m.jct_mean, m.gpu_alloc_avg_pct,

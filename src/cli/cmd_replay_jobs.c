@@ -60,7 +60,10 @@ static const char usage_text[] =
 	"  --quiet                 no progress or timing on stderr\n"
 	"  -h, --help              this text\n"
 	"\n"
-	"Not yet available (the engine has no preemption or quotas yet): --queues, --preemption on.\n"
+	"  --preemption on|off     a job evicts lower priorities when that makes it fit now\n"
+	"                          (backfill: if its reservation is over 10 minutes away;\n"
+	"                          not with kube) [off]\n"
+	"Not yet available (the engine has no quotas yet): --queues.\n"
 	"Data files are looked up in $GPUFLEET_DATA, else in the source tree's data/.\n";
 
 struct run {
@@ -558,11 +561,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			fprintf(stderr, "gpufleet replay: --queues: quotas are not implemented yet in this version\n");
 			return 2;
 		case 'E':
-			if (strcmp(optarg, "off")) {
-				fprintf(stderr, "gpufleet replay: --preemption: only \"off\" is implemented yet, found \"%s\"\n",
-					optarg);
-				return 2;
-			}
+			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+				return bad("--preemption", "on or off", optarg);
+			o->cfg.preemption = !strcmp(optarg, "on");
 			break;
 		case 'j':
 			errno = 0;
@@ -663,6 +664,7 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		gf_obuf_puts(&title, ", exact estimates");
 	else
 		gf_obuf_printf(&title, ", estimates run time x U[1, %g]", o.cfg.over);
+	gf_obuf_puts(&title, o.cfg.preemption ? ", preemption on" : "");
 	gf_obuf_printf(&title, ", seeds %s (means over seeds)", o.seeds_arg);
 
 	gf_obuf_init(&table, 1u << 20);
@@ -681,9 +683,10 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 			       "drawn did not fit); jobs that can never fit: %lld; jobs stalled at the end: %lld\n"
 			       "wait and JCT in seconds; GPU %% time-averaged over the horizon (all: every job, warm "
 			       "start included); partial: gangs that held some but not all pods at a cycle's end; "
-			       "preemption is not implemented yet (0)\n",
+			       "preem: evictions of the class's jobs and their lost GPU-hours%s\n",
 		       (double)warm / (double)nruns, warm_pct, (double)dropped / (double)nruns,
-		       (long long)unres, (long long)stalled);
+		       (long long)unres, (long long)stalled,
+		       o.cfg.preemption ? " (kube never preempts)" : " (preemption off)");
 	if (gf_obuf_error(&table) || gf_obuf_error(&title)) {
 		fprintf(stderr, "gpufleet replay: out of memory\n");
 		goto out_bufs;

@@ -83,6 +83,8 @@ struct job {
 	uint16_t npods, nbound;
 	uint8_t cls, state;
 	bool partial;
+	uint16_t npreempted;	/* times evicted */
+	double lost;		/* milli-GPU seconds of work lost to evictions */
 };
 
 struct entry {
@@ -101,6 +103,9 @@ struct shape {
 	 * and the shadow only lost room since), for estimates >= inadm_est */
 	uint64_t inadm_plan;
 	size_t inadm_freed, inadm_nahead;
+	/* no victim set found while starts and frees stood at these counts */
+	uint64_t nopreempt_starts;
+	size_t nopreempt_freed;
 	int64_t inadm_est;
 };
 
@@ -165,6 +170,8 @@ struct gf_loop {
 	size_t nprev_next;
 	bool plan_dirty;
 	uint64_t *mask;			/* scratch node mask */
+	struct member *tmp_members;	/* a preemptor's planned pods */
+	size_t tmp_cap;
 
 	int64_t now, last;
 	uint32_t next_qseq;
@@ -236,7 +243,8 @@ gf_err gf_loop_create(const struct gf_node_spec *nodes, size_t nnodes,
 	gf_err err;
 
 	if (!nnodes || (unsigned)cfg->policy >= GF_QP_COUNT_ || cfg->horizon <= 0 ||
-	    cfg->sample_every < 0)
+	    cfg->sample_every < 0 || cfg->preempt_wait < 0 ||
+	    (cfg->preemption && cfg->policy == GF_QP_KUBE))
 		return GF_INVAL;
 	L = calloc(1, sizeof(*L));
 	if (!L)
@@ -317,6 +325,7 @@ void gf_loop_destroy(gf_loop *L)
 	}
 	free(L->mask);
 	free(L->specs);
+	free(L->tmp_members);
 	free(L->timeline);
 	free(L);
 }
@@ -385,6 +394,7 @@ static gf_err intern_shape(gf_loop *L, const struct gf_job_spec *s, uint32_t *id
 		.milli = s->pod.gpu_milli, .spec = s->pod.spec,
 		.npods = L->cfg.policy == GF_QP_KUBE ? 1 : s->npods,
 		.fail_pos = NO_FAIL, .resolvable = -1, .inadm_plan = UINT64_MAX,
+		.nopreempt_starts = UINT64_MAX,
 	};
 	size_t h = shape_hash(&k) & (L->nslots - 1);
 
@@ -587,6 +597,7 @@ static gf_err confirm(gf_loop *L, uint32_t id)
 		return GF_NOMEM;
 	j->state = GF_JOB_RUNNING;
 	j->start = L->now;
+	L->stats.starts++;
 	if (gf_events_push(&L->events, L->now + j->duration, GF_EV_END, id))
 		return GF_NOMEM;
 	pos = running_pos(L, id);
@@ -613,8 +624,8 @@ static void forget(gf_loop *L, struct job *j)
 	j->nbound = 0;
 }
 
-/* finish: a running job ends; its nodes go to the freed log (requeue event). */
-static gf_err finish(gf_loop *L, uint32_t id)
+/* Unbind a running job's pods; its nodes go to the freed log (the requeue event). */
+static gf_err release(gf_loop *L, uint32_t id)
 {
 	struct job *j = &L->jobs[id];
 	struct gf_pod_spec p = pod_of(j);
@@ -635,6 +646,19 @@ static gf_err finish(gf_loop *L, uint32_t id)
 	}
 	L->used_cls[j->cls] -= (int64_t)j->npods * j->gpu_count * j->gpu_milli;
 	j->nbound = 0;
+	return GF_OK;
+}
+
+/* finish: a running job ends (an end event of an evicted run is stale and ignored). */
+static gf_err finish(gf_loop *L, uint32_t id)
+{
+	struct job *j = &L->jobs[id];
+	gf_err err;
+
+	if (j->state != GF_JOB_RUNNING || L->now != j->start + j->duration)
+		return GF_OK;
+	if ((err = release(L, id)))
+		return err;
 	j->state = GF_JOB_DONE;
 	/* the plan counted on this end at its expected time; only an earlier one changes it */
 	if (L->now < expected_end(j))
@@ -1192,6 +1216,215 @@ static void mark_partials(gf_loop *L)
 	L->npartials = w;
 }
 
+/* ---- preemption ---- */
+
+/* evict: a running job loses its place and goes back to the queue (same arrival sequence). */
+static gf_err evict(gf_loop *L, uint32_t id)
+{
+	struct job *j = &L->jobs[id];
+	gf_err err;
+
+	j->lost += (double)(L->now - j->start) * (double)j->npods * j->gpu_count * j->gpu_milli;
+	if ((err = release(L, id)))
+		return err;
+	j->state = GF_JOB_PENDING;
+	j->start = -1;
+	j->npreempted++;
+	L->stats.preemptions++;
+	L->plan_dirty = true;	/* the shadows still count it */
+	if (grow(&L->incoming, &L->incoming_cap, L->nincoming + 1, sizeof(*L->incoming)))
+		return GF_NOMEM;
+	L->incoming[L->nincoming++] = (struct entry){ id, WHOLE };
+	return GF_OK;
+}
+
+struct victim {
+	uint32_t node, job;
+	int32_t priority;
+	double lost;	/* milli-GPU seconds it would lose */
+};
+
+static int victim_cmp(const void *a, const void *b)
+{
+	const struct victim *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	if (x->priority != y->priority)
+		return x->priority < y->priority ? -1 : 1;
+	if (x->lost != y->lost)
+		return x->lost < y->lost ? -1 : 1;
+	return x->job < y->job ? -1 : x->job > y->job;
+}
+
+struct pick {
+	int32_t worst;	/* highest victim priority */
+	double lost;
+	size_t n;
+};
+
+static bool pick_better(const struct pick *a, const struct pick *b)
+{
+	if (a->worst != b->worst)
+		return a->worst < b->worst;
+	if (a->lost != b->lost)
+		return a->lost < b->lost;
+	return a->n < b->n;
+}
+
+static bool in_list(const uint32_t *v, size_t n, uint32_t id)
+{
+	for (size_t k = 0; k < n; k++)
+		if (v[k] == id)
+			return true;
+	return false;
+}
+
+/* Evict (or, undo, restore) job id in the scratch. */
+static void scratch_evict(gf_loop *L, uint32_t id, bool undo)
+{
+	const struct job *v = &L->jobs[id];
+	struct gf_pod_spec p = pod_of(v);
+
+	if (undo)
+		bind_exact(L->scratch, &p, &L->members[v->member0], v->npods);
+	else
+		unbind_members(L->scratch, &p, &L->members[v->member0], v->npods);
+}
+
+/*
+ * For node n's candidates c[0..nc) (cheapest first): evict them in the
+ * scratch one by one until p fits there; fills *pk and returns how many are
+ * needed (0 if evicting them all does not help).  The scratch is restored.
+ */
+static size_t node_victims(gf_loop *L, const struct victim *c, size_t nc, const struct gf_pod_spec *p,
+			   const uint32_t *chosen, size_t nchosen, struct pick *pk)
+{
+	size_t k, used = 0;
+	bool fits = false;
+
+	*pk = (struct pick){ INT32_MIN, 0, 0 };
+	for (k = 0; k < nc && !fits; k++) {
+		if ((k > 0 && c[k - 1].job == c[k].job) || in_list(chosen, nchosen, c[k].job))
+			continue;	/* two of its pods here, or already out */
+		scratch_evict(L, c[k].job, false);
+		used = k + 1;
+		if (c[k].priority > pk->worst)
+			pk->worst = c[k].priority;
+		pk->lost += c[k].lost;
+		pk->n++;
+		fits = gf_cluster_fits(L->scratch, L->cat, c[k].node, p);
+	}
+	for (size_t q = k; q-- > 0;)
+		if (!(q > 0 && c[q - 1].job == c[q].job) && !in_list(chosen, nchosen, c[q].job))
+			scratch_evict(L, c[q].job, true);
+	return fits ? used : 0;
+}
+
+/*
+ * Preemption for job id (reservations [0, nahead) ahead of it): plan on the
+ * scratch member by member, each where it fits or else on the node whose
+ * cheapest sufficient victims cost least; then check the reservations ahead,
+ * evict the victims for real and bind the job as planned.  Sets *ok.
+ */
+static gf_err try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
+{
+	struct job *j = &L->jobs[id];
+	struct shape *s = &L->shapes[j->shape];
+	struct gf_pod_spec p = pod_of(j);
+	struct victim *cand = NULL;
+	uint32_t *chosen = NULL;
+	size_t ncand = 0, nchosen = 0;
+	gf_err err = GF_OK;
+
+	*ok = false;
+	if (!L->cfg.preemption ||
+	    (s->nopreempt_starts == L->stats.starts && s->nopreempt_freed == L->nfreed))
+		return GF_OK;
+	for (size_t r = 0; r < L->nrunning; r++) {
+		const struct job *v = &L->jobs[L->running[r]];
+
+		if (v->priority < j->priority)
+			ncand += v->npods;
+	}
+	if (ncand == 0 || grow(&L->tmp_members, &L->tmp_cap, j->npods, sizeof(*L->tmp_members)))
+		goto none;
+	cand = malloc(ncand * sizeof(*cand));
+	chosen = malloc(ncand * sizeof(*chosen));
+	if (!cand || !chosen) {
+		err = GF_NOMEM;
+		goto out;
+	}
+	ncand = 0;
+	for (size_t r = 0; r < L->nrunning; r++) {
+		const struct job *v = &L->jobs[L->running[r]];
+		double lost = (double)(L->now - v->start) * (double)v->npods * v->gpu_count * v->gpu_milli;
+
+		for (uint32_t m = 0; v->priority < j->priority && m < v->npods; m++)
+			cand[ncand++] = (struct victim){ L->members[v->member0 + m].node, L->running[r],
+							 v->priority, lost };
+	}
+	qsort(cand, ncand, sizeof(*cand), victim_cmp);
+	if ((err = sync_scratch(L)))
+		goto out;
+	for (uint32_t m = 0; m < j->npods; m++) {
+		struct pick best = { 0 }, pk;
+		size_t best_at = 0, best_n = 0;
+		bool found = false;
+
+		if (place_members(L, L->planner, L->scratch, &p, NULL, L->tmp_members, m, m + 1))
+			continue;
+		for (size_t a = 0, b; a < ncand; a = b) {
+			size_t need;
+
+			for (b = a; b < ncand && cand[b].node == cand[a].node; b++)
+				;
+			need = node_victims(L, &cand[a], b - a, &p, chosen, nchosen, &pk);
+			if (need && (!found || pick_better(&pk, &best))) {
+				best = pk;
+				best_at = a;
+				best_n = need;
+				found = true;
+			}
+		}
+		if (!found)
+			goto none_undo;
+		for (size_t k = best_at; k < best_at + best_n; k++) {
+			if (in_list(chosen, nchosen, cand[k].job))
+				continue;
+			scratch_evict(L, cand[k].job, false);
+			chosen[nchosen++] = cand[k].job;
+		}
+		memset(L->mask, 0, L->mask_words * sizeof(*L->mask));
+		L->mask[cand[best_at].node / 64] |= 1ULL << (cand[best_at].node % 64);
+		if (!place_members(L, L->planner, L->scratch, &p, L->mask, L->tmp_members, m, m + 1))
+			goto none_undo;
+	}
+	/* never against a reservation ahead; the planned binds join their shadows */
+	if (!bind_in_shadows(L, &p, L->tmp_members, j->npods, L->now + j->estimate, 0, nahead))
+		goto none_undo;
+	for (size_t k = 0; k < nchosen; k++)
+		if ((err = evict(L, chosen[k])))
+			goto out;
+	if (!bind_exact(L->real, &p, L->tmp_members, j->npods)) {
+		err = GF_STATE;	/* the scratch said it fits once the victims are gone */
+		goto out;
+	}
+	memcpy(&L->members[j->member0], L->tmp_members, j->npods * sizeof(*L->tmp_members));
+	assume(L, j, j->npods);
+	*ok = true;
+	goto out;
+none_undo:
+	/* the scratch is re-synchronised from the real cluster before its next use */
+none:
+	s->nopreempt_starts = L->stats.starts;
+	s->nopreempt_freed = L->nfreed;
+out:
+	free(cand);
+	free(chosen);
+	return err;
+}
+
 /*
  * One job in a backfill walk, nahead reservations passed so far (their
  * holders are ahead of it in queue order).  Sets *ok when it started.
@@ -1223,19 +1456,28 @@ static gf_err backfill_step(gf_loop *L, uint32_t id, size_t *nahead, bool *ok)
 		}
 		return GF_OK;
 	}
-	if (*nahead >= L->max_res)
-		return GF_OK;	/* EASY: one reservation; conservative: MAX_RES */
+	if (*nahead >= L->max_res)	/* EASY: one reservation; conservative: MAX_RES */
+		return try_preempt(L, id, *nahead, ok);
 	/* blocked: it takes the next reservation; those behind it are planned again when reached */
 	if ((err = drop_from(L, *nahead)) || (err = plan(L, id)))
 		return err;
-	if (L->nres > *nahead) {
-		if (L->res[*nahead].time <= L->now && bind_reserved(L, *nahead)) {
-			*ok = true;	/* the fresh plan says now */
-			remove_res(L, *nahead);
-		} else {
-			(*nahead)++;
+	if (L->nres > *nahead && L->res[*nahead].time <= L->now && bind_reserved(L, *nahead)) {
+		*ok = true;	/* the fresh plan says now */
+		remove_res(L, *nahead);
+		return GF_OK;
+	}
+	/* not soon: evict lower priorities if that makes it fit now */
+	if (L->nres == *nahead || L->res[*nahead].time > L->now + L->cfg.preempt_wait) {
+		if ((err = try_preempt(L, id, *nahead, ok)))
+			return err;
+		if (*ok) {
+			if (L->nres > *nahead)
+				remove_res(L, *nahead);
+			return GF_OK;
 		}
 	}
+	if (L->nres > *nahead)
+		(*nahead)++;
 	return GF_OK;
 }
 
@@ -1274,6 +1516,8 @@ static gf_err cycle(gf_loop *L)
 		case GF_QP_STRICT_FIFO:
 		case GF_QP_BEST_EFFORT_FIFO:
 			ok = try_job(L, e.job, NULL);
+			if (!ok && (err = try_preempt(L, e.job, 0, &ok)))
+				return err;
 			stop = !ok && L->cfg.policy == GF_QP_STRICT_FIFO;
 			err = ok ? confirm(L, e.job) : GF_OK;
 			break;
@@ -1443,6 +1687,8 @@ void gf_loop_job(const gf_loop *L, uint32_t id, struct gf_job_info *out)
 	out->promised = j->promised;
 	out->gpu_milli = (int64_t)j->npods * j->gpu_count * j->gpu_milli;
 	out->partial = j->partial;
+	out->preemptions = j->npreempted;
+	out->preempted_gpu_s = j->lost / GF_MILLI_PER_GPU;
 }
 
 void gf_loop_stats(const gf_loop *L, struct gf_loop_stats *out)

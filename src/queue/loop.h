@@ -72,6 +72,8 @@ struct gf_job_info {
 	int64_t promised;	/* first reservation time given to it; -1 if never a reservation holder */
 	int64_t gpu_milli;	/* GPU request of the whole job */
 	bool partial;		/* at the end of some cycle it held some but not all members */
+	uint32_t preemptions;	/* times it was evicted */
+	double preempted_gpu_s;	/* GPU-seconds of its work lost to evictions */
 };
 
 struct gf_loop_config {
@@ -79,6 +81,18 @@ struct gf_loop_config {
 	uint64_t seed;		/* the policy's random draws */
 	int64_t horizon;	/* statistics window [0, horizon) for time averages; > 0 */
 	int64_t sample_every;	/* timeline period in seconds; 0 = no timeline */
+	/*
+	 * Preemption (not in kube mode): a job that does not fit evicts running
+	 * jobs of lower priority when that makes it fit now: in the gang-aware
+	 * FIFOs at once, under backfill when its reservation is more than
+	 * preempt_wait seconds away (or it has none).  Victims: per node the
+	 * cheapest (lowest priority, then least work lost) until the pod fits,
+	 * on the node whose victims cost least; gangs are evicted whole and go
+	 * back to the queue; the preemptor's place must leave every reservation
+	 * ahead of it intact.
+	 */
+	bool preemption;
+	int64_t preempt_wait;
 };
 
 struct gf_loop_sample {
@@ -92,6 +106,8 @@ struct gf_loop_stats {
 	uint64_t events, cycles, tries, plans;
 	uint64_t backfilled;	/* jobs started past a blocked reservation holder */
 	uint64_t dropped;	/* reservations dropped to be planned again */
+	uint64_t starts;	/* jobs started (a restart after an eviction counts again) */
+	uint64_t preemptions;	/* jobs evicted */
 	uint64_t late;		/* holders not started at their reservation time although no
 				 * higher-priority job took the room: always 0 unless a bug */
 	uint32_t stalled;	/* jobs still pending when no event was left (deadlock) */

@@ -54,7 +54,8 @@ struct gf_replay_config gf_replay_config_default(void)
 	return (struct gf_replay_config){
 		.qp = GF_QP_BACKFILL, .seed = 42, .load = 0.9, .horizon = 12 * 3600,
 		.burst = true, .burst_at = 4 * 3600, .estimate = GF_EST_EXACT, .over = 1.0,
-		.sample_every = 60, .features = gf_features_default(),
+		.sample_every = 60, .features = gf_features_default(), .preemption = false,
+		.preempt_wait = 600,
 	};
 }
 
@@ -292,6 +293,8 @@ static gf_err class_stats(const gf_loop *L, enum gf_replay_class c, struct gf_re
 			continue;
 		st->jobs++;
 		st->partial_gangs += ji.partial;
+		st->preemptions += ji.preemptions;
+		st->preempted_gpu_h += ji.preempted_gpu_s / 3600.0;
 		if (ji.start < 0)
 			continue;
 		st->started++;
@@ -354,6 +357,7 @@ gf_err gf_replay_run(const gf_replay *x, const struct gf_policy_ops *ops,
 	struct gf_loop_config lc = {
 		.policy = cfg->qp, .seed = cfg->seed ^ 0x5bd1e995ULL, .horizon = cfg->horizon,
 		.sample_every = cfg->sample_every,
+		.preemption = cfg->preemption && cfg->qp != GF_QP_KUBE, .preempt_wait = cfg->preempt_wait,
 	};
 	struct gf_policy_env env = {
 		.cat = x->cat, .target = &x->target, .features = cfg->features,

@@ -52,10 +52,13 @@ struct gf_replay_config {
 	enum gf_estimate estimate;
 	double over;		/* F >= 1 for GF_EST_OVER */
 	int64_t sample_every;	/* timeline period, seconds; 0: none */
+	bool preemption;	/* higher priorities evict lower ones (gf_loop_config) */
+	int64_t preempt_wait;	/* under backfill: only when the reservation is further away */
 	struct gf_features features;
 };
 
-/* The defaults: backfill, seed 42, load 0.9, 12 h, burst at 4 h, exact estimates, 60 s samples. */
+/* The defaults: backfill, seed 42, load 0.9, 12 h, burst at 4 h, exact estimates, 60 s samples,
+ * no preemption (600 s wait when on). */
 struct gf_replay_config gf_replay_config_default(void);
 
 struct gf_replay_class_stats {
@@ -64,8 +67,8 @@ struct gf_replay_class_stats {
 	double jct_mean;			/* seconds: wait + run time, over started jobs */
 	double gpu_alloc_avg_pct;		/* time-averaged over [0, horizon), % of capacity */
 	int64_t partial_gangs;
-	int64_t preemptions;			/* preemption is not implemented: always 0 */
-	double preempted_gpu_h;			/* likewise 0 */
+	int64_t preemptions;			/* evictions of the class's jobs */
+	double preempted_gpu_h;			/* their lost work, GPU-hours */
 };
 
 struct gf_replay_result {

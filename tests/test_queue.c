@@ -311,6 +311,76 @@ static void conservative_protects_every_blocked_job(void **state)
 	assert_true(c_start[1] >= 300);
 }
 
+static struct fx *fx_preempt(enum gf_queue_policy qp, const struct gf_node_spec *nodes, size_t n)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct gf_loop_config cfg = { .policy = qp, .seed = 1, .horizon = 1000000, .preemption = true };
+	struct gf_policy_env env = { .features = gf_features_default() };
+
+	assert_non_null(f);
+	gf_catalog_init(&f->cat);
+	env.cat = &f->cat;
+	assert_int_equal(gf_loop_create(nodes, n, &gf_policy_best_fit, &env, &cfg, &f->L), GF_OK);
+	return f;
+}
+
+static void preemption_evicts_the_cheapest_and_requeues_it(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_job_spec hs = job(8, 1000, 1, 10, 100);
+	struct fx *f;
+	uint32_t a, b, h;
+
+	(void)state;
+	two_nodes(n);
+	f = fx_preempt(GF_QP_BEST_EFFORT_FIFO, n, 2);
+	a = submit(f, job(8, 1000, 1, 0, 1000));	/* 10 s of work at t = 10 */
+	b = submit(f, job(8, 1000, 1, 5, 1000));	/* 5 s: the cheaper victim */
+	hs.priority = 1;
+	h = submit(f, hs);
+	assert_int_equal(gf_loop_run(f->L), GF_OK);
+	assert_int_equal(info(f, h).start, 10);
+	assert_int_equal(info(f, a).preemptions, 0);
+	assert_int_equal(info(f, b).preemptions, 1);
+	assert_true(info(f, b).preempted_gpu_s == 40.0);	/* 5 s x 8 GPUs */
+	assert_int_equal(info(f, b).start, 110);	/* back in the queue, runs when H ends */
+	assert_int_equal(info(f, b).state, GF_JOB_DONE);
+	fx_free(f);
+}
+
+static void preemption_evicts_gangs_whole_and_never_for_equal_priority(void **state)
+{
+	struct gf_node_spec n[3];
+	struct gf_job_spec hs = job(8, 1000, 1, 10, 100);
+	struct fx *f;
+	uint32_t g, s, h;
+
+	(void)state;
+	two_nodes(n);
+	n[2] = tu_node("n2", 64000, 262144, 8, -1);
+	f = fx_preempt(GF_QP_BACKFILL, n, 3);
+	s = submit(f, job(8, 1000, 1, 0, 1000));	/* 80 GPU-s lost at t = 10 */
+	g = submit(f, job(8, 1000, 2, 8, 1000));	/* a gang: 2 x 8 x 2 s = 32 GPU-s */
+	hs.priority = 1;
+	h = submit(f, hs);
+	assert_int_equal(gf_loop_run_until(f->L, 10), GF_OK);
+	assert_int_equal(info(f, h).start, 10);
+	assert_int_equal(info(f, g).preemptions, 1);
+	assert_int_equal(info(f, s).preemptions, 0);
+	/* the whole gang left: H's 8 GPUs and S's 8 are all that is bound */
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 16000);
+	fx_free(f);
+
+	/* an equal priority waits instead */
+	f = fx_preempt(GF_QP_BEST_EFFORT_FIFO, n, 3);
+	submit(f, job(8, 1000, 1, 0, 1000));
+	submit(f, job(8, 1000, 2, 8, 1000));
+	h = submit(f, job(8, 1000, 1, 10, 100));
+	assert_int_equal(gf_loop_run(f->L), GF_OK);
+	assert_int_equal(info(f, h).start, 1000);
+	fx_free(f);
+}
+
 static void bad_specs_are_refused(void **state)
 {
 	struct gf_node_spec n[2];
@@ -374,9 +444,11 @@ static void make_scenario(uint64_t seed, struct scenario *sc, bool overestimate,
 	}
 }
 
-static gf_loop *run_scenario(const struct scenario *sc, enum gf_queue_policy qp, struct gf_catalog *cat)
+static gf_loop *run_scenario_p(const struct scenario *sc, enum gf_queue_policy qp, struct gf_catalog *cat,
+				bool preemption)
 {
-	struct gf_loop_config cfg = { .policy = qp, .seed = 3, .horizon = 1000 };
+	struct gf_loop_config cfg = { .policy = qp, .seed = 3, .horizon = 1000, .preemption = preemption,
+				      .preempt_wait = 20 };
 	struct gf_policy_env env = { .cat = cat, .features = gf_features_default() };
 	gf_loop *L;
 	uint32_t id;
@@ -386,6 +458,11 @@ static gf_loop *run_scenario(const struct scenario *sc, enum gf_queue_policy qp,
 		assert_int_equal(gf_loop_submit(L, &sc->jobs[k], &id), GF_OK);
 	assert_int_equal(gf_loop_run(L), GF_OK);
 	return L;
+}
+
+static gf_loop *run_scenario(const struct scenario *sc, enum gf_queue_policy qp, struct gf_catalog *cat)
+{
+	return run_scenario_p(sc, qp, cat, false);
 }
 
 /*
@@ -458,6 +535,40 @@ static void random_backfill_never_delays_a_reservation(void **state)
 	assert_true(promises > 3000);
 }
 
+static void random_preemption_keeps_every_rule(void **state)
+{
+	uint64_t evictions = 0;
+
+	(void)state;
+	for (uint64_t seed = 0; seed < 2000; seed++) {
+		struct scenario sc;
+		struct gf_catalog cat;
+
+		gf_catalog_init(&cat);
+		make_scenario(seed, &sc, seed % 2 == 1, true);
+		for (int qp = GF_QP_STRICT_FIFO; qp < GF_QP_COUNT_; qp++) {
+			gf_loop *L = run_scenario_p(&sc, (enum gf_queue_policy)qp, &cat, true);
+			struct gf_loop_stats st;
+
+			check_outcome(L, (enum gf_queue_policy)qp, seed, true);
+			gf_loop_stats(L, &st);
+			evictions += st.preemptions;
+			for (uint32_t id = 0; id < gf_loop_njobs(L); id++) {
+				struct gf_job_info ji;
+
+				gf_loop_job(L, id, &ji);
+				/* an evicted job went back to the queue and ran to its end */
+				if (ji.preemptions > 0 && ji.state != GF_JOB_DONE)
+					fail_msg("seed %llu: evicted job %u never finished", (unsigned long long)seed, id);
+			}
+			gf_loop_destroy(L);
+		}
+		gf_catalog_release(&cat);
+	}
+	print_message("%llu evictions in the random cases\n", (unsigned long long)evictions);
+	assert_true(evictions > 1000);
+}
+
 static void same_seed_same_replay(void **state)
 {
 	struct scenario sc;
@@ -503,10 +614,13 @@ int main(void)
 		cmocka_unit_test(backfill_reserves_and_admits_only_what_ends_in_time),
 		cmocka_unit_test(backfill_admits_long_jobs_off_the_reserved_nodes),
 		cmocka_unit_test(conservative_protects_every_blocked_job),
+		cmocka_unit_test(preemption_evicts_the_cheapest_and_requeues_it),
+		cmocka_unit_test(preemption_evicts_gangs_whole_and_never_for_equal_priority),
 		cmocka_unit_test(kube_binds_members_one_by_one),
 		cmocka_unit_test(kube_gangs_deadlock_and_are_reported),
 		cmocka_unit_test(bad_specs_are_refused),
 		cmocka_unit_test(random_backfill_never_delays_a_reservation),
+		cmocka_unit_test(random_preemption_keeps_every_rule),
 		cmocka_unit_test(same_seed_same_replay),
 		cmocka_unit_test(per_pod_state_is_compact),
 	};

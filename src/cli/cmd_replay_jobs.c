@@ -61,8 +61,9 @@ static const char usage_text[] =
 	"  -h, --help              this text\n"
 	"\n"
 	"  --preemption on|off     a job evicts lower priorities when that makes it fit now\n"
-	"                          (backfill: if its reservation is over 10 minutes away;\n"
-	"                          not with kube) [off]\n"
+	"                          (backfill: if its reservation is further away than\n"
+	"                          --preempt-wait; never with kube) [off]\n"
+	"  --preempt-wait T        see --preemption [10m]\n"
 	"Not yet available (the engine has no quotas yet): --queues.\n"
 	"Data files are looked up in $GPUFLEET_DATA, else in the source tree's data/.\n";
 
@@ -502,6 +503,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "estimate", required_argument, NULL, 'e' },
 		{ "queues", required_argument, NULL, 'U' },
 		{ "preemption", required_argument, NULL, 'E' },
+		{ "preempt-wait", required_argument, NULL, 'W' },
 		{ "summary-csv", required_argument, NULL, 'S' },
 		{ "timeline-csv", required_argument, NULL, 'T' },
 		{ "report", required_argument, NULL, 'r' },
@@ -564,6 +566,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
 				return bad("--preemption", "on or off", optarg);
 			o->cfg.preemption = !strcmp(optarg, "on");
+			break;
+		case 'W':
+			if (!parse_duration(optarg, &o->cfg.preempt_wait))
+				return bad("--preempt-wait", "a duration like 10m, 600 or 0", optarg);
 			break;
 		case 'j':
 			errno = 0;

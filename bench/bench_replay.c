@@ -89,7 +89,7 @@ static void replay_speed(const struct data *d, int reps)
 	if (gf_replay_create(d->nodes, d->nnodes, d->pods, d->times, d->npods, &d->cat, &x))
 		exit(2);
 	printf("replay speed: default scenario, FGD, seed 42, best of %d (CPU seconds, one core)\n", reps);
-	printf("%-18s %10s %12s %14s %8s %9s %8s\n", "queue policy", "seconds", "events", "events/s", "cycles",
+	printf("%-21s %10s %12s %14s %8s %9s %8s\n", "queue policy", "seconds", "events", "events/s", "cycles",
 	       "tries", "plans");
 	for (int qp = 0; qp < GF_QP_COUNT_; qp++) {
 		struct gf_replay_config cfg = gf_replay_config_default();
@@ -109,7 +109,7 @@ static void replay_speed(const struct data *d, int reps)
 			if (k + 1 < reps)
 				gf_replay_result_release(&r);
 		}
-		printf("%-18s %10.3f %12llu %14.0f %8llu %9llu %8llu\n", gf_queue_policy_name(cfg.qp), best,
+		printf("%-21s %10.3f %12llu %14.0f %8llu %9llu %8llu\n", gf_queue_policy_name(cfg.qp), best,
 		       (unsigned long long)r.loop.events, (double)r.loop.events / best,
 		       (unsigned long long)r.loop.cycles, (unsigned long long)r.loop.tries,
 		       (unsigned long long)r.loop.plans);
@@ -145,7 +145,7 @@ static void cycle_cost(const struct data *d)
 		if (d->pods[i].gpu_count > 0)
 			gpu_pods[ngpu++] = i;
 	printf("cycle cost against queue length: openb cluster full, N pending GPU pods (CPU ms, one core)\n");
-	printf("%-18s %9s %16s %14s %16s\n", "queue policy", "pending", "arrival cycle", "end cycle",
+	printf("%-21s %9s %16s %14s %16s\n", "queue policy", "pending", "arrival cycle", "end cycle",
 	       "end ns/pending");
 	for (int qp = 0; qp < GF_QP_COUNT_; qp++) {
 		for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
@@ -188,7 +188,7 @@ static void cycle_cost(const struct data *d)
 				exit(1);
 			double t2 = cpu_seconds();
 
-			printf("%-18s %9zu %16.3f %14.3f %16.1f\n", gf_queue_policy_name(cfg.policy), sizes[s],
+			printf("%-21s %9zu %16.3f %14.3f %16.1f\n", gf_queue_policy_name(cfg.policy), sizes[s],
 			       (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t2 - t1) * 1e9 / (double)sizes[s]);
 			gf_loop_destroy(L);
 		}

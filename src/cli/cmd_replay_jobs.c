@@ -64,6 +64,8 @@ static const char usage_text[] =
 	"                          (backfill: if its reservation is further away than\n"
 	"                          --preempt-wait; never with kube) [off]\n"
 	"  --preempt-wait T        see --preemption [10m]\n"
+	"  --order draw|trace      arrivals: pods drawn uniformly from the trace, or the\n"
+	"                          trace's pods in creation_time order, cycling [draw]\n"
 	"Not yet available (the engine has no quotas yet): --queues.\n"
 	"Data files are looked up in $GPUFLEET_DATA, else in the source tree's data/.\n";
 
@@ -504,6 +506,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "queues", required_argument, NULL, 'U' },
 		{ "preemption", required_argument, NULL, 'E' },
 		{ "preempt-wait", required_argument, NULL, 'W' },
+		{ "order", required_argument, NULL, 'O' },
 		{ "summary-csv", required_argument, NULL, 'S' },
 		{ "timeline-csv", required_argument, NULL, 'T' },
 		{ "report", required_argument, NULL, 'r' },
@@ -566,6 +569,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
 				return bad("--preemption", "on or off", optarg);
 			o->cfg.preemption = !strcmp(optarg, "on");
+			break;
+		case 'O':
+			if (strcmp(optarg, "draw") && strcmp(optarg, "trace"))
+				return bad("--order", "draw or trace", optarg);
+			o->cfg.trace_order = !strcmp(optarg, "trace");
 			break;
 		case 'W':
 			if (!parse_duration(optarg, &o->cfg.preempt_wait))
@@ -671,6 +679,7 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 	else
 		gf_obuf_printf(&title, ", estimates run time x U[1, %g]", o.cfg.over);
 	gf_obuf_puts(&title, o.cfg.preemption ? ", preemption on" : "");
+	gf_obuf_puts(&title, o.cfg.trace_order ? ", arrivals in trace order" : "");
 	gf_obuf_printf(&title, ", seeds %s (means over seeds)", o.seeds_arg);
 
 	gf_obuf_init(&table, 1u << 20);

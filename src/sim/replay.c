@@ -35,6 +35,7 @@ struct gf_replay {
 	uint8_t *cls;		/* GF_RC_LS or GF_RC_BE */
 	size_t npods;
 	double *cum_run;	/* prefix sums of run times, for length-biased draws */
+	uint32_t *by_time;	/* pod indices by (creation_time, index): --order trace */
 	const struct gf_catalog *cat;
 	struct gf_target target;
 	double work;		/* W: mean milli-GPU seconds per pod */
@@ -55,8 +56,29 @@ struct gf_replay_config gf_replay_config_default(void)
 		.qp = GF_QP_BACKFILL, .seed = 42, .load = 0.9, .horizon = 12 * 3600,
 		.burst = true, .burst_at = 4 * 3600, .estimate = GF_EST_EXACT, .over = 1.0,
 		.sample_every = 60, .features = gf_features_default(), .preemption = false,
-		.preempt_wait = 600,
+		.preempt_wait = 600, .trace_order = false,
 	};
+}
+
+/* Stable merge sort of pod indices by arrival (ties keep index order): n log n, no qsort context. */
+static void sort_by_arrival(uint32_t *v, size_t n, const struct gf_pod_spec *pods)
+{
+	uint32_t *tmp;
+
+	if (n < 2 || !(tmp = malloc(n * sizeof(*tmp))))
+		return;	/* out of memory: trace order stays index order (documented) */
+	for (size_t w = 1; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			size_t a = lo, b = mid, k = lo;
+
+			while (a < mid || b < hi)
+				tmp[k++] = b >= hi || (a < mid && pods[v[a]].arrival <= pods[v[b]].arrival) ? v[a++]
+													   : v[b++];
+		}
+		memcpy(v, tmp, n * sizeof(*v));
+	}
+	free(tmp);
 }
 
 gf_err gf_replay_create(const struct gf_node_spec *nodes, size_t nnodes,
@@ -79,7 +101,8 @@ gf_err gf_replay_create(const struct gf_node_spec *nodes, size_t nnodes,
 	x->pods = malloc(npods * sizeof(*pods));
 	x->cls = malloc(npods);
 	x->cum_run = malloc(npods * sizeof(*x->cum_run));
-	if (!x->nodes || !x->pods || !x->cls || !x->cum_run)
+	x->by_time = malloc(npods * sizeof(*x->by_time));
+	if (!x->nodes || !x->pods || !x->cls || !x->cum_run || !x->by_time)
 		goto fail;
 	memcpy(x->nodes, nodes, nnodes * sizeof(*nodes));
 	memcpy(x->pods, pods, npods * sizeof(*pods));
@@ -94,6 +117,9 @@ gf_err gf_replay_create(const struct gf_node_spec *nodes, size_t nnodes,
 		x->cum_run[i] = run;
 	}
 	x->work = work / (double)npods;
+	for (size_t i = 0; i < npods; i++)
+		x->by_time[i] = (uint32_t)i;
+	sort_by_arrival(x->by_time, npods, pods);
 	if (!(x->work > 0) || x->capacity == 0) {
 		err = GF_INVAL;
 		goto fail;
@@ -116,6 +142,7 @@ void gf_replay_destroy(gf_replay *x)
 	free(x->pods);
 	free(x->cls);
 	free(x->cum_run);
+	free(x->by_time);
 	free(x);
 }
 
@@ -210,6 +237,7 @@ static gf_err add_arrivals(const gf_replay *x, gf_loop *L, const struct gf_repla
 			   struct gf_rng *rng, struct gf_rng *erng, struct gf_replay_result *out)
 {
 	double rate = cfg->load * (double)x->capacity / x->work, t = 0;
+	size_t next = 0;
 
 	out->rate_per_s = rate;
 	out->offered_load = rate * x->work / (double)x->capacity;
@@ -217,7 +245,7 @@ static gf_err add_arrivals(const gf_replay *x, gf_loop *L, const struct gf_repla
 		t += -log(1.0 - gf_rng_double(rng)) / rate;
 		if (t >= (double)cfg->horizon)
 			return GF_OK;
-		size_t i = (size_t)gf_rng_below(rng, x->npods);
+		size_t i = cfg->trace_order ? x->by_time[next++ % x->npods] : (size_t)gf_rng_below(rng, x->npods);
 		struct gf_job_spec s = job_from_pod(x, i, (int64_t)t, x->pods[i].duration);
 		uint32_t id;
 		gf_err err;

@@ -11,8 +11,9 @@
  *     per-class statistics, but in the allocation.
  *   - Arrivals over [0, horizon): a Poisson process whose rate makes the
  *     offered GPU load (rate x mean GPU-seconds per pod / capacity) equal
- *     to `load`; each arrival is a trace pod drawn uniformly, keeping its
- *     shape, its qos and its run time (deletion - scheduled time).  The
+ *     to `load`; each arrival is a trace pod drawn uniformly (or, with
+ *     trace_order, the trace's pods in creation_time order, cycling), keeping
+ *     its shape, its qos and its run time (deletion - scheduled time).  The
  *     trace's own arrival rate loads the cluster ~150x less; compressing its
  *     34-day window cannot reach 90 % since its pods add up to ~1.0x the
  *     capacity (measured in docs/replay.md), hence the resampling.
@@ -54,6 +55,7 @@ struct gf_replay_config {
 	int64_t sample_every;	/* timeline period, seconds; 0: none */
 	bool preemption;	/* higher priorities evict lower ones (gf_loop_config) */
 	int64_t preempt_wait;	/* under backfill: only when the reservation is further away */
+	bool trace_order;	/* arrivals take the trace's pods in creation_time order (cycling), not drawn */
 	struct gf_features features;
 };
 

@@ -684,7 +684,7 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 
 	gf_obuf_init(&table, 1u << 20);
 	print_table(&table, runs, o.qps, o.nqp, nseeds);
-	int64_t warm = 0, dropped = 0, unres = 0, stalled = 0;
+	int64_t warm = 0, dropped = 0, unres = 0, stalled = 0, late = 0;
 	double warm_pct = 0;
 
 	for (size_t r = 0; r < nruns; r++) {
@@ -692,15 +692,17 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		dropped += runs[r].res.warm_dropped;
 		unres += runs[r].res.unresolvable;
 		stalled += runs[r].res.loop.stalled;
+		late += (int64_t)runs[r].res.loop.late;
 		warm_pct += runs[r].res.warm_gpu_pct / (double)nruns;
 	}
 	gf_obuf_printf(&table, "\nwarm start: %.1f jobs per run already running at 0 h (GPU allocation %.2f %%; %.1f "
-			       "drawn did not fit); jobs that can never fit: %lld; jobs stalled at the end: %lld\n"
+			       "drawn did not fit); jobs that can never fit: %lld; jobs stalled at the end: %lld; "
+			       "reservations kept late: %lld\n"
 			       "wait and JCT in seconds; GPU %% time-averaged over the horizon (all: every job, warm "
 			       "start included); partial: gangs that held some but not all pods at a cycle's end; "
 			       "preem: evictions of the class's jobs and their lost GPU-hours%s\n",
 		       (double)warm / (double)nruns, warm_pct, (double)dropped / (double)nruns,
-		       (long long)unres, (long long)stalled,
+		       (long long)unres, (long long)stalled, (long long)late,
 		       o.cfg.preemption ? " (kube never preempts)" : " (preemption off)");
 	if (gf_obuf_error(&table) || gf_obuf_error(&title)) {
 		fprintf(stderr, "gpufleet replay: out of memory\n");

@@ -660,6 +660,7 @@ static gf_err cycle(gf_loop *L)
 	if ((err = merge_incoming(L)))
 		return err;
 	L->stats.cycles++;
+	L->cycle_plans = 0;
 	/*
 	 * A job ended before its expected end: EASY plans its one reservation
 	 * again (it can only move earlier: the old plan is tried as a fallback).

@@ -57,6 +57,7 @@ struct shape {
 };
 
 #define MAX_RES 32	/* reservations at most (conservative backfill; EASY keeps 1) */
+#define PLANS_PER_CYCLE 4	/* new reservations planned in one cycle at most */
 
 /*
  * A reservation: holder starts at `time` on members[] (npods of them), and
@@ -116,6 +117,7 @@ struct gf_loop {
 	struct prev_plan prev[MAX_RES];	/* dropped plans, for "never later" */
 	size_t nprev_next;
 	bool plan_dirty;
+	uint32_t cycle_plans;		/* plans made in the current cycle */
 	uint64_t *mask;			/* scratch node mask */
 	struct member *tmp_members;	/* a preemptor's planned pods */
 	size_t tmp_cap;

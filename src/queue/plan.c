@@ -22,7 +22,10 @@
  * shadow is added to it instead), or the holder changed.
  *
  * Conservative backfill gives each of the first MAX_RES blocked jobs a
- * reservation, in queue order.  Planning job h replays, on the scratch, the
+ * reservation, in queue order, planning at most PLANS_PER_CYCLE new ones per
+ * cycle (Slurm bounds its backfill pass the same way: a plan costs
+ * O(nodes + running jobs) and a long queue would replan them all every
+ * cycle); a blocked job without one is treated as a backfill candidate.  Planning job h replays, on the scratch, the
  * expected ends of running jobs and the starts and ends of the earlier
  * reservations; h's time is the first at which it fits there and also fits
  * the shadow of every earlier reservation it would overlap (it is then bound
@@ -228,13 +231,13 @@ static int64_t next_change(const gf_loop *L, size_t idx, int64_t t)
 }
 
 /* Try the planned job at time t on the scratch: the policy's placement, else its previous plan. */
-static bool try_plan_at(gf_loop *L, const struct job *j, const struct gf_pod_spec *p, uint64_t total,
+static bool try_plan_at(gf_loop *L, const struct job *j, const struct gf_pod_spec *p, bool place,
 			const struct member *prev, int64_t t, struct member *out)
 {
 	uint32_t k = j->npods;
 	int64_t end = t + j->estimate;
 
-	if (total >= k && gf_loop_place_pods(L, L->planner, L->scratch, p, NULL, out, 0, k)) {
+	if (place && gf_loop_place_pods(L, L->planner, L->scratch, p, NULL, out, 0, k)) {
 		if (fits_later_shadows(L, p, out, k, t, end))
 			return true;
 		gf_loop_unbind_pods(L->scratch, p, out, k);
@@ -264,12 +267,14 @@ static gf_err plan(gf_loop *L, uint32_t h)
 	uint32_t k = j->npods;
 	const struct member *prev = find_prev(L, h);
 	struct reservation *res = &L->res[L->nres];
-	uint64_t total = 0;
+	uint64_t total = 0, tried = 0;
 	size_t idx = 0;
 	int64_t t = L->now;
+	bool boundary = true, place;
 	gf_err err;
 
 	L->stats.plans++;
+	L->cycle_plans++;
 	if (gf_loop_grow(&res->members, &res->cap, k, sizeof(*res->members)))
 		return GF_NOMEM;
 	if (!res->shadow && (err = gf_cluster_create(L->specs, L->nnodes, &res->shadow)))
@@ -298,11 +303,27 @@ static gf_err plan(gf_loop *L, uint32_t h)
 			if (res_end(L, &L->res[r]) == t && res_start(L, &L->res[r]) < t &&
 			    (err = apply_res(L, &L->res[r], false, &p, k, &total)))
 				return err;
-		for (size_t r = 0; r < L->nres; r++)
+		for (size_t r = 0; r < L->nres; r++) {
 			if (res_start(L, &L->res[r]) == t && (err = apply_res(L, &L->res[r], true, &p, k, &total)))
 				return err;
-		if (try_plan_at(L, j, &p, total, prev, t, res->members))
+			if (res_start(L, &L->res[r]) == t || res_end(L, &L->res[r]) == t)
+				boundary = true;
+		}
+		/*
+		 * The policy's placement is tried when the greedy count allows it;
+		 * behind earlier reservations (conservative) only when the count
+		 * grew or a reservation started or ended since the last failed try,
+		 * since a placement refused by a later shadow is otherwise tried
+		 * again at every end (O(nodes) each).  Any plan found is valid; this
+		 * only may find a later one.
+		 */
+		place = total >= k && (L->nres == 0 || boundary || total > tried);
+		if (try_plan_at(L, j, &p, place, prev, t, res->members))
 			break;
+		if (place) {
+			tried = total;
+			boundary = false;
+		}
 		t = next_change(L, idx, t);
 		if (t == INT64_MAX)
 			return GF_OK;	/* never fits: no reservation (gf_loop_start_time says so) */
@@ -470,7 +491,8 @@ gf_err gf_loop_backfill_step(gf_loop *L, uint32_t id, size_t *nahead, bool *ok)
 		}
 		return GF_OK;
 	}
-	if (*nahead >= L->max_res)	/* EASY: one reservation; conservative: MAX_RES */
+	/* EASY: one reservation; conservative: MAX_RES, at most PLANS_PER_CYCLE new ones a cycle */
+	if (*nahead >= L->max_res || L->cycle_plans >= PLANS_PER_CYCLE)
 		return gf_loop_try_preempt(L, id, *nahead, ok);
 	/* blocked: it takes the next reservation; those behind it are planned again when reached */
 	if ((err = gf_loop_drop_reservations(L, *nahead)) || (err = plan(L, id)))

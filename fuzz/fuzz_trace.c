@@ -1,7 +1,8 @@
 /*
  * fuzz/fuzz_trace.c - libFuzzer harness for the trace parsers.
  *
- * The first byte chooses the parser (node list, pod list, reference results);
+ * The first byte chooses the parser (node list, pod list, reference results,
+ * timed pod list);
  * the rest is the file.  Parsers must return an error or a well-formed list,
  * never crash, leak or read out of bounds; a successful parse is checked for
  * the invariants the engine relies on (and a pod list that starts with a UTF-8
@@ -26,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size == 0 || gf_catalog_init(&cat))
 		return 0;
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
 	case 0: {
 		struct gf_node_spec *nodes;
 		size_t n;
@@ -60,6 +61,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort();
 				free(pods);
 			}
+		}
+		break;
+	}
+	case 3: {
+		struct gf_pod_spec *pods;
+		struct gf_pod_times *times;
+		size_t n;
+
+		if (!gf_trace_parse_pods_timed(text, len, "fuzz", &cat, &pods, &n, &times, &err)) {
+			for (size_t i = 0; i < n; i++)
+				if (pods[i].duration < 0 || pods[i].arrival != times[i].creation ||
+				    times[i].deletion < times[i].creation || times[i].qos >= GF_QOS_COUNT ||
+				    pods[i].gpu_milli > GF_MILLI_PER_GPU)
+					abort();
+			free(pods);
+			free(times);
 		}
 		break;
 	}

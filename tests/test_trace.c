@@ -194,6 +194,83 @@ static void test_reference(void **state)
 	assert_string_equal(err.msg, "ref.csv:2: column 5: expected a percentage 0..100, found \"abc\"");
 }
 
+#define TIMED_HDR "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+
+static void expect_timed_error(const char *text, const char *msg)
+{
+	struct gf_catalog cat;
+	struct gf_trace_error err;
+	struct gf_pod_spec *out = (void *)1;
+	struct gf_pod_times *times = (void *)1;
+	size_t n = 99;
+
+	gf_catalog_init(&cat);
+	assert_int_not_equal(gf_trace_parse_pods_timed(text, strlen(text), "t.csv", &cat, &out, &n, &times, &err),
+			     GF_OK);
+	assert_null(out);
+	assert_null(times);
+	if (!strstr(err.msg, msg)) {
+		print_error("message \"%s\" lacks \"%s\"\n", err.msg, msg);
+		fail();
+	}
+	gf_catalog_release(&cat);
+}
+
+static void test_timed_pods(void **state)
+{
+	const char *text = TIMED_HDR
+		"a,1000,1024,1,500,,LS,Running,10,110,20\n"
+		"b,2000,2048,2,1000,,BE,Pending,30,90,\n"
+		"c,0,0,0,0,,,Succeeded,40,40,40\n"
+		"d,0,0,0,0,,Guaranteed,Running,41,50,41\n";
+	struct gf_catalog cat;
+	struct gf_trace_error err;
+	struct gf_pod_spec *p;
+	struct gf_pod_times *t;
+	size_t n;
+
+	(void)state;
+	gf_catalog_init(&cat);
+	assert_int_equal(gf_trace_parse_pods_timed(text, strlen(text), "t.csv", &cat, &p, &n, &t, &err), GF_OK);
+	assert_int_equal(n, 4);
+	assert_int_equal(p[0].arrival, 10);
+	assert_int_equal(p[0].duration, 90);	/* deletion - scheduled */
+	assert_int_equal(t[0].qos, GF_QOS_LS);
+	assert_int_equal(t[1].scheduled, -1);
+	assert_int_equal(p[1].duration, 60);	/* never scheduled: deletion - creation */
+	assert_int_equal(t[1].qos, GF_QOS_BE);
+	assert_int_equal(p[2].duration, 0);
+	assert_int_equal(t[2].qos, GF_QOS_NONE);
+	assert_int_equal(t[3].qos, GF_QOS_GUARANTEED);
+	free(p);
+	free(t);
+	/* the plain parser ignores the time columns: a packing run is unchanged */
+	assert_int_equal(gf_trace_parse_pods(text, strlen(text), "t.csv", &cat, &p, &n, &err), GF_OK);
+	assert_int_equal(p[0].arrival, 0);
+	assert_int_equal(p[0].duration, -1);
+	free(p);
+	gf_catalog_release(&cat);
+}
+
+static void test_timed_pods_errors(void **state)
+{
+	(void)state;
+	expect_timed_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1,1,0,0\n",
+			   "t.csv:1: header lacks the column \"creation_time\" (a timed pod list needs");
+	expect_timed_error(TIMED_HDR "a,1,1,0,0,,LS,Running,100,50,\n",
+			   "t.csv:2: column 10 (deletion_time): 50 is before the creation_time 100: a negative duration");
+	expect_timed_error(TIMED_HDR "a,1,1,0,0,,LS,Running,100,150,200\n",
+			   "t.csv:2: column 10 (deletion_time): 150 is before the scheduled_time 200");
+	expect_timed_error(TIMED_HDR "a,1,1,0,0,,LS,Running,100,150,50\n",
+			   "t.csv:2: column 11 (scheduled_time): 50 is before the creation_time 100");
+	expect_timed_error(TIMED_HDR "a,1,1,0,0,,LS,Running,-5,150,\n",
+			   "t.csv:2: column 9 (creation_time): expected an integer in 0..");
+	expect_timed_error(TIMED_HDR "a,1,1,0,0,,XL,Running,5,150,\n",
+			   "t.csv:2: column 7 (qos): expected LS, BE, Burstable, Guaranteed or nothing, found \"XL\"");
+	expect_timed_error(TIMED_HDR "a,1,1,0,0,,LS,Running,5\n",
+			   "t.csv:2: column 10 (deletion_time) is missing: the line has 9 columns");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -202,6 +279,8 @@ int main(void)
 		cmocka_unit_test(test_nodes),
 		cmocka_unit_test(test_byte_order_mark),
 		cmocka_unit_test(test_reference),
+		cmocka_unit_test(test_timed_pods),
+		cmocka_unit_test(test_timed_pods_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -82,3 +82,43 @@ bool gf_cli_parse_list(char *s, const char **arr, size_t *n, size_t max)
 	}
 	return true;
 }
+
+int gf_cli_parse_seeds(const char *s, uint64_t *out, int max)
+{
+	int n = 0;
+	const char *p = s;
+
+	while (*p) {
+		char *e;
+		unsigned long long a, b;
+
+		errno = 0;
+		if (*p < '0' || *p > '9')
+			return -1;
+		a = strtoull(p, &e, 10);
+		b = a;
+		if (errno)
+			return -1;
+		if (*e == '-') {
+			p = e + 1;
+			if (*p < '0' || *p > '9')
+				return -1;
+			b = strtoull(p, &e, 10);
+			if (errno || b < a)
+				return -1;
+		}
+		for (unsigned long long v = a; v <= b; v++) {
+			if (n == max)
+				return -1;
+			out[n++] = v;
+			if (v == b)
+				break;
+		}
+		if (*e == ',')
+			e++;
+		else if (*e)
+			return -1;
+		p = e;
+	}
+	return n;
+}

@@ -35,4 +35,7 @@ int gf_cli_option_error(const char *cmd, int opt, char **argv, int at);
 /* After getopt_long(): true (and said on stderr) if arguments other than options are left. */
 bool gf_cli_operands(const char *cmd, int argc, char **argv);
 
+/* A seed list "42-51", "42", "1,5,7-9" into out[0..max); the count, or -1 if malformed or too long. */
+int gf_cli_parse_seeds(const char *s, uint64_t *out, int max);
+
 #endif /* GF_CLI_ARGS_H */

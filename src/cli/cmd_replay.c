@@ -1,7 +1,9 @@
 /*
- * cli/cmd_replay.c - `gpufleet replay`: dispatch only.  `replay --serving ...`
- * is the serving replay (cmd_replay_serving.c); anything else the job replay
- * (cmd_replay_jobs.c).
+ * cli/cmd_replay.c - `gpufleet replay`: a tiny dispatcher.
+ *
+ * `replay --serving ...` replays an inference-serving trace
+ * (gf_cmd_replay_serving, cli/cmd_replay_serving.c); anything else replays
+ * jobs through the engine's queue (gf_cmd_replay_jobs, cli/cmd_replay_jobs.c).
  */
 #include <string.h>
 

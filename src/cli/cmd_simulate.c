@@ -200,47 +200,6 @@ static bool placed_nothing(const struct job *jobs, size_t njobs, const char *pod
 	return false;
 }
 
-/* Parse "42-51", "42", "1,5,7-9". */
-static int parse_seeds(const char *s, uint64_t *out, int max)
-{
-	int n = 0;
-	const char *p = s;
-
-	while (*p) {
-		char *e;
-		unsigned long long a, b;
-
-		errno = 0;
-		if (*p < '0' || *p > '9')
-			return -1;
-		a = strtoull(p, &e, 10);
-		b = a;
-		if (errno)
-			return -1;
-		if (*e == '-') {
-			p = e + 1;
-			if (*p < '0' || *p > '9')
-				return -1;
-			b = strtoull(p, &e, 10);
-			if (errno || b < a)
-				return -1;
-		}
-		for (unsigned long long v = a; v <= b; v++) {
-			if (n == max)
-				return -1;
-			out[n++] = v;
-			if (v == b)
-				break;
-		}
-		if (*e == ',')
-			e++;
-		else if (*e)
-			return -1;
-		p = e;
-	}
-	return n;
-}
-
 /* The workload name of a pod file: basename without ".csv", cut on a UTF-8 character boundary. */
 static void workload_name(const char *path, char *out, size_t outlen)
 {
@@ -629,7 +588,7 @@ int gf_cmd_simulate(int argc, char **argv)
 		for (size_t k = 0; k < nall && k < MAX_POLICIES; k++)
 			pols[npols++] = all[k];
 	}
-	nseeds = parse_seeds(seeds_arg, seeds, MAX_SEEDS);
+	nseeds = gf_cli_parse_seeds(seeds_arg, seeds, MAX_SEEDS);
 	if (nseeds <= 0) {
 		fprintf(stderr, "gpufleet simulate: --seeds: expected a list like 42-51 or 1,5,7-9 (at most %d seeds), found \"%s\"\n",
 			MAX_SEEDS, seeds_arg);

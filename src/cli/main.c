@@ -17,6 +17,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "simulate", gf_cmd_simulate, "replay a trace against the cluster under each placement policy" },
+	{ "replay", gf_cmd_replay, "replay jobs in virtual time through the engine's queue: waits, gangs, backfill" },
 	{ "schedule", gf_cmd_schedule, "Kubernetes GPU scheduler (schedulerName: gpufleet) and kube-scheduler extender" },
 	{ "agent", gf_cmd_agent, "GPU node agent: dcgm-exporter compatible /metrics, pod attribution, topology" },
 	{ "metrics-api", gf_cmd_metrics_api, "Kubernetes external metrics API: HPA on GPU metrics" },

@@ -201,6 +201,21 @@ static bool gpus_valid(const struct gf_node *nd, const struct gf_pod_spec *p, co
 
 static gf_err check_node(const gf_cluster *c, size_t i, char *why, size_t whylen);
 
+gf_err gf_cluster_copy_node(gf_cluster *dst, const gf_cluster *src, size_t i)
+{
+	uint32_t version;
+
+	if (i >= dst->n || i >= src->n || memcmp(&dst->spec[i], &src->spec[i], sizeof(dst->spec[i])))
+		return GF_RANGE;
+	version = dst->node[i].version > src->node[i].version ? dst->node[i].version
+							     : src->node[i].version;
+	dst->gpu_used += (int64_t)dst->node[i].gpu_free_total - src->node[i].gpu_free_total;
+	dst->node[i] = src->node[i];
+	dst->node[i].version = version + 1;
+	dst->changes++;
+	return GF_OK;
+}
+
 #ifdef GF_DEBUG_INVARIANTS
 /* Debug builds: the node just changed must satisfy every invariant. */
 static void assert_node(const gf_cluster *c, size_t i)

@@ -90,6 +90,16 @@ gf_err gf_cluster_bind(gf_cluster *c, size_t i, const struct gf_pod_spec *p, con
  */
 gf_err gf_cluster_unbind(gf_cluster *c, size_t i, const struct gf_pod_spec *p, const uint8_t *gpus);
 
+/*
+ * Make node i of dst hold exactly the state of node i of src (the queue's
+ * planner keeps a scratch copy of the cluster this way, node by node).  The
+ * two clusters must have been created from the same node list.  dst's node
+ * version becomes larger than both versions, so caches keyed by dst's
+ * versions never mistake the copy for an older state.  Errors: GF_RANGE (i
+ * out of range or the node specs differ); dst is then unchanged.
+ */
+gf_err gf_cluster_copy_node(gf_cluster *dst, const gf_cluster *src, size_t i);
+
 /* Check every invariant; returns GF_OK or GF_STATE and names the first broken one in why. */
 gf_err gf_cluster_check(const gf_cluster *c, char *why, size_t whylen);
 

@@ -284,13 +284,19 @@ static int pick_sharing_gpu(const gf_sched *s, const struct gf_node *nd,
 enum gf_outcome gf_sched_place(gf_sched *s, const struct gf_pod_spec *p, struct gf_rng *rng,
 			       struct gf_placement *out)
 {
+	return gf_sched_place_masked(s, p, rng, NULL, out);
+}
+
+enum gf_outcome gf_sched_place_masked(gf_sched *s, const struct gf_pod_spec *p, struct gf_rng *rng,
+				      const uint64_t *allowed, struct gf_placement *out)
+{
 	const gf_cluster *c = s->env.cluster;
 	size_t nf = 0;
 	uint32_t best = 0;
 	int best_hint = -1;
 
 	for (size_t i = 0; i < s->n; i++)
-		if (gf_cluster_fits(c, s->env.cat, i, p))
+		if ((!allowed || (allowed[i / 64] >> (i % 64)) & 1) && gf_cluster_fits(c, s->env.cat, i, p))
 			s->feasible[nf++] = (uint32_t)i;
 	out->nfeasible = (uint32_t)nf;
 	if (nf == 0)

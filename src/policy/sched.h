@@ -59,6 +59,15 @@ enum gf_outcome gf_sched_place(gf_sched *s, const struct gf_pod_spec *p, struct 
 			       struct gf_placement *out);
 
 /*
+ * gf_sched_place() restricted to the nodes whose bit is set in allowed
+ * (bit i of allowed[i / 64] for node i; NULL = every node): "may not use this
+ * node" is data passed into the decision, never state faked into the cluster.
+ * The queue's backfill uses it to keep a job off the nodes a reservation holds.
+ */
+enum gf_outcome gf_sched_place_masked(gf_sched *s, const struct gf_pod_spec *p, struct gf_rng *rng,
+				      const uint64_t *allowed, struct gf_placement *out);
+
+/*
  * The policy's score of node `node` for pod p, through the same cache as
  * gf_sched_place() (for callers that rank nodes someone else filtered, such
  * as a kube-scheduler extender's prioritize).  The node must pass the filter.

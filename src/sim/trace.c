@@ -133,8 +133,9 @@ static gf_err read_header(struct reader *r, struct column *cols, int ncols, cons
 		}
 		if (cols[c].index < 0 && cols[c].required)
 			return fail(r, GF_PARSE, "header lacks the column \"%s\" (a %s list needs %s)",
-				    cols[c].name, what, what[0] == 'n' ?
-				    "sn,cpu_milli,memory_mib,gpu,model" :
+				    cols[c].name, what, what[0] == 'n' ? "sn,cpu_milli,memory_mib,gpu,model" :
+				    what[0] == 't' ? "name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec]"
+						     ",creation_time,deletion_time[,scheduled_time][,qos]" :
 				    "name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec]");
 	}
 	return GF_OK;
@@ -319,25 +320,77 @@ fail:
 	return code ? code : GF_PARSE;
 }
 
-enum { P_NAME, P_CPU, P_MEM, P_NGPU, P_MILLI, P_SPEC, P_NCOLS };
+enum { P_NAME, P_CPU, P_MEM, P_NGPU, P_MILLI, P_SPEC, P_CREATED, P_DELETED, P_SCHEDULED, P_QOS,
+       P_NCOLS };
 
-gf_err gf_trace_parse_pods(const char *data, size_t len, const char *file, struct gf_catalog *cat,
-			   struct gf_pod_spec **out, size_t *n, struct gf_trace_error *err)
+#define TIME_MAX 4000000000000LL	/* ~127,000 years in seconds */
+
+static const char *const qos_names[GF_QOS_COUNT] = {
+	[GF_QOS_NONE] = "", [GF_QOS_LS] = "LS", [GF_QOS_BE] = "BE",
+	[GF_QOS_BURSTABLE] = "Burstable", [GF_QOS_GUARANTEED] = "Guaranteed",
+};
+
+/* The time columns of a timed pod list: arrival, run time, qos. */
+static gf_err get_times(struct reader *r, const struct column *cols, struct gf_pod_spec *p,
+			struct gf_pod_times *t)
+{
+	struct slice s = { "", 0 };
+	char shown[64];
+	int64_t created, deleted, scheduled = -1;
+	gf_err code;
+
+	if ((code = get_int(r, &cols[P_CREATED], 0, TIME_MAX, &created)) ||
+	    (code = get_int(r, &cols[P_DELETED], 0, TIME_MAX, &deleted)) ||
+	    (code = field_of(r, &cols[P_SCHEDULED], &s)))
+		return code;
+	if (s.len > 0 && (code = get_int(r, &cols[P_SCHEDULED], 0, TIME_MAX, &scheduled)))
+		return code;
+	if (scheduled >= 0 && scheduled < created)
+		return fail(r, GF_PARSE, "column %d (scheduled_time): %lld is before the creation_time %lld",
+			    cols[P_SCHEDULED].index + 1, (long long)scheduled, (long long)created);
+	if (deleted < (scheduled >= 0 ? scheduled : created))
+		return fail(r, GF_PARSE, "column %d (deletion_time): %lld is before the %s %lld: a negative duration",
+			    cols[P_DELETED].index + 1, (long long)deleted,
+			    scheduled >= 0 ? "scheduled_time" : "creation_time",
+			    (long long)(scheduled >= 0 ? scheduled : created));
+	if ((code = field_of(r, &cols[P_QOS], &s)))
+		return code;
+	t->qos = GF_QOS_COUNT;
+	for (int q = 0; q < GF_QOS_COUNT; q++)
+		if (s.len == strlen(qos_names[q]) && !memcmp(s.p, qos_names[q], s.len))
+			t->qos = (enum gf_qos)q;
+	if (t->qos == GF_QOS_COUNT)
+		return fail(r, GF_PARSE, "column %d (qos): expected LS, BE, Burstable, Guaranteed or nothing, found %s",
+			    cols[P_QOS].index + 1, show(&s, shown, sizeof(shown)));
+	t->creation = created;
+	t->deletion = deleted;
+	t->scheduled = scheduled;
+	p->arrival = created;
+	p->duration = deleted - (scheduled >= 0 ? scheduled : created);
+	return GF_OK;
+}
+
+static gf_err parse_pods(const char *data, size_t len, const char *file, struct gf_catalog *cat,
+			 struct gf_pod_spec **out, size_t *n, struct gf_pod_times **times,
+			 struct gf_trace_error *err)
 {
 	struct reader r = { .data = data, .end = data + len, .cur = data, .file = file, .err = err };
 	struct column cols[P_NCOLS] = {
 		[P_NAME] = { "name", true, -1 }, [P_CPU] = { "cpu_milli", true, -1 },
 		[P_MEM] = { "memory_mib", true, -1 }, [P_NGPU] = { "num_gpu", true, -1 },
 		[P_MILLI] = { "gpu_milli", true, -1 }, [P_SPEC] = { "gpu_spec", false, -1 },
+		[P_CREATED] = { "creation_time", true, -1 }, [P_DELETED] = { "deletion_time", true, -1 },
+		[P_SCHEDULED] = { "scheduled_time", false, -1 }, [P_QOS] = { "qos", false, -1 },
 	};
 	struct gf_pod_spec *pods = NULL;
-	size_t count = 0, cap = 0;
+	struct gf_pod_times *tms = NULL;
+	size_t count = 0, cap = 0, tcap = 0;
 	gf_err code;
 	int got;
 
 	*out = NULL;
 	*n = 0;
-	code = read_header(&r, cols, P_NCOLS, "pod");
+	code = read_header(&r, cols, times ? P_NCOLS : P_CREATED, times ? "timed pod" : "pod");
 	if (code)
 		return code;
 	while ((got = next_line(&r, &code)) > 0) {
@@ -346,6 +399,8 @@ gf_err gf_trace_parse_pods(const char *data, size_t len, const char *file, struc
 		struct slice spec = { "", 0 };
 
 		code = reserve((void **)&pods, &cap, count, sizeof(*pods));
+		if (!code && times)
+			code = reserve((void **)&tms, &tcap, count, sizeof(*tms));
 		if (code) {
 			fail(&r, code, "cannot hold more pods (%s)", gf_strerror(code));
 			goto fail;
@@ -358,7 +413,8 @@ gf_err gf_trace_parse_pods(const char *data, size_t len, const char *file, struc
 		    (code = get_int(&r, &cols[P_MEM], 0, MEM_MAX, &p->mem_mib)) ||
 		    (code = get_int(&r, &cols[P_NGPU], 0, GF_MAX_GPUS, &ngpu)) ||
 		    (code = get_milli(&r, &cols[P_MILLI], &milli)) ||
-		    (code = field_of(&r, &cols[P_SPEC], &spec)))
+		    (code = field_of(&r, &cols[P_SPEC], &spec)) ||
+		    (times && (code = get_times(&r, cols, p, &tms[count]))))
 			goto fail;
 		if (ngpu > 0) {
 			if (milli == 0) {
@@ -387,8 +443,26 @@ gf_err gf_trace_parse_pods(const char *data, size_t len, const char *file, struc
 	}
 	*out = pods;
 	*n = count;
+	if (times)
+		*times = tms;
 	return GF_OK;
 fail:
 	free(pods);
+	free(tms);
 	return code ? code : GF_PARSE;
 }
+
+gf_err gf_trace_parse_pods(const char *data, size_t len, const char *file, struct gf_catalog *cat,
+			   struct gf_pod_spec **out, size_t *n, struct gf_trace_error *err)
+{
+	return parse_pods(data, len, file, cat, out, n, NULL, err);
+}
+
+gf_err gf_trace_parse_pods_timed(const char *data, size_t len, const char *file,
+				 struct gf_catalog *cat, struct gf_pod_spec **out, size_t *n,
+				 struct gf_pod_times **times, struct gf_trace_error *err)
+{
+	*times = NULL;
+	return parse_pods(data, len, file, cat, out, n, times, err);
+}
+

@@ -46,4 +46,36 @@ gf_err gf_trace_parse_nodes(const char *data, size_t len, const char *file, stru
 gf_err gf_trace_parse_pods(const char *data, size_t len, const char *file, struct gf_catalog *cat,
 			   struct gf_pod_spec **out, size_t *n, struct gf_trace_error *err);
 
+/* A pod's quality-of-service class as the openb trace writes it. */
+enum gf_qos {
+	GF_QOS_NONE,		/* empty field or no qos column */
+	GF_QOS_LS,		/* latency-sensitive */
+	GF_QOS_BE,		/* best effort */
+	GF_QOS_BURSTABLE,
+	GF_QOS_GUARANTEED,
+	GF_QOS_COUNT
+};
+
+/* The time columns of one pod of a timed pod list, in the trace's seconds. */
+struct gf_pod_times {
+	int64_t creation;
+	int64_t deletion;
+	int64_t scheduled;	/* -1: never scheduled (empty field or no column) */
+	enum gf_qos qos;
+};
+
+/*
+ * Parse a pod list with time columns (the openb default list has them):
+ * as gf_trace_parse_pods, plus creation_time and deletion_time (required),
+ * scheduled_time (optional, may be empty: never scheduled) and qos
+ * (optional: LS, BE, Burstable, Guaranteed or empty).  Each pod's arrival is
+ * its creation_time and its duration deletion_time - scheduled_time, or
+ * deletion_time - creation_time for a pod never scheduled; a negative
+ * duration is an error naming the line and column.  *times (malloc'ed,
+ * caller frees) gets one entry per pod; NULL on error.
+ */
+gf_err gf_trace_parse_pods_timed(const char *data, size_t len, const char *file,
+				 struct gf_catalog *cat, struct gf_pod_spec **out, size_t *n,
+				 struct gf_pod_times **times, struct gf_trace_error *err);
+
 #endif /* GF_SIM_TRACE_H */

@@ -1,0 +1,755 @@
+/*
+ * cli/cmd_replay_jobs.c - `gpufleet replay` (jobs): argument parsing and wiring.
+ *
+ * Reads the node list and a timed pod list, prepares the experiment
+ * (sim/replay.h), runs one replay per (queue policy, seed) on a small pool
+ * of threads (runs share the prepared experiment read-only and are
+ * independent, so the output does not depend on the thread count), then
+ * prints the per-class table (means over seeds) and writes the files asked
+ * for.  Nothing is printed as a result unless every run succeeded.  Wall
+ * time and events per second go to stderr (not part of the result).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/files.h"
+#include "core/obuf.h"
+#include "sim/replay.h"
+#include "sim/trace.h"
+
+#define MAX_SEEDS 1000
+#define SVG_W 720
+#define SVG_H 220
+
+static const char usage_text[] =
+	"usage: gpufleet replay [options]\n"
+	"\n"
+	"Replay jobs in virtual time through the engine's queue and compare queue\n"
+	"policies: waits per class, completion times, GPU allocation, partially\n"
+	"placed gangs.  With no options: the bundled Alibaba openb default trace at\n"
+	"90%% offered GPU load for 12 h, the weekly validation burst at 4 h (24\n"
+	"training jobs of 8-GPU pods, 8 of them gangs of 4 pods), FGD placement,\n"
+	"queue policies kube, strict-fifo, best-effort-fifo and backfill, seeds 42-51.\n"
+	"\n"
+	"options:\n"
+	"  --nodes FILE            node list CSV [data/openb/openb_node_list_gpu_node.csv]\n"
+	"  --pods FILE             pod list CSV with creation_time,deletion_time[,scheduled_time][,qos]\n"
+	"                          [data/openb/openb_pod_list_default.csv]\n"
+	"  --load X                offered GPU load, fraction of capacity, (0, 2] [0.9]\n"
+	"  --horizon T             arrivals and statistics window, e.g. 12h, 90m, 3600 [12h]\n"
+	"  --burst off|T           the validation burst's time, or off [4h]\n"
+	"  --queue-policy LIST     kube, strict-fifo, best-effort-fifo, backfill (EASY),\n"
+	"                          conservative-backfill [the first four]\n"
+	"  --policy NAME           placement policy [fgd]\n"
+	"  --seeds LIST            e.g. 42-51, 42, 1,5,7-9 [42-51]\n"
+	"  --estimate MODE         run-time estimates for reservations: exact or overestimate:F\n"
+	"                          (F >= 1: run time x uniform[1, F]) [exact]\n"
+	"  --summary-csv FILE      one row per queue policy, seed and class\n"
+	"  --timeline-csv FILE     allocation, pending and running every minute, per policy and seed\n"
+	"  --report FILE.html      self-contained HTML report (inline SVG charts)\n"
+	"  --jobs N                runs in parallel [number of CPUs]\n"
+	"  --quiet                 no progress or timing on stderr\n"
+	"  -h, --help              this text\n"
+	"\n"
+	"  --preemption on|off     a job evicts lower priorities when that makes it fit now\n"
+	"                          (backfill: if its reservation is further away than\n"
+	"                          --preempt-wait; never with kube) [off]\n"
+	"  --preempt-wait T        see --preemption [10m]\n"
+	"  --order draw|trace      arrivals: pods drawn uniformly from the trace, or the\n"
+	"                          trace's pods in creation_time order, cycling [draw]\n"
+	"Not yet available (the engine has no quotas yet): --queues.\n"
+	"Data files are looked up in $GPUFLEET_DATA, else in the source tree's data/.\n";
+
+struct run {
+	const gf_replay *x;
+	const struct gf_policy_ops *ops;
+	struct gf_replay_config cfg;
+	struct gf_replay_result res;
+	gf_err err;
+};
+
+struct pool {
+	struct run *runs;
+	size_t n, next;
+	pthread_mutex_t lock;
+};
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+
+	for (;;) {
+		size_t i;
+
+		pthread_mutex_lock(&p->lock);
+		i = p->next++;
+		pthread_mutex_unlock(&p->lock);
+		if (i >= p->n)
+			return NULL;
+		p->runs[i].err = gf_replay_run(p->runs[i].x, p->runs[i].ops, &p->runs[i].cfg,
+					       &p->runs[i].res);
+	}
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int run_all(struct run *runs, size_t n, int nthreads)
+{
+	struct pool p = { .runs = runs, .n = n };
+	pthread_t tid[64];
+	int started = 0;
+
+	if (nthreads > 64)
+		nthreads = 64;
+	if ((size_t)nthreads > n)
+		nthreads = (int)n;
+	pthread_mutex_init(&p.lock, NULL);
+	for (int i = 0; i < nthreads; i++)
+		if (!pthread_create(&tid[started], NULL, worker, &p))
+			started++;
+	if (started == 0)
+		worker(&p);
+	for (int i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	pthread_mutex_destroy(&p.lock);
+	for (size_t i = 0; i < n; i++) {
+		if (runs[i].err) {
+			fprintf(stderr, "gpufleet replay: run of %s, seed %llu failed: %s\n",
+				gf_queue_policy_name(runs[i].cfg.qp), (unsigned long long)runs[i].cfg.seed,
+				gf_strerror(runs[i].err));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* "12h", "90m", "3600", "3600s" -> seconds; false if malformed or out of range. */
+static bool parse_duration(const char *s, int64_t *out)
+{
+	unsigned long v;
+	char num[32];
+	size_t n = strlen(s);
+	int64_t mul = 1;
+
+	if (n == 0 || n >= sizeof(num))
+		return false;
+	memcpy(num, s, n + 1);
+	if (num[n - 1] == 'h' || num[n - 1] == 'm' || num[n - 1] == 's') {
+		mul = num[n - 1] == 'h' ? 3600 : num[n - 1] == 'm' ? 60 : 1;
+		num[n - 1] = '\0';
+	}
+	if (!gf_cli_parse_ulong(num, 100UL * 365 * 86400, &v))
+		return false;
+	*out = (int64_t)v * mul;
+	return true;
+}
+
+static bool parse_queue_policies(const char *arg, enum gf_queue_policy *out, int *n)
+{
+	const char *p = arg;
+
+	*n = 0;
+	while (*p) {
+		const char *comma = strchr(p, ',');
+		size_t l = comma ? (size_t)(comma - p) : strlen(p);
+		char name[32];
+
+		if (l == 0 || l >= sizeof(name) || *n == GF_QP_COUNT_)
+			return false;
+		memcpy(name, p, l);
+		name[l] = '\0';
+		if (!gf_queue_policy_find(name, &out[*n]))
+			return false;
+		(*n)++;
+		p += l;
+		if (*p == ',')
+			p++;
+	}
+	return *n > 0;
+}
+
+static bool parse_estimate(const char *s, struct gf_replay_config *cfg)
+{
+	char *e;
+
+	if (!strcmp(s, "exact")) {
+		cfg->estimate = GF_EST_EXACT;
+		return true;
+	}
+	if (strncmp(s, "overestimate:", 13))
+		return false;
+	errno = 0;
+	cfg->over = strtod(s + 13, &e);
+	if (errno || e == s + 13 || *e || !(cfg->over >= 1.0) || cfg->over > 100)
+		return false;
+	cfg->estimate = GF_EST_OVER;
+	return true;
+}
+
+struct inputs {
+	struct gf_catalog cat;
+	struct gf_node_spec *nodes;
+	size_t nnodes;
+	struct gf_pod_spec *pods;
+	struct gf_pod_times *times;
+	size_t npods;
+	gf_replay *x;
+	int64_t ngpus;
+};
+
+static void inputs_release(struct inputs *in)
+{
+	gf_replay_destroy(in->x);
+	free(in->nodes);
+	free(in->pods);
+	free(in->times);
+	gf_catalog_release(&in->cat);
+	memset(in, 0, sizeof(*in));
+}
+
+static int load_inputs(const char *nodes_path, const char *pods_path, struct inputs *in)
+{
+	struct gf_trace_error terr;
+	char *data;
+	size_t len;
+	gf_err err;
+
+	memset(in, 0, sizeof(*in));
+	if (gf_catalog_init(&in->cat))
+		return -1;
+	if (gf_read_file(nodes_path, &data, &len))
+		goto fail;
+	err = gf_trace_parse_nodes(data, len, nodes_path, &in->cat, &in->nodes, &in->nnodes, &terr);
+	free(data);
+	if (err) {
+		fprintf(stderr, "gpufleet replay: %s\n", terr.msg);
+		goto fail;
+	}
+	if (gf_read_file(pods_path, &data, &len))
+		goto fail;
+	err = gf_trace_parse_pods_timed(data, len, pods_path, &in->cat, &in->pods, &in->npods,
+					&in->times, &terr);
+	free(data);
+	if (err) {
+		fprintf(stderr, "gpufleet replay: %s\n", terr.msg);
+		goto fail;
+	}
+	for (size_t i = 0; i < in->nnodes; i++)
+		in->ngpus += in->nodes[i].ngpus;
+	if (in->ngpus == 0) {
+		fprintf(stderr, "gpufleet replay: %s: the cluster has no GPU; expected at least one node with gpu > 0\n",
+			nodes_path);
+		goto fail;
+	}
+	err = gf_replay_create(in->nodes, in->nnodes, in->pods, in->times, in->npods, &in->cat, &in->x);
+	if (err == GF_INVAL) {
+		fprintf(stderr, "gpufleet replay: %s: no pod asks for a GPU for a positive run time, so no load can be offered\n",
+			pods_path);
+		goto fail;
+	}
+	if (err) {
+		fprintf(stderr, "gpufleet replay: cannot prepare the experiment: %s\n", gf_strerror(err));
+		goto fail;
+	}
+	return 0;
+fail:
+	inputs_release(in);
+	return -1;
+}
+
+/* The file's base name without ".csv". */
+static void base_name(const char *path, char *out, size_t outlen)
+{
+	const char *b = strrchr(path, '/');
+	size_t n;
+
+	b = b ? b + 1 : path;
+	n = strlen(b);
+	if (n > 4 && !strcmp(b + n - 4, ".csv"))
+		n -= 4;
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, b, n);
+	out[n] = '\0';
+}
+
+/* Mean over seeds of one class's statistics for queue policy q. */
+static struct gf_replay_class_stats mean_stats(const struct run *runs, int nseeds, int q, int c)
+{
+	struct gf_replay_class_stats m;
+
+	memset(&m, 0, sizeof(m));
+	for (int i = 0; i < nseeds; i++) {
+		const struct gf_replay_class_stats *s = &runs[q * nseeds + i].res.cls[c];
+
+		m.jobs += s->jobs;
+		m.started += s->started;
+		m.wait_p50 += s->wait_p50 / nseeds;
+		m.wait_p95 += s->wait_p95 / nseeds;
+		m.wait_max += s->wait_max / nseeds;
+		m.jct_mean += s->jct_mean / nseeds;
+		m.gpu_alloc_avg_pct += s->gpu_alloc_avg_pct / nseeds;
+		m.partial_gangs += s->partial_gangs;
+		m.preemptions += s->preemptions;
+		m.preempted_gpu_h += s->preempted_gpu_h / nseeds;
+	}
+	return m;
+}
+
+static void print_table(struct gf_obuf *b, const struct run *runs, const enum gf_queue_policy *qps,
+			int nqp, int nseeds)
+{
+	gf_obuf_printf(b, "%-21s %-9s %8s %8s %9s %9s %9s %10s %7s %8s %6s %9s\n", "queue policy",
+		       "class", "jobs", "started", "wait p50", "wait p95", "wait max", "JCT mean",
+		       "GPU %", "partial", "preem", "preem GPUh");
+	for (int q = 0; q < nqp; q++) {
+		for (int c = 0; c < GF_RC_COUNT; c++) {
+			struct gf_replay_class_stats m = mean_stats(runs, nseeds, q, c);
+
+			gf_obuf_printf(b, "%-21s %-9s %8.1f %8.1f %9.0f %9.0f %9.0f %10.0f %7.2f %8.1f %6.1f %9.2f\n",
+				       gf_queue_policy_name(qps[q]), gf_replay_class_name((enum gf_replay_class)c),
+				       (double)m.jobs / nseeds, (double)m.started / nseeds, m.wait_p50,
+				       m.wait_p95, m.wait_max, m.jct_mean, m.gpu_alloc_avg_pct,
+				       (double)m.partial_gangs / nseeds, (double)m.preemptions / nseeds,
+				       m.preempted_gpu_h);
+		}
+	}
+}
+
+static void summary_csv(struct gf_obuf *b, const struct run *runs, size_t nruns)
+{
+	gf_obuf_puts(b, "queue_policy,placement,seed,class,jobs,started,wait_p50_s,wait_p95_s,wait_max_s,"
+			"jct_mean_s,gpu_alloc_avg_pct,partial_gangs,preemptions,preempted_gpu_h\n");
+	for (size_t r = 0; r < nruns; r++) {
+		for (int c = 0; c < GF_RC_COUNT; c++) {
+			const struct gf_replay_class_stats *s = &runs[r].res.cls[c];
+
+			gf_obuf_printf(b, "%s,%s,%llu,%s,%lld,%lld,%.0f,%.0f,%.0f,%.1f,%.3f,%lld,%lld,%.3f\n",
+				       gf_queue_policy_name(runs[r].cfg.qp), runs[r].ops->name,
+				       (unsigned long long)runs[r].cfg.seed,
+				       gf_replay_class_name((enum gf_replay_class)c), (long long)s->jobs,
+				       (long long)s->started, s->wait_p50, s->wait_p95, s->wait_max,
+				       s->jct_mean, s->gpu_alloc_avg_pct, (long long)s->partial_gangs,
+				       (long long)s->preemptions, s->preempted_gpu_h);
+		}
+	}
+}
+
+static void timeline_csv(struct gf_obuf *b, const struct run *runs, size_t nruns, int64_t ngpus)
+{
+	gf_obuf_puts(b, "queue_policy,seed,time_s,gpu_alloc_pct,pending,running\n");
+	for (size_t r = 0; r < nruns; r++) {
+		const struct gf_replay_result *res = &runs[r].res;
+
+		for (size_t k = 0; k < res->ntimeline; k++)
+			gf_obuf_printf(b, "%s,%llu,%lld,%.3f,%u,%u\n", gf_queue_policy_name(runs[r].cfg.qp),
+				       (unsigned long long)runs[r].cfg.seed, (long long)res->timeline[k].time,
+				       (double)res->timeline[k].gpu_used / 10.0 / (double)ngpus,
+				       res->timeline[k].pending, res->timeline[k].running);
+	}
+}
+
+static const char *const colors[GF_QP_COUNT_] = { "#d62728", "#7f7f7f", "#1f77b4", "#2ca02c", "#9467bd" };
+
+/* One line chart: value(k) of each policy's first-seed run over time. */
+static void svg_lines(struct gf_obuf *b, const char *title, const struct run *runs, int nqp,
+		      int nseeds, int64_t ngpus, bool pending, int64_t horizon)
+{
+	double ymax = pending ? 1 : 100;
+
+	for (int q = 0; q < nqp && pending; q++) {
+		const struct gf_replay_result *r = &runs[q * nseeds].res;
+
+		for (size_t k = 0; k < r->ntimeline; k++)
+			if (r->timeline[k].pending > ymax)
+				ymax = r->timeline[k].pending;
+	}
+	gf_obuf_printf(b, "<h2>%s</h2>\n<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n"
+			  "<rect x=\"40\" y=\"10\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999\"/>\n"
+			  "<text x=\"2\" y=\"20\" font-size=\"11\">%.0f</text><text x=\"2\" y=\"%d\" font-size=\"11\">0</text>\n"
+			  "<text x=\"40\" y=\"%d\" font-size=\"11\">0 h</text><text x=\"%d\" y=\"%d\" font-size=\"11\">%.0f h</text>\n",
+		       title, SVG_W, SVG_H, SVG_W, SVG_H, SVG_W - 60, SVG_H - 40, ymax, SVG_H - 30,
+		       SVG_H - 12, SVG_W - 50, SVG_H - 12, (double)horizon / 3600.0);
+	for (int q = 0; q < nqp; q++) {
+		const struct run *run = &runs[q * nseeds];
+		const struct gf_replay_result *r = &run->res;
+
+		gf_obuf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.2\" points=\"",
+			       colors[run->cfg.qp]);
+		for (size_t k = 0; k < r->ntimeline; k++) {
+			double v = pending ? r->timeline[k].pending
+					   : (double)r->timeline[k].gpu_used / 10.0 / (double)ngpus;
+			double x = 40 + (double)(SVG_W - 60) * (double)r->timeline[k].time / (double)horizon;
+			double y = 10 + (double)(SVG_H - 40) * (1 - v / ymax);
+
+			gf_obuf_printf(b, "%.1f,%.1f ", x, y);
+		}
+		gf_obuf_printf(b, "\"/>\n<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"%s\">%s</text>\n",
+			       60 + q * 150, SVG_H - 2, colors[run->cfg.qp], gf_queue_policy_name(run->cfg.qp));
+	}
+	gf_obuf_puts(b, "</svg>\n");
+}
+
+/* The burst's waits, one bar per job, per policy (first seed). */
+static void svg_burst(struct gf_obuf *b, const struct run *runs, int nqp, int nseeds)
+{
+	double wmax = 1;
+
+	for (int q = 0; q < nqp; q++) {
+		const struct gf_replay_result *r = &runs[q * nseeds].res;
+
+		for (size_t k = 0; k < r->nburst; k++)
+			if (r->burst_start[k] >= 0 && r->burst_start[k] - r->burst_arrival[k] > wmax)
+				wmax = (double)(r->burst_start[k] - r->burst_arrival[k]);
+	}
+	gf_obuf_printf(b, "<h2>The burst's waits (hours, one bar per job; gangs hatched darker)</h2>\n"
+			  "<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n"
+			  "<text x=\"2\" y=\"20\" font-size=\"11\">%.1f h</text>\n",
+		       SVG_W, SVG_H, SVG_W, SVG_H, wmax / 3600.0);
+	for (int q = 0; q < nqp; q++) {
+		const struct run *run = &runs[q * nseeds];
+		const struct gf_replay_result *r = &run->res;
+		double slot = (double)(SVG_W - 60) / nqp, bw = slot / ((double)r->nburst + 2);
+
+		for (size_t k = 0; k < r->nburst; k++) {
+			double w = r->burst_start[k] >= 0 ? (double)(r->burst_start[k] - r->burst_arrival[k]) : wmax;
+			double h = (double)(SVG_H - 40) * w / wmax;
+
+			gf_obuf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" opacity=\"%s\"/>\n",
+				       40 + slot * q + bw * (double)k, 10 + (double)(SVG_H - 40) - h, bw * 0.8, h,
+				       colors[run->cfg.qp], r->burst_npods[k] > 1 ? "1" : "0.55");
+		}
+		gf_obuf_printf(b, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" fill=\"%s\">%s</text>\n",
+			       40 + slot * q, SVG_H - 12, colors[run->cfg.qp], gf_queue_policy_name(run->cfg.qp));
+	}
+	gf_obuf_puts(b, "</svg>\n");
+}
+
+static void report_html(struct gf_obuf *b, const char *title, const struct gf_obuf *table,
+			const struct run *runs, int nqp, int nseeds, int64_t ngpus, int64_t horizon)
+{
+	gf_obuf_printf(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>gpufleet replay</title>\n"
+			  "<style>body{font-family:sans-serif;margin:2em}pre{font-size:12px}</style></head><body>\n"
+			  "<h1>gpufleet replay</h1>\n<p>%s</p>\n<pre>", title);
+	for (size_t i = 0; i < table->len; i++) {
+		char ch = table->data[i];
+
+		if (ch == '<')
+			gf_obuf_puts(b, "&lt;");
+		else if (ch == '>')
+			gf_obuf_puts(b, "&gt;");
+		else if (ch == '&')
+			gf_obuf_puts(b, "&amp;");
+		else
+			gf_obuf_append(b, &ch, 1);
+	}
+	gf_obuf_puts(b, "</pre>\n<p>Charts: the first seed of each queue policy.</p>\n");
+	svg_lines(b, "GPU allocation (% of capacity) over time", runs, nqp, nseeds, ngpus, false, horizon);
+	svg_lines(b, "Pending jobs over time", runs, nqp, nseeds, ngpus, true, horizon);
+	svg_burst(b, runs, nqp, nseeds);
+	gf_obuf_puts(b, "</body></html>\n");
+}
+
+static int write_output(const char *path, const struct gf_obuf *b)
+{
+	if (gf_obuf_error(b)) {
+		fprintf(stderr, "gpufleet replay: cannot render %s: %s\n", path, gf_strerror(gf_obuf_error(b)));
+		return -1;
+	}
+	return gf_write_file(path, b->data ? b->data : "", b->len);
+}
+
+struct options {
+	const char *nodes, *pods, *summary, *timeline, *html, *seeds_arg;
+	const struct gf_policy_ops *ops;
+	enum gf_queue_policy qps[GF_QP_COUNT_];
+	int nqp;
+	struct gf_replay_config cfg;
+	long jobs;
+	bool quiet;
+};
+
+static int bad(const char *opt, const char *what, const char *found)
+{
+	fprintf(stderr, "gpufleet replay: %s: expected %s, found \"%s\"\n", opt, what, found);
+	return 2;
+}
+
+/* Parse the options into *o; 0, or the exit status (2 bad usage, -1 --help printed). */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "nodes", required_argument, NULL, 'n' },
+		{ "pods", required_argument, NULL, 'p' },
+		{ "load", required_argument, NULL, 'l' },
+		{ "horizon", required_argument, NULL, 'H' },
+		{ "burst", required_argument, NULL, 'b' },
+		{ "queue-policy", required_argument, NULL, 'Q' },
+		{ "policy", required_argument, NULL, 'P' },
+		{ "seeds", required_argument, NULL, 's' },
+		{ "estimate", required_argument, NULL, 'e' },
+		{ "queues", required_argument, NULL, 'U' },
+		{ "preemption", required_argument, NULL, 'E' },
+		{ "preempt-wait", required_argument, NULL, 'W' },
+		{ "order", required_argument, NULL, 'O' },
+		{ "summary-csv", required_argument, NULL, 'S' },
+		{ "timeline-csv", required_argument, NULL, 'T' },
+		{ "report", required_argument, NULL, 'r' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+	char *e;
+
+	optind = 1;
+	opterr = 0; /* ':' and '?' below say it in the words scripts and tests know */
+	for (;;) {
+		int at = optind; /* for gf_cli_option_error() */
+
+		opt = getopt_long(argc, argv, ":h", longopts, NULL);
+		if (opt == -1)
+			break;
+		switch (opt) {
+		case 'n': o->nodes = optarg; break;
+		case 'p': o->pods = optarg; break;
+		case 'S': o->summary = optarg; break;
+		case 'T': o->timeline = optarg; break;
+		case 'r': o->html = optarg; break;
+		case 's': o->seeds_arg = optarg; break;
+		case 'q': o->quiet = true; break;
+		case 'l':
+			errno = 0;
+			o->cfg.load = strtod(optarg, &e);
+			if (errno || e == optarg || *e || !(o->cfg.load > 0) || o->cfg.load > 2)
+				return bad("--load", "a number in (0, 2]", optarg);
+			break;
+		case 'H':
+			if (!parse_duration(optarg, &o->cfg.horizon) || o->cfg.horizon <= 0)
+				return bad("--horizon", "a positive duration like 12h, 90m or 3600", optarg);
+			break;
+		case 'b':
+			o->cfg.burst = strcmp(optarg, "off") != 0;
+			if (o->cfg.burst && !parse_duration(optarg, &o->cfg.burst_at))
+				return bad("--burst", "off or a time like 4h, 240m or 14400", optarg);
+			break;
+		case 'Q':
+			if (!parse_queue_policies(optarg, o->qps, &o->nqp))
+				return bad("--queue-policy", "a list of kube, strict-fifo, best-effort-fifo, backfill, conservative-backfill", optarg);
+			break;
+		case 'P':
+			o->ops = gf_policy_find(optarg);
+			if (!o->ops)
+				return bad("--policy", "a placement policy (see gpufleet simulate --help)", optarg);
+			break;
+		case 'e':
+			if (!parse_estimate(optarg, &o->cfg))
+				return bad("--estimate", "exact or overestimate:F with F in [1, 100]", optarg);
+			break;
+		case 'U':
+			fprintf(stderr, "gpufleet replay: --queues: quotas are not implemented yet in this version\n");
+			return 2;
+		case 'E':
+			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+				return bad("--preemption", "on or off", optarg);
+			o->cfg.preemption = !strcmp(optarg, "on");
+			break;
+		case 'O':
+			if (strcmp(optarg, "draw") && strcmp(optarg, "trace"))
+				return bad("--order", "draw or trace", optarg);
+			o->cfg.trace_order = !strcmp(optarg, "trace");
+			break;
+		case 'W':
+			if (!parse_duration(optarg, &o->cfg.preempt_wait))
+				return bad("--preempt-wait", "a duration like 10m, 600 or 0", optarg);
+			break;
+		case 'j':
+			errno = 0;
+			o->jobs = strtol(optarg, &e, 10);
+			if (errno || e == optarg || *e || o->jobs < 1 || o->jobs > 64)
+				return bad("--jobs", "1..64", optarg);
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		default:
+			return gf_cli_option_error("replay", opt, argv, at);
+		}
+	}
+	if (gf_cli_operands("replay", argc, argv))
+		return 2;
+	if (o->cfg.burst && o->cfg.burst_at >= o->cfg.horizon) {
+		fprintf(stderr, "gpufleet replay: --burst: the burst (at %lld s) must come before the end of --horizon (%lld s)\n",
+			(long long)o->cfg.burst_at, (long long)o->cfg.horizon);
+		return 2;
+	}
+	return 0;
+}
+
+int gf_cmd_replay_jobs(int argc, char **argv)
+{
+	const char *data_dir = gf_data_dir();
+	char nodes_default[4096], pods_default[4096], workload[GF_NAME_MAX], cluster[GF_NAME_MAX];
+	static uint64_t seeds[MAX_SEEDS];
+	struct options o = {
+		.nodes = nodes_default, .pods = pods_default, .seeds_arg = "42-51",
+		.ops = &gf_policy_fgd, .qps = { GF_QP_KUBE, GF_QP_STRICT_FIFO, GF_QP_BEST_EFFORT_FIFO, GF_QP_BACKFILL },
+		.nqp = 4, .cfg = gf_replay_config_default(), .jobs = sysconf(_SC_NPROCESSORS_ONLN),
+	};
+	struct inputs in;
+	struct run *runs = NULL;
+	int nseeds, rc;
+	struct gf_obuf table, title;
+
+	snprintf(nodes_default, sizeof(nodes_default), "%s/openb/openb_node_list_gpu_node.csv", data_dir);
+	snprintf(pods_default, sizeof(pods_default), "%s/openb/openb_pod_list_default.csv", data_dir);
+	rc = parse_options(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	nseeds = gf_cli_parse_seeds(o.seeds_arg, seeds, MAX_SEEDS);
+	if (nseeds <= 0)
+		return bad("--seeds", "a list like 42-51 or 1,5,7-9 (at most 1000 seeds)", o.seeds_arg);
+	if (o.jobs < 1)
+		o.jobs = 1;
+	if (load_inputs(o.nodes, o.pods, &in))
+		return 1;
+	size_t nruns = (size_t)o.nqp * (size_t)nseeds;
+
+	rc = 1;
+	runs = calloc(nruns, sizeof(*runs));
+	if (!runs) {
+		fprintf(stderr, "gpufleet replay: out of memory\n");
+		goto out;
+	}
+	for (int q = 0; q < o.nqp; q++) {
+		for (int i = 0; i < nseeds; i++) {
+			struct run *r = &runs[q * nseeds + i];
+
+			r->x = in.x;
+			r->ops = o.ops;
+			r->cfg = o.cfg;
+			r->cfg.qp = o.qps[q];
+			r->cfg.seed = seeds[i];
+		}
+	}
+	double t0 = now_seconds();
+
+	if (run_all(runs, nruns, (int)o.jobs))
+		goto out;
+	double wall = now_seconds() - t0;
+	uint64_t events = 0;
+
+	for (size_t r = 0; r < nruns; r++)
+		events += runs[r].res.loop.events;
+	if (!o.quiet)
+		fprintf(stderr, "replay: %zu runs, %llu events in %.2f s wall (%.0f events/s, %ld threads)\n",
+			nruns, (unsigned long long)events, wall, (double)events / wall, o.jobs);
+
+	base_name(o.pods, workload, sizeof(workload));
+	base_name(o.nodes, cluster, sizeof(cluster));
+	const struct gf_replay_result *r0 = &runs[0].res;
+
+	gf_obuf_init(&title, 4096);
+	gf_obuf_printf(&title, "replay of %s on %s (%zu nodes, %lld GPUs), placement %s, offered load %.2f "
+			       "(%.3f arrivals/s), %.1f h",
+		       workload, cluster, in.nnodes, (long long)in.ngpus, o.ops->label, r0->offered_load,
+		       r0->rate_per_s, (double)o.cfg.horizon / 3600.0);
+	if (o.cfg.burst)
+		gf_obuf_printf(&title, ", burst at %.2f h", (double)o.cfg.burst_at / 3600.0);
+	else
+		gf_obuf_puts(&title, ", no burst");
+	if (o.cfg.estimate == GF_EST_EXACT)
+		gf_obuf_puts(&title, ", exact estimates");
+	else
+		gf_obuf_printf(&title, ", estimates run time x U[1, %g]", o.cfg.over);
+	gf_obuf_puts(&title, o.cfg.preemption ? ", preemption on" : "");
+	gf_obuf_puts(&title, o.cfg.trace_order ? ", arrivals in trace order" : "");
+	gf_obuf_printf(&title, ", seeds %s (means over seeds)", o.seeds_arg);
+
+	gf_obuf_init(&table, 1u << 20);
+	print_table(&table, runs, o.qps, o.nqp, nseeds);
+	int64_t warm = 0, dropped = 0, unres = 0, stalled = 0, late = 0;
+	double warm_pct = 0;
+
+	for (size_t r = 0; r < nruns; r++) {
+		warm += runs[r].res.warm_jobs;
+		dropped += runs[r].res.warm_dropped;
+		unres += runs[r].res.unresolvable;
+		stalled += runs[r].res.loop.stalled;
+		late += (int64_t)runs[r].res.loop.late;
+		warm_pct += runs[r].res.warm_gpu_pct / (double)nruns;
+	}
+	gf_obuf_printf(&table, "\nwarm start: %.1f jobs per run already running at 0 h (GPU allocation %.2f %%; %.1f "
+			       "drawn did not fit); jobs that can never fit: %lld; jobs stalled at the end: %lld; "
+			       "reservations kept late: %lld\n"
+			       "wait and JCT in seconds; GPU %% time-averaged over the horizon (all: every job, warm "
+			       "start included); partial: gangs that held some but not all pods at a cycle's end; "
+			       "preem: evictions of the class's jobs and their lost GPU-hours%s\n",
+		       (double)warm / (double)nruns, warm_pct, (double)dropped / (double)nruns,
+		       (long long)unres, (long long)stalled, (long long)late,
+		       o.cfg.preemption ? " (kube never preempts)" : " (preemption off)");
+	if (gf_obuf_error(&table) || gf_obuf_error(&title)) {
+		fprintf(stderr, "gpufleet replay: out of memory\n");
+		goto out_bufs;
+	}
+	if (o.summary) {
+		struct gf_obuf c;
+
+		gf_obuf_init(&c, 256u << 20);
+		summary_csv(&c, runs, nruns);
+		int fail = write_output(o.summary, &c);
+
+		gf_obuf_release(&c);
+		if (fail)
+			goto out_bufs;
+	}
+	if (o.timeline) {
+		struct gf_obuf c;
+
+		gf_obuf_init(&c, 512u << 20);
+		timeline_csv(&c, runs, nruns, in.ngpus);
+		int fail = write_output(o.timeline, &c);
+
+		gf_obuf_release(&c);
+		if (fail)
+			goto out_bufs;
+	}
+	if (o.html) {
+		struct gf_obuf h;
+
+		gf_obuf_init(&h, 64u << 20);
+		report_html(&h, title.data, &table, runs, o.nqp, nseeds, in.ngpus, o.cfg.horizon);
+		int fail = write_output(o.html, &h);
+
+		gf_obuf_release(&h);
+		if (fail)
+			goto out_bufs;
+	}
+	printf("%s\n\n%s", title.data, table.data);
+	rc = 0;
+out_bufs:
+	gf_obuf_release(&table);
+	gf_obuf_release(&title);
+out:
+	for (size_t r = 0; runs && r < nruns; r++)
+		gf_replay_result_release(&runs[r].res);
+	free(runs);
+	inputs_release(&in);
+	return rc;
+}

@@ -1,0 +1,893 @@
+/*
+ * queue/loop.c - the time loop: events, the pending queue, gangs, EASY
+ * backfill with reservations, and kube-scheduler's per-pod control.
+ *
+ * Event order.  Events pop by (time, push sequence) (queue/events.h).  All
+ * the events of one time are applied (arrivals join the queue, ends unbind
+ * their members), then one scheduling cycle runs.  Time integrals
+ * (allocation) and timeline samples are taken as the clock moves, with the
+ * state constant between two event times.
+ *
+ * Queue order.  One comparator: priority (higher first), then arrival
+ * sequence (the order in which arrival events popped), then member index
+ * (kube mode queues pods, the other policies whole jobs).  New arrivals are
+ * sorted and merged into the ordered pending array at the start of a cycle.
+ *
+ * A cycle walks the pending jobs in order and tries each:
+ *   strict-fifo       stops at the first job that does not fit;
+ *   best-effort-fifo  skips it;
+ *   backfill          gives the first job that does not fit (the holder) a
+ *                     reservation, then starts a later job only if it does
+ *                     not delay it (below);
+ *   kube              tries pods, not jobs: a gang's members bind one by one
+ *                     and hold their GPUs while the gang is incomplete; the
+ *                     job starts when its last member binds.
+ * A gang (npods > 1) outside kube mode is placed all or nothing: each member
+ * is placed by the policy and bound (assume); if one fails, the bound ones
+ * are unbound in reverse (forget) and the cluster is exactly as before, since
+ * bind and unbind are exact inverses.
+ *
+ * Park and requeue.  When a job (a pod shape) fails to fit, the shape
+ * remembers the length of the freed-node log at that moment.  Binds only
+ * take resources away, so the shape can fit again only on a node freed since
+ * (an end event appends its members' nodes to the log); the next try first
+ * checks just those nodes with gf_cluster_fits() and parks the job again at
+ * once if none fits.  This is kube-scheduler's requeue on a cluster event,
+ * exact here because the engine sees every change.  A cycle costs
+ * O(pending) plus the placements actually tried.
+ *
+ * Reservations, backfill and their shadows live in queue/plan.c, preemption
+ * in queue/preempt.c; the three share queue/loop_impl.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/loop_impl.h"
+
+static const char *const qp_names[GF_QP_COUNT_] = {
+	[GF_QP_KUBE] = "kube",
+	[GF_QP_STRICT_FIFO] = "strict-fifo",
+	[GF_QP_BEST_EFFORT_FIFO] = "best-effort-fifo",
+	[GF_QP_BACKFILL] = "backfill",
+	[GF_QP_CONSERVATIVE] = "conservative-backfill",
+};
+
+const char *gf_queue_policy_name(enum gf_queue_policy qp)
+{
+	return (unsigned)qp < GF_QP_COUNT_ ? qp_names[qp] : NULL;
+}
+
+bool gf_queue_policy_find(const char *name, enum gf_queue_policy *out)
+{
+	for (int i = 0; i < GF_QP_COUNT_; i++) {
+		if (!strcmp(name, qp_names[i])) {
+			*out = (enum gf_queue_policy)i;
+			return true;
+		}
+	}
+	return false;
+}
+
+size_t gf_loop_bytes_per_pod(void)
+{
+	/* job record, member placement, queue entry (+ merge copy), arrival and
+	 * end events, running list and freed-log slots */
+	return sizeof(struct job) + sizeof(struct member) + 2 * sizeof(struct entry) +
+	       2 * sizeof(struct gf_event) + 2 * sizeof(uint32_t);
+}
+
+/* Grow *arr (elem-size items, capacity *cap) to hold at least need. */
+gf_err gf_loop_grow(void *arr, size_t *cap, size_t need, size_t elem)
+{
+	void **p = arr;
+
+	if (need <= *cap)
+		return GF_OK;
+	size_t ncap = *cap ? *cap : 64;
+
+	while (ncap < need)
+		ncap *= 2;
+	void *n = realloc(*p, ncap * elem);
+
+	if (!n)
+		return GF_NOMEM;
+	*p = n;
+	*cap = ncap;
+	return GF_OK;
+}
+
+gf_err gf_loop_create(const struct gf_node_spec *nodes, size_t nnodes,
+		      const struct gf_policy_ops *ops, const struct gf_policy_env *env,
+		      const struct gf_loop_config *cfg, gf_loop **out)
+{
+	gf_loop *L;
+	gf_err err;
+
+	if (!nnodes || (unsigned)cfg->policy >= GF_QP_COUNT_ || cfg->horizon <= 0 ||
+	    cfg->sample_every < 0 || cfg->preempt_wait < 0 ||
+	    (cfg->preemption && cfg->policy == GF_QP_KUBE))
+		return GF_INVAL;
+	L = calloc(1, sizeof(*L));
+	if (!L)
+		return GF_NOMEM;
+	L->cfg = *cfg;
+	L->cat = env->cat;
+	L->nnodes = nnodes;
+	L->mask_words = (nnodes + 63) / 64;
+	L->max_res = cfg->policy == GF_QP_CONSERVATIVE ? MAX_RES : 1;
+	for (size_t r = 0; r < MAX_RES; r++)
+		L->prev[r].holder = NONE;
+	gf_events_init(&L->events);
+	gf_rng_init(&L->rng, cfg->seed);
+	if ((err = gf_cluster_create(nodes, nnodes, &L->real)) ||
+	    (err = gf_cluster_create(nodes, nnodes, &L->scratch)) ||
+	    (err = gf_cluster_create(nodes, nnodes, &L->empty)))
+		goto fail;
+	struct gf_policy_env e = *env;
+
+	e.cluster = L->real;
+	if ((err = gf_sched_create(ops, &e, &L->sched)))
+		goto fail;
+	e.cluster = L->scratch;
+	if ((err = gf_sched_create(ops, &e, &L->planner)))
+		goto fail;
+	L->real_ver = calloc(nnodes, sizeof(*L->real_ver));
+	L->scratch_ver = calloc(nnodes, sizeof(*L->scratch_ver));
+	L->node_slots = calloc(nnodes, sizeof(*L->node_slots));
+	L->slots_ver = calloc(nnodes, sizeof(*L->slots_ver));
+	L->slots_shape = NONE;
+	L->mask = calloc(L->mask_words, sizeof(*L->mask));
+	L->specs = malloc(nnodes * sizeof(*L->specs));
+	if (L->specs)
+		memcpy(L->specs, nodes, nnodes * sizeof(*nodes));
+	L->nslots = 1024;
+	L->slots = calloc(L->nslots, sizeof(*L->slots));
+	if (!L->real_ver || !L->scratch_ver || !L->node_slots || !L->slots_ver || !L->mask ||
+	    !L->specs || !L->slots) {
+		err = GF_NOMEM;
+		goto fail;
+	}
+	L->stats.gpu_capacity = gf_cluster_gpu_capacity(L->real);
+	*out = L;
+	return GF_OK;
+fail:
+	gf_loop_destroy(L);
+	return err;
+}
+
+void gf_loop_destroy(gf_loop *L)
+{
+	if (!L)
+		return;
+	gf_sched_destroy(L->sched);
+	gf_sched_destroy(L->planner);
+	gf_cluster_destroy(L->real);
+	gf_cluster_destroy(L->scratch);
+	gf_cluster_destroy(L->empty);
+	gf_events_release(&L->events);
+	free(L->jobs);
+	free(L->members);
+	free(L->pend);
+	free(L->incoming);
+	free(L->merge);
+	free(L->running);
+	free(L->freed);
+	free(L->partials);
+	free(L->shapes);
+	free(L->slots);
+	free(L->real_ver);
+	free(L->scratch_ver);
+	free(L->node_slots);
+	free(L->slots_ver);
+	for (size_t r = 0; r < MAX_RES; r++) {
+		free(L->res[r].members);
+		gf_cluster_destroy(L->res[r].shadow);
+		free(L->prev[r].members);
+	}
+	free(L->mask);
+	free(L->specs);
+	free(L->tmp_members);
+	free(L->timeline);
+	free(L);
+}
+
+void gf_loop_set_node_priorities(gf_loop *L, const uint32_t *prio)
+{
+	gf_sched_set_priorities(L->sched, prio);
+	gf_sched_set_priorities(L->planner, prio);
+}
+
+const gf_cluster *gf_loop_cluster(const gf_loop *L)
+{
+	return L->real;
+}
+
+size_t gf_loop_njobs(const gf_loop *L)
+{
+	return L->njobs;
+}
+
+/* ---- shapes: interned pod requests, with the park memo ---- */
+
+static uint64_t shape_hash(const struct shape *s)
+{
+	int64_t f[6] = { s->cpu, s->mem, s->count, s->milli, s->spec, s->npods };
+	const unsigned char *b = (const unsigned char *)f;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < sizeof(f); i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static bool shape_eq(const struct shape *a, const struct shape *b)
+{
+	return a->cpu == b->cpu && a->mem == b->mem && a->count == b->count &&
+	       a->milli == b->milli && a->spec == b->spec && a->npods == b->npods;
+}
+
+static gf_err rehash(gf_loop *L)
+{
+	size_t n = L->nslots * 2;
+	uint32_t *slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return GF_NOMEM;
+	for (size_t i = 0; i < L->nshapes; i++) {
+		size_t h = shape_hash(&L->shapes[i]) & (n - 1);
+
+		while (slots[h])
+			h = (h + 1) & (n - 1);
+		slots[h] = (uint32_t)i + 1;
+	}
+	free(L->slots);
+	L->slots = slots;
+	L->nslots = n;
+	return GF_OK;
+}
+
+static gf_err intern_shape(gf_loop *L, const struct gf_job_spec *s, uint32_t *id)
+{
+	struct shape k = {
+		.cpu = s->pod.cpu_milli, .mem = s->pod.mem_mib, .count = s->pod.gpu_count,
+		.milli = s->pod.gpu_milli, .spec = s->pod.spec,
+		.npods = L->cfg.policy == GF_QP_KUBE ? 1 : s->npods,
+		.fail_pos = NO_FAIL, .resolvable = -1, .inadm_plan = UINT64_MAX,
+		.nopreempt_starts = UINT64_MAX,
+	};
+	size_t h = shape_hash(&k) & (L->nslots - 1);
+
+	while (L->slots[h]) {
+		if (shape_eq(&L->shapes[L->slots[h] - 1], &k)) {
+			*id = L->slots[h] - 1;
+			return GF_OK;
+		}
+		h = (h + 1) & (L->nslots - 1);
+	}
+	if (gf_loop_grow(&L->shapes, &L->shapes_cap, L->nshapes + 1, sizeof(*L->shapes)))
+		return GF_NOMEM;
+	L->shapes[L->nshapes] = k;
+	L->slots[h] = (uint32_t)++L->nshapes;
+	*id = (uint32_t)(L->nshapes - 1);
+	if (L->nshapes * 2 > L->nslots)
+		return rehash(L);
+	return GF_OK;
+}
+
+/* ---- small helpers ---- */
+
+/* How many pods like p fit on node state nd, greedily, at most cap. */
+uint32_t gf_loop_node_slots(const struct gf_catalog *cat, const struct gf_node *nd,
+			   const struct gf_pod_spec *p, uint32_t cap)
+{
+	struct gf_node tmp = *nd;
+	int64_t cpu = nd->cpu_free, mem = nd->mem_free;
+	uint32_t n = 0;
+
+	if (p->gpu_count > 0 && (nd->ngpus < p->gpu_count || !gf_catalog_allows(cat, p->spec, nd->model)))
+		return 0;
+	if (p->cpu_milli == 0 && p->mem_mib == 0 && p->gpu_count == 0)
+		return cap;
+	while (n < cap && cpu >= p->cpu_milli && mem >= p->mem_mib) {
+		if (p->gpu_count > 0) {
+			uint8_t pick[GF_MAX_GPUS];
+
+			if (gf_gpus_ascending_fit(&tmp, p->gpu_count, p->gpu_milli, pick) < p->gpu_count)
+				break;
+			for (int k = 0; k < p->gpu_count; k++)
+				tmp.gpu_free[pick[k]] -= (uint16_t)p->gpu_milli;
+		}
+		cpu -= p->cpu_milli;
+		mem -= p->mem_mib;
+		n++;
+	}
+	return n;
+}
+
+/* Could the job's shape fit now?  False only when provably not (see "Park and requeue"). */
+static bool may_fit(gf_loop *L, const struct job *j, const struct gf_pod_spec *p)
+{
+	struct shape *s = &L->shapes[j->shape];
+
+	if (s->fail_pos == NO_FAIL)
+		return true;
+	for (size_t k = s->fail_pos; k < L->nfreed; k++)
+		if (gf_cluster_fits(L->real, L->cat, L->freed[k], p))
+			return true;
+	s->fail_pos = L->nfreed;	/* still no room: parked again, nothing tried */
+	return false;
+}
+
+static void park(gf_loop *L, const struct job *j)
+{
+	L->shapes[j->shape].fail_pos = L->nfreed;
+}
+
+/* Place members [from, to) of a job like p on cluster c with scheduler s; all or none. */
+bool gf_loop_place_pods(gf_loop *L, gf_sched *s, gf_cluster *c, const struct gf_pod_spec *p,
+			  const uint64_t *allowed, struct member *m, uint32_t from, uint32_t to)
+{
+	for (uint32_t k = from; k < to; k++) {
+		struct gf_placement pl;
+
+		if (gf_sched_place_masked(s, p, &L->rng, allowed, &pl) != GF_PLACED ||
+		    gf_cluster_bind(c, pl.node, p, pl.gpus) != GF_OK) {
+			while (k-- > from)
+				gf_cluster_unbind(c, m[k].node, p, m[k].gpus);
+			return false;
+		}
+		m[k].node = pl.node;
+		memcpy(m[k].gpus, pl.gpus, sizeof(m[k].gpus));
+	}
+	return true;
+}
+
+/* Bind members [0, n) exactly where m says; all or none. */
+bool gf_loop_bind_pods(gf_cluster *c, const struct gf_pod_spec *p, const struct member *m, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		if (gf_cluster_bind(c, m[k].node, p, m[k].gpus) != GF_OK) {
+			while (k-- > 0)
+				gf_cluster_unbind(c, m[k].node, p, m[k].gpus);
+			return false;
+		}
+	}
+	return true;
+}
+
+void gf_loop_unbind_pods(gf_cluster *c, const struct gf_pod_spec *p, const struct member *m, uint32_t n)
+{
+	while (n-- > 0)
+		gf_cluster_unbind(c, m[n].node, p, m[n].gpus);
+}
+
+/* ---- clock, integrals, timeline ---- */
+
+static gf_err sample(gf_loop *L, int64_t t)
+{
+	if (gf_loop_grow(&L->timeline, &L->timeline_cap, L->ntimeline + 1, sizeof(*L->timeline)))
+		return GF_NOMEM;
+	L->timeline[L->ntimeline++] = (struct gf_loop_sample){
+		.time = t, .gpu_used = gf_cluster_gpu_used(L->real),
+		.pending = (uint32_t)(L->npend + L->nincoming), .running = (uint32_t)L->nrunning,
+	};
+	return GF_OK;
+}
+
+/* Move the clock to t: integrate the (constant) state over [last, t) within the horizon. */
+static gf_err advance(gf_loop *L, int64_t t)
+{
+	int64_t a = L->last < L->cfg.horizon ? L->last : L->cfg.horizon;
+	int64_t b = t < L->cfg.horizon ? t : L->cfg.horizon;
+
+	if (b > a) {
+		for (int c = 0; c < GF_LOOP_MAX_CLASSES; c++)
+			L->stats.gpu_milli_s[c] += (double)L->used_cls[c] * (double)(b - a);
+		L->stats.gpu_milli_s_all += (double)gf_cluster_gpu_used(L->real) * (double)(b - a);
+	}
+	while (L->cfg.sample_every > 0 && L->next_sample <= t && L->next_sample < L->cfg.horizon) {
+		if (sample(L, L->next_sample))
+			return GF_NOMEM;
+		L->next_sample += L->cfg.sample_every;
+	}
+	if (t > L->last)
+		L->last = t;
+	return GF_OK;
+}
+
+/* ---- the running list, ordered by (expected end, id) ---- */
+
+static bool runs_before(const gf_loop *L, uint32_t a, uint32_t b)
+{
+	int64_t ea = gf_loop_expected_end(&L->jobs[a]), eb = gf_loop_expected_end(&L->jobs[b]);
+
+	return ea < eb || (ea == eb && a < b);
+}
+
+static size_t running_pos(const gf_loop *L, uint32_t id)
+{
+	size_t lo = 0, hi = L->nrunning;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (runs_before(L, L->running[mid], id))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* ---- transitions ---- */
+
+/* confirm: every member is bound; the job runs until now + duration. */
+static gf_err confirm(gf_loop *L, uint32_t id)
+{
+	struct job *j = &L->jobs[id];
+	size_t pos;
+
+	if (gf_loop_grow(&L->running, &L->running_cap, L->nrunning + 1, sizeof(*L->running)))
+		return GF_NOMEM;
+	j->state = GF_JOB_RUNNING;
+	j->start = L->now;
+	L->stats.starts++;
+	if (gf_events_push(&L->events, L->now + j->duration, GF_EV_END, id))
+		return GF_NOMEM;
+	pos = running_pos(L, id);
+	memmove(&L->running[pos + 1], &L->running[pos], (L->nrunning - pos) * sizeof(*L->running));
+	L->running[pos] = id;
+	L->nrunning++;
+	return GF_OK;
+}
+
+/* assume: members [from, to) were just bound in the real cluster. */
+void gf_loop_assume(gf_loop *L, struct job *j, uint32_t n)
+{
+	j->nbound = (uint16_t)(j->nbound + n);
+	L->used_cls[j->cls] += (int64_t)n * j->gpu_count * j->gpu_milli;
+}
+
+/* forget: undo the binds of a job that was assumed but may not start. */
+void gf_loop_forget(gf_loop *L, struct job *j)
+{
+	struct gf_pod_spec p = gf_loop_pod_of(j);
+
+	gf_loop_unbind_pods(L->real, &p, &L->members[j->member0], j->nbound);
+	L->used_cls[j->cls] -= (int64_t)j->nbound * j->gpu_count * j->gpu_milli;
+	j->nbound = 0;
+}
+
+/* Unbind a running job's pods; its nodes go to the freed log (the requeue event). */
+gf_err gf_loop_unbind_job(gf_loop *L, uint32_t id)
+{
+	struct job *j = &L->jobs[id];
+	struct gf_pod_spec p = gf_loop_pod_of(j);
+	size_t pos = running_pos(L, id);
+
+	if (pos >= L->nrunning || L->running[pos] != id)
+		return GF_STATE;
+	memmove(&L->running[pos], &L->running[pos + 1], (L->nrunning - pos - 1) * sizeof(*L->running));
+	L->nrunning--;
+	if (gf_loop_grow(&L->freed, &L->freed_cap, L->nfreed + j->npods, sizeof(*L->freed)))
+		return GF_NOMEM;
+	for (uint32_t k = j->npods; k-- > 0;) {
+		const struct member *m = &L->members[j->member0 + k];
+
+		if (gf_cluster_unbind(L->real, m->node, &p, m->gpus))
+			return GF_STATE;
+		L->freed[L->nfreed++] = m->node;
+	}
+	L->used_cls[j->cls] -= (int64_t)j->npods * j->gpu_count * j->gpu_milli;
+	j->nbound = 0;
+	return GF_OK;
+}
+
+/* finish: a running job ends (an end event of an evicted run is stale and ignored). */
+static gf_err finish(gf_loop *L, uint32_t id)
+{
+	struct job *j = &L->jobs[id];
+	gf_err err;
+
+	if (j->state != GF_JOB_RUNNING || L->now != j->start + j->duration)
+		return GF_OK;
+	if ((err = gf_loop_unbind_job(L, id)))
+		return err;
+	j->state = GF_JOB_DONE;
+	/* the plan counted on this end at its expected time; only an earlier one changes it */
+	if (L->now < gf_loop_expected_end(j))
+		L->plan_dirty = true;
+	return GF_OK;
+}
+
+/* Does a job like this fit in the empty cluster at all? */
+static bool resolvable(gf_loop *L, const struct job *j, const struct gf_pod_spec *p)
+{
+	struct shape *s = &L->shapes[j->shape];
+
+	if (s->resolvable < 0) {
+		uint64_t total = 0;
+
+		for (size_t i = 0; i < L->nnodes && total < j->npods; i++)
+			total += gf_loop_node_slots(L->cat, gf_cluster_node(L->empty, i), p, j->npods);
+		s->resolvable = total >= j->npods;
+	}
+	return s->resolvable;
+}
+
+/* add: the job arrives and joins the queue (kube mode: one entry per pod). */
+static gf_err add(gf_loop *L, uint32_t id)
+{
+	struct job *j = &L->jobs[id];
+	struct gf_pod_spec p = gf_loop_pod_of(j);
+	uint32_t n = L->cfg.policy == GF_QP_KUBE ? j->npods : 1;
+
+	j->qseq = L->next_qseq++;
+	if (!resolvable(L, j, &p)) {
+		j->state = GF_JOB_UNRESOLVABLE;
+		return GF_OK;
+	}
+	j->state = GF_JOB_PENDING;
+	if (gf_loop_grow(&L->incoming, &L->incoming_cap, L->nincoming + n, sizeof(*L->incoming)))
+		return GF_NOMEM;
+	for (uint32_t k = 0; k < n; k++)
+		L->incoming[L->nincoming++] = (struct entry){ id, L->cfg.policy == GF_QP_KUBE ? k : WHOLE };
+	return GF_OK;
+}
+
+/* ---- the queue ---- */
+
+static int entry_cmp_L(const gf_loop *L, const struct entry *a, const struct entry *b)
+{
+	const struct job *ja = &L->jobs[a->job], *jb = &L->jobs[b->job];
+
+	if (ja->priority != jb->priority)
+		return ja->priority > jb->priority ? -1 : 1;
+	if (ja->qseq != jb->qseq)
+		return ja->qseq < jb->qseq ? -1 : 1;
+	return a->member < b->member ? -1 : a->member > b->member;
+}
+
+/* Insertion sort of the new arrivals (few per cycle), then one merge pass. */
+static gf_err merge_incoming(gf_loop *L)
+{
+	size_t n = L->nincoming;
+
+	if (n == 0)
+		return GF_OK;
+	for (size_t i = 1; i < n; i++) {
+		struct entry e = L->incoming[i];
+		size_t k = i;
+
+		while (k > 0 && entry_cmp_L(L, &e, &L->incoming[k - 1]) < 0) {
+			L->incoming[k] = L->incoming[k - 1];
+			k--;
+		}
+		L->incoming[k] = e;
+	}
+	if (gf_loop_grow(&L->merge, &L->merge_cap, L->npend + n, sizeof(*L->merge)) ||
+	    gf_loop_grow(&L->pend, &L->pend_cap, L->npend + n, sizeof(*L->pend)))
+		return GF_NOMEM;
+	size_t a = 0, b = 0, w = 0;
+
+	/* arrivals usually go last: skip the common prefix without copying */
+	while (a < L->npend && entry_cmp_L(L, &L->pend[a], &L->incoming[0]) < 0)
+		a++;
+	size_t keep = a;
+
+	w = 0;
+	while (a < L->npend || b < n) {
+		if (b == n || (a < L->npend && entry_cmp_L(L, &L->pend[a], &L->incoming[b]) < 0))
+			L->merge[w++] = L->pend[a++];
+		else
+			L->merge[w++] = L->incoming[b++];
+	}
+	memcpy(&L->pend[keep], L->merge, w * sizeof(*L->merge));
+	L->npend = keep + w;
+	L->nincoming = 0;
+	return GF_OK;
+}
+
+/* ---- one cycle ---- */
+
+/* Try to bind the whole job j in the real cluster (all or nothing). */
+bool gf_loop_try_job(gf_loop *L, uint32_t id, const uint64_t *allowed)
+{
+	struct job *j = &L->jobs[id];
+	struct gf_pod_spec p = gf_loop_pod_of(j);
+
+	if (!allowed && !may_fit(L, j, &p))
+		return false;
+	L->stats.tries++;
+	if (!gf_loop_place_pods(L, L->sched, L->real, &p, allowed, &L->members[j->member0], 0, j->npods)) {
+		if (!allowed)
+			park(L, j);
+		return false;
+	}
+	gf_loop_assume(L, j, j->npods);
+	return true;
+}
+
+/* kube mode: bind one pod of job id; the job starts when its last pod binds. */
+static gf_err try_pod(gf_loop *L, uint32_t id, uint32_t member, bool *bound)
+{
+	struct job *j = &L->jobs[id];
+	struct gf_pod_spec p = gf_loop_pod_of(j);
+
+	*bound = false;
+	if (!may_fit(L, j, &p))
+		return GF_OK;
+	L->stats.tries++;
+	if (!gf_loop_place_pods(L, L->sched, L->real, &p, NULL, &L->members[j->member0], member, member + 1)) {
+		park(L, j);
+		return GF_OK;
+	}
+	*bound = true;
+	gf_loop_assume(L, j, 1);
+	if (j->nbound == j->npods)
+		return confirm(L, id);
+	if (j->nbound == 1 && j->npods > 1) {
+		if (gf_loop_grow(&L->partials, &L->partials_cap, L->npartials + 1, sizeof(*L->partials)))
+			return GF_NOMEM;
+		L->partials[L->npartials++] = id;
+	}
+	return GF_OK;
+}
+
+static void mark_partials(gf_loop *L)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < L->npartials; i++) {
+		struct job *j = &L->jobs[L->partials[i]];
+
+		if (j->state == GF_JOB_PENDING && j->nbound > 0 && j->nbound < j->npods) {
+			j->partial = true;
+			L->partials[w++] = L->partials[i];
+		}
+	}
+	L->npartials = w;
+}
+
+static gf_err cycle(gf_loop *L)
+{
+	size_t w = 0, nahead = 0;
+	bool stop = false;
+	gf_err err;
+
+	if ((err = merge_incoming(L)))
+		return err;
+	L->stats.cycles++;
+	L->cycle_plans = 0;
+	/*
+	 * A job ended before its expected end: EASY plans its one reservation
+	 * again (it can only move earlier: the old plan is tried as a fallback).
+	 * Conservative keeps its plans, all still valid since only room was
+	 * freed; replanning them in order could push a later holder back behind
+	 * an earlier one that moved up.  Its holders may still start early where
+	 * the others' shadows allow (try_holder).
+	 */
+	if (L->plan_dirty && L->max_res == 1 && (err = gf_loop_drop_reservations(L, 0)))
+		return err;
+	L->plan_dirty = false;
+	for (size_t r = 0; r < L->npend; r++) {
+		struct entry e = L->pend[r];
+		bool ok = false;
+
+		if (stop) {
+			L->pend[w++] = e;
+			continue;
+		}
+		switch (L->cfg.policy) {
+		case GF_QP_KUBE:
+			err = try_pod(L, e.job, e.member, &ok);
+			break;
+		case GF_QP_STRICT_FIFO:
+		case GF_QP_BEST_EFFORT_FIFO:
+			ok = gf_loop_try_job(L, e.job, NULL);
+			if (!ok && (err = gf_loop_try_preempt(L, e.job, 0, &ok)))
+				return err;
+			stop = !ok && L->cfg.policy == GF_QP_STRICT_FIFO;
+			err = ok ? confirm(L, e.job) : GF_OK;
+			break;
+		default:
+			err = gf_loop_backfill_step(L, e.job, &nahead, &ok);
+			if (!err && ok)
+				err = confirm(L, e.job);
+			break;
+		}
+		if (err)
+			return err;
+		if (!ok)
+			L->pend[w++] = e;
+	}
+	L->npend = w;
+	/* reservations whose holders were not reached (cannot happen: holders are pending) */
+	if (nahead < L->nres && (err = gf_loop_drop_reservations(L, nahead)))
+		return err;
+	mark_partials(L);
+	return GF_OK;
+}
+
+/* ---- submission and the run ---- */
+
+static gf_err check_spec(const gf_loop *L, const struct gf_job_spec *s)
+{
+	const struct gf_pod_spec *p = &s->pod;
+
+	if (s->npods < 1 || s->npods > GF_LOOP_MAX_GANG || s->cls >= GF_LOOP_MAX_CLASSES ||
+	    s->arrival < 0 || s->duration < 0 || p->cpu_milli < 0 || p->mem_mib < 0 ||
+	    p->gpu_count < 0 || p->gpu_count > GF_MAX_GPUS ||
+	    (p->gpu_count == 0) != (p->gpu_milli == 0) || p->gpu_milli < 0 ||
+	    p->gpu_milli > GF_MILLI_PER_GPU || p->spec < 0 || p->spec >= L->cat->nspecs)
+		return GF_INVAL;
+	return GF_OK;
+}
+
+static gf_err new_job(gf_loop *L, const struct gf_job_spec *s, uint32_t *id)
+{
+	struct job *j;
+	gf_err err;
+
+	if ((err = check_spec(L, s)))
+		return err;
+	if (L->njobs >= UINT32_MAX - 1 || L->nmembers + s->npods >= UINT32_MAX)
+		return GF_TOOBIG;
+	if (gf_loop_grow(&L->jobs, &L->jobs_cap, L->njobs + 1, sizeof(*L->jobs)) ||
+	    gf_loop_grow(&L->members, &L->members_cap, L->nmembers + s->npods, sizeof(*L->members)))
+		return GF_NOMEM;
+	j = &L->jobs[L->njobs];
+	memset(j, 0, sizeof(*j));
+	if ((err = intern_shape(L, s, &j->shape)))
+		return err;
+	j->cpu = s->pod.cpu_milli;
+	j->mem = s->pod.mem_mib;
+	j->gpu_count = s->pod.gpu_count;
+	j->gpu_milli = s->pod.gpu_milli;
+	j->spec = s->pod.spec;
+	j->priority = s->priority;
+	j->arrival = s->arrival;
+	j->duration = s->duration;
+	j->estimate = gf_loop_max64(s->estimate > 0 ? s->estimate : s->duration, 1);
+	j->start = j->promised = -1;
+	j->member0 = (uint32_t)L->nmembers;
+	j->npods = (uint16_t)s->npods;
+	j->cls = s->cls;
+	j->state = GF_JOB_FUTURE;
+	memset(&L->members[L->nmembers], 0, s->npods * sizeof(*L->members));
+	L->nmembers += s->npods;
+	*id = (uint32_t)L->njobs++;
+	return GF_OK;
+}
+
+gf_err gf_loop_submit(gf_loop *L, const struct gf_job_spec *spec, uint32_t *id)
+{
+	gf_err err;
+
+	if (L->ran && spec->arrival <= L->now)
+		return GF_STATE;
+	if ((err = new_job(L, spec, id)))
+		return err;
+	if ((err = gf_events_push(&L->events, spec->arrival, GF_EV_ARRIVAL, *id))) {
+		L->njobs--;
+		L->nmembers -= spec->npods;
+		return err;
+	}
+	return GF_OK;
+}
+
+gf_err gf_loop_preplace(gf_loop *L, const struct gf_job_spec *spec, uint32_t *id, bool *placed)
+{
+	gf_err err;
+
+	*placed = false;
+	if (L->ran)
+		return GF_STATE;
+	if ((err = new_job(L, spec, id)))
+		return err;
+	L->jobs[*id].arrival = 0;
+	L->jobs[*id].qseq = L->next_qseq++;
+	if (!gf_loop_try_job(L, *id, NULL)) {
+		L->jobs[*id].state = GF_JOB_DROPPED;
+		return GF_OK;
+	}
+	*placed = true;
+	L->plan_dirty = true;
+	return confirm(L, *id);
+}
+
+static uint32_t count_stalled(const gf_loop *L)
+{
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < L->njobs; i++)
+		n += L->jobs[i].state == GF_JOB_PENDING;
+	return n;
+}
+
+gf_err gf_loop_run_until(gf_loop *L, int64_t until)
+{
+	struct gf_event ev;
+	gf_err err;
+
+	L->ran = true;
+	while (gf_events_peek(&L->events, &ev) && ev.time <= until) {
+		int64_t t = ev.time;
+
+		if ((err = advance(L, t)))
+			return err;
+		L->now = t;
+		while (gf_events_peek(&L->events, &ev) && ev.time == t) {
+			gf_events_pop(&L->events, &ev);
+			L->stats.events++;
+			err = ev.kind == GF_EV_ARRIVAL ? add(L, ev.job)
+			      : ev.kind == GF_EV_END ? finish(L, ev.job)
+						     : GF_OK;	/* a wake-up: only the cycle */
+			if (err)
+				return err;
+		}
+		if ((err = cycle(L)))
+			return err;
+	}
+	if (L->events.n == 0) {
+		if ((err = advance(L, gf_loop_max64(L->now, L->cfg.horizon))))
+			return err;
+		L->stats.stalled = count_stalled(L);
+	}
+	L->stats.now = L->now;
+	return GF_OK;
+}
+
+gf_err gf_loop_run(gf_loop *L)
+{
+	return gf_loop_run_until(L, INT64_MAX);
+}
+
+void gf_loop_job(const gf_loop *L, uint32_t id, struct gf_job_info *out)
+{
+	const struct job *j = &L->jobs[id];
+
+	out->state = (enum gf_job_state)j->state;
+	out->cls = j->cls;
+	out->npods = j->npods;
+	out->arrival = j->arrival;
+	out->start = j->state == GF_JOB_RUNNING || j->state == GF_JOB_DONE ? j->start : -1;
+	out->end = out->start >= 0 ? j->start + j->duration : -1;
+	out->promised = j->promised;
+	out->gpu_milli = (int64_t)j->npods * j->gpu_count * j->gpu_milli;
+	out->partial = j->partial;
+	out->preemptions = j->npreempted;
+	out->preempted_gpu_s = j->lost / GF_MILLI_PER_GPU;
+}
+
+void gf_loop_stats(const gf_loop *L, struct gf_loop_stats *out)
+{
+	*out = L->stats;
+}
+
+gf_err gf_loop_start_time(const gf_loop *L, uint32_t id, int64_t *t)
+{
+	if (id >= L->njobs)
+		return GF_RANGE;
+	const struct job *j = &L->jobs[id];
+
+	if (j->state == GF_JOB_RUNNING || j->state == GF_JOB_DONE) {
+		*t = j->start;
+		return GF_OK;
+	}
+	for (size_t r = 0; j->state == GF_JOB_PENDING && r < L->nres; r++) {
+		if (L->res[r].holder == id) {
+			*t = L->res[r].time;
+			return GF_OK;
+		}
+	}
+	return GF_NOENT;
+}
+
+const struct gf_loop_sample *gf_loop_timeline(const gf_loop *L, size_t *n)
+{
+	*n = L->ntimeline;
+	return L->timeline;
+}

@@ -1,0 +1,183 @@
+/*
+ * queue/loop.h - the engine's time loop: pending queue, gangs, reservations
+ * with EASY backfill, and the kube-scheduler-like per-pod control.
+ *
+ * gf_loop is an opaque handle owning a cluster (created from a node list),
+ * the placement policy bound to it, a scratch copy for planning, the jobs,
+ * the pending queue and the event heap.  It does no I/O and reads no clock:
+ * time is a number (seconds) carried by the events the caller submits, and
+ * the virtual clock moves only when an event is popped.  Randomness (the
+ * policy's draws) comes from a generator seeded by the config.
+ *
+ * A job is npods identical pods (a gang when npods > 1).  Its lifecycle is a
+ * set of named transitions: add (arrival), pop (tried by a cycle), park (it
+ * did not fit: remembered per pod shape until a node that could take it is
+ * freed, kube-scheduler's requeue on a cluster event), assume (bound in the
+ * cluster: a gang's members all in one cycle or none), confirm (running,
+ * its end event queued), forget (a gang's tentative binds undone, in
+ * reverse), finish (ended, its resources freed).
+ *
+ * Ownership: the loop copies every spec it is given; pointers it returns
+ * (cluster, timeline) stay valid until the next call that changes the loop.
+ */
+#ifndef GF_QUEUE_LOOP_H
+#define GF_QUEUE_LOOP_H
+
+#include "policy/sched.h"
+
+#define GF_LOOP_MAX_CLASSES 8	/* caller-defined job classes, for statistics */
+#define GF_LOOP_MAX_GANG 1024	/* pods in one job */
+
+enum gf_queue_policy {
+	GF_QP_KUBE,		/* per-pod skip-ahead FIFO, no gang awareness (kube-scheduler) */
+	GF_QP_STRICT_FIFO,	/* the first job that does not fit blocks every later one */
+	GF_QP_BEST_EFFORT_FIFO,	/* a job that does not fit is skipped (Kueue BestEffortFIFO) */
+	GF_QP_BACKFILL,		/* the first blocked job gets a reservation; EASY backfill */
+	GF_QP_CONSERVATIVE,	/* every blocked job (up to 32) gets one; conservative backfill */
+	GF_QP_COUNT_
+};
+
+/* "kube", "strict-fifo", "best-effort-fifo", "backfill", "conservative-backfill"; NULL if out of range. */
+const char *gf_queue_policy_name(enum gf_queue_policy qp);
+
+/* The policy a user names; false if unknown. */
+bool gf_queue_policy_find(const char *name, enum gf_queue_policy *out);
+
+struct gf_job_spec {
+	struct gf_pod_spec pod;	/* each member's request; name, arrival, duration unused */
+	uint32_t npods;		/* 1..GF_LOOP_MAX_GANG */
+	int32_t priority;	/* higher first; equal priorities by arrival, then submission */
+	uint8_t cls;		/* < GF_LOOP_MAX_CLASSES: whose statistics it counts in */
+	int64_t arrival;	/* >= 0, seconds */
+	int64_t duration;	/* >= 0: run time once every member is bound */
+	int64_t estimate;	/* run time the planner expects; <= 0: the duration */
+};
+
+enum gf_job_state {
+	GF_JOB_FUTURE,		/* submitted, not arrived yet */
+	GF_JOB_PENDING,		/* in the queue (in kube mode maybe partly bound) */
+	GF_JOB_RUNNING,
+	GF_JOB_DONE,
+	GF_JOB_UNRESOLVABLE,	/* cannot fit even in the empty cluster: reported, never tried */
+	GF_JOB_DROPPED,		/* gf_loop_preplace() found no room */
+};
+
+struct gf_job_info {
+	enum gf_job_state state;
+	uint8_t cls;
+	uint32_t npods;
+	int64_t arrival;
+	int64_t start;		/* every member bound; -1 before */
+	int64_t end;		/* start + duration; -1 before start */
+	int64_t promised;	/* first reservation time given to it; -1 if never a reservation holder */
+	int64_t gpu_milli;	/* GPU request of the whole job */
+	bool partial;		/* at the end of some cycle it held some but not all members */
+	uint32_t preemptions;	/* times it was evicted */
+	double preempted_gpu_s;	/* GPU-seconds of its work lost to evictions */
+};
+
+struct gf_loop_config {
+	enum gf_queue_policy policy;
+	uint64_t seed;		/* the policy's random draws */
+	int64_t horizon;	/* statistics window [0, horizon) for time averages; > 0 */
+	int64_t sample_every;	/* timeline period in seconds; 0 = no timeline */
+	/*
+	 * Preemption (not in kube mode): a job that does not fit evicts running
+	 * jobs of lower priority when that makes it fit now: in the gang-aware
+	 * FIFOs at once, under backfill when its reservation is more than
+	 * preempt_wait seconds away (or it has none).  Victims: per node the
+	 * cheapest (lowest priority, then least work lost) until the pod fits,
+	 * on the node whose victims cost least; gangs are evicted whole and go
+	 * back to the queue; the preemptor's place must leave every reservation
+	 * ahead of it intact.
+	 */
+	bool preemption;
+	int64_t preempt_wait;
+};
+
+struct gf_loop_sample {
+	int64_t time;
+	int64_t gpu_used;	/* milli-GPU bound, all classes */
+	uint32_t pending;	/* jobs waiting (in kube mode: pods) */
+	uint32_t running;
+};
+
+struct gf_loop_stats {
+	uint64_t events, cycles, tries, plans;
+	uint64_t backfilled;	/* jobs started past a blocked reservation holder */
+	uint64_t dropped;	/* reservations dropped to be planned again */
+	uint64_t starts;	/* jobs started (a restart after an eviction counts again) */
+	uint64_t preemptions;	/* jobs evicted */
+	uint64_t late;		/* holders not started at their reservation time although no
+				 * higher-priority job took the room: always 0 unless a bug */
+	uint32_t stalled;	/* jobs still pending when no event was left (deadlock) */
+	int64_t now;		/* virtual time of the last event */
+	/* integral of bound milli-GPU over [0, horizon), per class and in all */
+	double gpu_milli_s[GF_LOOP_MAX_CLASSES];
+	double gpu_milli_s_all;
+	int64_t gpu_capacity;	/* milli-GPU */
+};
+
+typedef struct gf_loop gf_loop;
+
+/*
+ * Create a loop over a cluster of nodes[0..nnodes) (copied), placing with
+ * policy ops over env's catalog, target and features (env->cluster is
+ * ignored: the loop makes its own).  cat and target must outlive the loop.
+ * Errors: GF_INVAL (bad config, empty node list), GF_NOMEM, the policy's
+ * create() error.
+ */
+gf_err gf_loop_create(const struct gf_node_spec *nodes, size_t nnodes,
+		      const struct gf_policy_ops *ops, const struct gf_policy_env *env,
+		      const struct gf_loop_config *cfg, gf_loop **out);
+void gf_loop_destroy(gf_loop *L);
+
+/* Tie-break priorities of the nodes (as gf_sched_set_priorities), for placement and planning. */
+void gf_loop_set_node_priorities(gf_loop *L, const uint32_t *prio);
+
+/*
+ * Submit a job that arrives at spec->arrival.  Sets *id (0, 1, 2... in
+ * submission order).  Errors: GF_INVAL (npods, class, a negative arrival or
+ * duration, a GPU share out of range), GF_STATE (the loop already ran past
+ * the arrival), GF_NOMEM.
+ */
+gf_err gf_loop_submit(gf_loop *L, const struct gf_job_spec *spec, uint32_t *id);
+
+/*
+ * A job already running at time 0 (a warm start): placed now by the policy,
+ * all members or none; if it does not fit it is GF_JOB_DROPPED (*placed
+ * false).  Only before the loop runs.  Errors as gf_loop_submit.
+ */
+gf_err gf_loop_preplace(gf_loop *L, const struct gf_job_spec *spec, uint32_t *id, bool *placed);
+
+/*
+ * Run events until none is left: arrivals join the queue, ends free their
+ * resources, and after all the events of one time a scheduling cycle runs.
+ * Errors: GF_NOMEM, GF_STATE (an engine invariant broke: a bug, reported
+ * instead of a figure).
+ */
+gf_err gf_loop_run(gf_loop *L);
+
+/* Run events with time <= until (then the loop can be extended and run again). */
+gf_err gf_loop_run_until(gf_loop *L, int64_t until);
+
+size_t gf_loop_njobs(const gf_loop *L);
+void gf_loop_job(const gf_loop *L, uint32_t id, struct gf_job_info *out);
+void gf_loop_stats(const gf_loop *L, struct gf_loop_stats *out);
+const gf_cluster *gf_loop_cluster(const gf_loop *L);
+
+/*
+ * "When will I start?" for a pending job: its reservation time if it is the
+ * reservation holder (backfill), its start if it started.  Errors: GF_NOENT
+ * (pending without a reservation: EASY backfill plans only for the first
+ * blocked job), GF_RANGE (no such job).
+ */
+gf_err gf_loop_start_time(const gf_loop *L, uint32_t id, int64_t *t);
+
+/* The timeline sampled every config.sample_every seconds over [0, horizon). */
+const struct gf_loop_sample *gf_loop_timeline(const gf_loop *L, size_t *n);
+
+/* Bytes the loop keeps per pod for its job record, member placement, queue entry and events. */
+size_t gf_loop_bytes_per_pod(void);
+
+#endif /* GF_QUEUE_LOOP_H */

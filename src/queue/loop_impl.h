@@ -1,0 +1,193 @@
+/*
+ * queue/loop_impl.h - internals shared by queue/loop.c (events, queue,
+ * transitions, the cycle), queue/plan.c (reservations, backfill) and
+ * queue/preempt.c (preemption).  Not a public header.
+ */
+#ifndef GF_QUEUE_LOOP_IMPL_H
+#define GF_QUEUE_LOOP_IMPL_H
+
+#include "queue/events.h"
+#include "queue/loop.h"
+
+#define NONE UINT32_MAX
+#define WHOLE 0xFFFFu	/* a queue entry for a whole job (not kube mode) */
+#define NO_FAIL SIZE_MAX
+
+struct member {
+	uint32_t node;
+	uint8_t gpus[GF_MAX_GPUS];
+};
+
+/* The compact per-job record (the pod shape, times, state). */
+struct job {
+	int64_t cpu, mem;
+	int64_t arrival, duration, estimate;
+	int64_t start, promised;
+	int32_t gpu_count, gpu_milli, spec, priority;
+	uint32_t qseq;		/* arrival sequence: the queue's tie-break */
+	uint32_t member0;	/* first of its npods members in L->members */
+	uint32_t shape;
+	uint16_t npods, nbound;
+	uint8_t cls, state;
+	bool partial;
+	uint16_t npreempted;	/* times evicted */
+	double lost;		/* milli-GPU seconds of work lost to evictions */
+};
+
+struct entry {
+	uint32_t job;
+	uint32_t member;	/* WHOLE, or the pod's index in kube mode */
+};
+
+struct shape {
+	int64_t cpu, mem;
+	int32_t count, milli, spec;
+	uint32_t npods;
+	size_t fail_pos;	/* freed-log length when it last failed to fit; NO_FAIL */
+	int8_t resolvable;	/* -1 unknown, 0 no, 1 yes */
+	/* found to delay the reservation under plan number inadm_plan with the
+	 * freed log at inadm_freed: still so while neither moved (the cluster
+	 * and the shadow only lost room since), for estimates >= inadm_est */
+	uint64_t inadm_plan;
+	size_t inadm_freed, inadm_nahead;
+	/* no victim set found while starts and frees stood at these counts */
+	uint64_t nopreempt_starts;
+	size_t nopreempt_freed;
+	int64_t inadm_est;
+};
+
+#define MAX_RES 32	/* reservations at most (conservative backfill; EASY keeps 1) */
+#define PLANS_PER_CYCLE 4	/* new reservations planned in one cycle at most */
+
+/*
+ * A reservation: holder starts at `time` on members[] (npods of them), and
+ * is expected to end at `end`.  shadow is the cluster as planned at `time`:
+ * jobs expected to run past it, the reservations active then, the holder,
+ * and every job later admitted past it.
+ */
+struct reservation {
+	uint32_t holder;
+	int64_t time, end;
+	struct member *members;
+	size_t cap;
+	gf_cluster *shadow;
+	bool displaced;	/* a higher-priority start took room it counted on */
+};
+
+struct prev_plan {
+	uint32_t holder;
+	struct member *members;
+	size_t cap;
+};
+
+struct gf_loop {
+	struct gf_loop_config cfg;
+	const struct gf_catalog *cat;
+	gf_cluster *real, *scratch, *empty;
+	gf_sched *sched, *planner;
+	struct gf_rng rng;
+	size_t nnodes, mask_words;
+
+	struct job *jobs;
+	size_t njobs, jobs_cap;
+	struct member *members;
+	size_t nmembers, members_cap;
+
+	struct gf_events events;
+	struct entry *pend, *incoming, *merge;
+	size_t npend, pend_cap, nincoming, incoming_cap, merge_cap;
+	uint32_t *running;	/* running jobs by (expected end, id) */
+	size_t nrunning, running_cap;
+	uint32_t *freed;	/* nodes freed by ends, in order */
+	size_t nfreed, freed_cap;
+	uint32_t *partials;	/* kube mode: gangs with some members bound */
+	size_t npartials, partials_cap;
+
+	struct shape *shapes;
+	size_t nshapes, shapes_cap;
+	uint32_t *slots;	/* shape hash: index + 1, 0 = empty */
+	size_t nslots;
+
+	/* planner */
+	uint32_t *real_ver, *scratch_ver, *node_slots, *slots_ver;
+	uint32_t slots_shape;	/* the shape node_slots[] counts (valid where slots_ver matches) */
+	struct gf_node_spec *specs;	/* for the shadows */
+	struct reservation res[MAX_RES];	/* in queue order of their holders = plan order */
+	size_t nres, max_res;
+	struct prev_plan prev[MAX_RES];	/* dropped plans, for "never later" */
+	size_t nprev_next;
+	bool plan_dirty;
+	uint32_t cycle_plans;		/* plans made in the current cycle */
+	uint64_t *mask;			/* scratch node mask */
+	struct member *tmp_members;	/* a preemptor's planned pods */
+	size_t tmp_cap;
+
+	int64_t now, last;
+	uint32_t next_qseq;
+	bool ran;
+	int64_t used_cls[GF_LOOP_MAX_CLASSES];
+	struct gf_loop_stats stats;
+	struct gf_loop_sample *timeline;
+	size_t ntimeline, timeline_cap;
+	int64_t next_sample;
+};
+
+static inline struct gf_pod_spec gf_loop_pod_of(const struct job *j)
+{
+	struct gf_pod_spec p = { .cpu_milli = j->cpu, .mem_mib = j->mem, .gpu_count = j->gpu_count,
+				 .gpu_milli = j->gpu_milli, .spec = j->spec, .priority = j->priority,
+				 .duration = j->duration };
+
+	return p;
+}
+
+static inline int64_t gf_loop_expected_end(const struct job *j)
+{
+	return j->start + j->estimate;
+}
+
+static inline int64_t gf_loop_max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* loop.c */
+
+/* Grow *arr (elem-size items, capacity *cap) to hold at least need; GF_NOMEM. */
+gf_err gf_loop_grow(void *arr, size_t *cap, size_t need, size_t elem);
+/* How many pods like p fit on node state nd, greedily, at most cap. */
+uint32_t gf_loop_node_slots(const struct gf_catalog *cat, const struct gf_node *nd,
+			    const struct gf_pod_spec *p, uint32_t cap);
+/* Place pods [from, to) like p on cluster c with scheduler s into m[]; all or none. */
+bool gf_loop_place_pods(gf_loop *L, gf_sched *s, gf_cluster *c, const struct gf_pod_spec *p,
+			const uint64_t *allowed, struct member *m, uint32_t from, uint32_t to);
+/* Bind pods [0, n) exactly where m says; all or none. */
+bool gf_loop_bind_pods(gf_cluster *c, const struct gf_pod_spec *p, const struct member *m, uint32_t n);
+/* Unbind pods [0, n) (in reverse). */
+void gf_loop_unbind_pods(gf_cluster *c, const struct gf_pod_spec *p, const struct member *m, uint32_t n);
+/* assume / forget: n pods of j were just bound in the real cluster / undo all its binds. */
+void gf_loop_assume(gf_loop *L, struct job *j, uint32_t n);
+void gf_loop_forget(gf_loop *L, struct job *j);
+/* Unbind a running job (freed-node log, running list, allocation); GF_STATE if inconsistent. */
+gf_err gf_loop_unbind_job(gf_loop *L, uint32_t id);
+/* Bind the whole job in the real cluster by the policy (allowed: node mask or NULL). */
+bool gf_loop_try_job(gf_loop *L, uint32_t id, const uint64_t *allowed);
+
+/* plan.c */
+
+/* Refresh the scratch cluster from the real one where either changed. */
+gf_err gf_loop_sync_scratch(gf_loop *L);
+/* Drop reservations [from, nres): their holders are planned again when reached. */
+gf_err gf_loop_drop_reservations(gf_loop *L, size_t from);
+/* Bind pods m[0, n) into the shadows of reservations [from, to) starting before end; all or none. */
+bool gf_loop_bind_in_shadows(gf_loop *L, const struct gf_pod_spec *p, const struct member *m, uint32_t n,
+			     int64_t end, size_t from, size_t to);
+/* One job of a backfill walk, *nahead reservations passed; *ok when it started (bound, not confirmed). */
+gf_err gf_loop_backfill_step(gf_loop *L, uint32_t id, size_t *nahead, bool *ok);
+
+/* preempt.c */
+
+/* Evict lower priorities if that makes job id fit now (reservations [0, nahead) ahead); *ok. */
+gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok);
+
+#endif /* GF_QUEUE_LOOP_IMPL_H */

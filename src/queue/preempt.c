@@ -1,0 +1,234 @@
+/*
+ * queue/preempt.c - preemption: a blocked job evicts lower priorities.
+ *
+ * Victims are chosen on the scratch copy, pod by pod.  A pod that fits
+ * without eviction evicts nothing.  Otherwise, for every node, the running
+ * jobs of lower priority with a pod there are evicted in the scratch one by
+ * one, cheapest first (lowest priority, then least work lost = GPUs x time
+ * run), until the pod fits on that node; the node whose victims cost least
+ * (highest victim priority, then work lost, then count) is taken, and the
+ * pod is placed there by the policy (masked to that node).  A gang victim
+ * is evicted whole.  The plan must fit the shadow of every reservation ahead
+ * of the preemptor; only then are the victims evicted for real (back to the
+ * queue with their arrival sequence, their end events now stale) and the
+ * preemptor bound exactly as planned.  Only a strictly higher priority
+ * evicts, so two jobs never evict each other back and forth.
+ *
+ * Cost: O(R log R) to sort the R candidate pods, then per preemptor pod
+ * O(candidates) scratch unbind/rebind pairs.  A shape that found no victim
+ * set is not tried again until some job starts or ends.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/loop_impl.h"
+
+/* ---- preemption ---- */
+
+/* evict: a running job loses its place and goes back to the queue (same arrival sequence). */
+static gf_err evict(gf_loop *L, uint32_t id)
+{
+	struct job *j = &L->jobs[id];
+	gf_err err;
+
+	j->lost += (double)(L->now - j->start) * (double)j->npods * j->gpu_count * j->gpu_milli;
+	if ((err = gf_loop_unbind_job(L, id)))
+		return err;
+	j->state = GF_JOB_PENDING;
+	j->start = -1;
+	j->npreempted++;
+	L->stats.preemptions++;
+	L->plan_dirty = true;	/* the shadows still count it */
+	if (gf_loop_grow(&L->incoming, &L->incoming_cap, L->nincoming + 1, sizeof(*L->incoming)))
+		return GF_NOMEM;
+	L->incoming[L->nincoming++] = (struct entry){ id, WHOLE };
+	return GF_OK;
+}
+
+struct victim {
+	uint32_t node, job;
+	int32_t priority;
+	double lost;	/* milli-GPU seconds it would lose */
+};
+
+static int victim_cmp(const void *a, const void *b)
+{
+	const struct victim *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	if (x->priority != y->priority)
+		return x->priority < y->priority ? -1 : 1;
+	if (x->lost != y->lost)
+		return x->lost < y->lost ? -1 : 1;
+	return x->job < y->job ? -1 : x->job > y->job;
+}
+
+struct pick {
+	int32_t worst;	/* highest victim priority */
+	double lost;
+	size_t n;
+};
+
+static bool pick_better(const struct pick *a, const struct pick *b)
+{
+	if (a->worst != b->worst)
+		return a->worst < b->worst;
+	if (a->lost != b->lost)
+		return a->lost < b->lost;
+	return a->n < b->n;
+}
+
+static bool in_list(const uint32_t *v, size_t n, uint32_t id)
+{
+	for (size_t k = 0; k < n; k++)
+		if (v[k] == id)
+			return true;
+	return false;
+}
+
+/* Evict (or, undo, restore) job id in the scratch. */
+static void scratch_evict(gf_loop *L, uint32_t id, bool undo)
+{
+	const struct job *v = &L->jobs[id];
+	struct gf_pod_spec p = gf_loop_pod_of(v);
+
+	if (undo)
+		gf_loop_bind_pods(L->scratch, &p, &L->members[v->member0], v->npods);
+	else
+		gf_loop_unbind_pods(L->scratch, &p, &L->members[v->member0], v->npods);
+}
+
+/*
+ * For node n's candidates c[0..nc) (cheapest first): evict them in the
+ * scratch one by one until p fits there; fills *pk and returns how many are
+ * needed (0 if evicting them all does not help).  The scratch is restored.
+ */
+static size_t node_victims(gf_loop *L, const struct victim *c, size_t nc, const struct gf_pod_spec *p,
+			   const uint32_t *chosen, size_t nchosen, struct pick *pk)
+{
+	size_t k, used = 0;
+	bool fits = false;
+
+	*pk = (struct pick){ INT32_MIN, 0, 0 };
+	for (k = 0; k < nc && !fits; k++) {
+		if ((k > 0 && c[k - 1].job == c[k].job) || in_list(chosen, nchosen, c[k].job))
+			continue;	/* two of its pods here, or already out */
+		scratch_evict(L, c[k].job, false);
+		used = k + 1;
+		if (c[k].priority > pk->worst)
+			pk->worst = c[k].priority;
+		pk->lost += c[k].lost;
+		pk->n++;
+		fits = gf_cluster_fits(L->scratch, L->cat, c[k].node, p);
+	}
+	for (size_t q = k; q-- > 0;)
+		if (!(q > 0 && c[q - 1].job == c[q].job) && !in_list(chosen, nchosen, c[q].job))
+			scratch_evict(L, c[q].job, true);
+	return fits ? used : 0;
+}
+
+/*
+ * Preemption for job id (reservations [0, nahead) ahead of it): plan on the
+ * scratch member by member, each where it fits or else on the node whose
+ * cheapest sufficient victims cost least; then check the reservations ahead,
+ * evict the victims for real and bind the job as planned.  Sets *ok.
+ */
+gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
+{
+	struct job *j = &L->jobs[id];
+	struct shape *s = &L->shapes[j->shape];
+	struct gf_pod_spec p = gf_loop_pod_of(j);
+	struct victim *cand = NULL;
+	uint32_t *chosen = NULL;
+	size_t ncand = 0, nchosen = 0;
+	gf_err err = GF_OK;
+
+	*ok = false;
+	if (!L->cfg.preemption ||
+	    (s->nopreempt_starts == L->stats.starts && s->nopreempt_freed == L->nfreed))
+		return GF_OK;
+	for (size_t r = 0; r < L->nrunning; r++) {
+		const struct job *v = &L->jobs[L->running[r]];
+
+		if (v->priority < j->priority)
+			ncand += v->npods;
+	}
+	if (ncand == 0 || gf_loop_grow(&L->tmp_members, &L->tmp_cap, j->npods, sizeof(*L->tmp_members)))
+		goto none;
+	cand = malloc(ncand * sizeof(*cand));
+	chosen = malloc(ncand * sizeof(*chosen));
+	if (!cand || !chosen) {
+		err = GF_NOMEM;
+		goto out;
+	}
+	ncand = 0;
+	for (size_t r = 0; r < L->nrunning; r++) {
+		const struct job *v = &L->jobs[L->running[r]];
+		double lost = (double)(L->now - v->start) * (double)v->npods * v->gpu_count * v->gpu_milli;
+
+		for (uint32_t m = 0; v->priority < j->priority && m < v->npods; m++)
+			cand[ncand++] = (struct victim){ L->members[v->member0 + m].node, L->running[r],
+							 v->priority, lost };
+	}
+	qsort(cand, ncand, sizeof(*cand), victim_cmp);
+	if ((err = gf_loop_sync_scratch(L)))
+		goto out;
+	for (uint32_t m = 0; m < j->npods; m++) {
+		struct pick best = { 0 }, pk;
+		size_t best_at = 0, best_n = 0;
+		bool found = false;
+
+		if (gf_loop_place_pods(L, L->planner, L->scratch, &p, NULL, L->tmp_members, m, m + 1))
+			continue;
+		for (size_t a = 0, b; a < ncand; a = b) {
+			size_t need;
+
+			for (b = a; b < ncand && cand[b].node == cand[a].node; b++)
+				;
+			need = node_victims(L, &cand[a], b - a, &p, chosen, nchosen, &pk);
+			if (need && (!found || pick_better(&pk, &best))) {
+				best = pk;
+				best_at = a;
+				best_n = need;
+				found = true;
+			}
+		}
+		if (!found)
+			goto none_undo;
+		for (size_t k = best_at; k < best_at + best_n; k++) {
+			if (in_list(chosen, nchosen, cand[k].job))
+				continue;
+			scratch_evict(L, cand[k].job, false);
+			chosen[nchosen++] = cand[k].job;
+		}
+		memset(L->mask, 0, L->mask_words * sizeof(*L->mask));
+		L->mask[cand[best_at].node / 64] |= 1ULL << (cand[best_at].node % 64);
+		if (!gf_loop_place_pods(L, L->planner, L->scratch, &p, L->mask, L->tmp_members, m, m + 1))
+			goto none_undo;
+	}
+	/* never against a reservation ahead; the planned binds join their shadows */
+	if (!gf_loop_bind_in_shadows(L, &p, L->tmp_members, j->npods, L->now + j->estimate, 0, nahead))
+		goto none_undo;
+	for (size_t k = 0; k < nchosen; k++)
+		if ((err = evict(L, chosen[k])))
+			goto out;
+	if (!gf_loop_bind_pods(L->real, &p, L->tmp_members, j->npods)) {
+		err = GF_STATE;	/* the scratch said it fits once the victims are gone */
+		goto out;
+	}
+	memcpy(&L->members[j->member0], L->tmp_members, j->npods * sizeof(*L->tmp_members));
+	gf_loop_assume(L, j, j->npods);
+	*ok = true;
+	goto out;
+none_undo:
+	/* the scratch is re-synchronised from the real cluster before its next use */
+none:
+	s->nopreempt_starts = L->stats.starts;
+	s->nopreempt_freed = L->nfreed;
+out:
+	free(cand);
+	free(chosen);
+	return err;
+}
+

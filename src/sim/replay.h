@@ -1,0 +1,114 @@
+/*
+ * sim/replay.h - `gpufleet replay`'s experiment: a trace's jobs through the
+ * engine's time loop (queue/loop.h) in virtual time, per queue policy.
+ *
+ * The scenario (docs/replay.md has the reasoning and the figures):
+ *   - Warm start: the cluster begins in the steady state of the offered
+ *     load: trace pods drawn with probability proportional to their run time
+ *     (as a snapshot of a busy cluster holds them), each with a uniform
+ *     residual of its run time, placed by the policy at time 0 until their
+ *     GPU request reaches load x capacity.  They are class WARM, not in the
+ *     per-class statistics, but in the allocation.
+ *   - Arrivals over [0, horizon): a Poisson process whose rate makes the
+ *     offered GPU load (rate x mean GPU-seconds per pod / capacity) equal
+ *     to `load`; each arrival is a trace pod drawn uniformly (or, with
+ *     trace_order, the trace's pods in creation_time order, cycling), keeping
+ *     its shape, its qos and its run time (deletion - scheduled time).  The
+ *     trace's own arrival rate loads the cluster ~150x less; compressing its
+ *     34-day window cannot reach 90 % since its pods add up to ~1.0x the
+ *     capacity (measured in docs/replay.md), hence the resampling.
+ *   - The weekly validation burst at burst_at: 16 jobs of one 8-GPU pod and
+ *     8 gangs of four 8-GPU pods (64 cores, 256 GiB each pod), run times
+ *     uniform in 2-6 h, arrivals uniform within 10 minutes.
+ *   - Priorities: LS (and Guaranteed) 2 > burst 1 > BE (and Burstable,
+ *     unknown) 0.
+ *   - Estimates (what the planner believes about run times): exact, or
+ *     run time x (1 + (F - 1) u) with u uniform, seeded (overestimate:F).
+ * Independent generators (derived from the seed) draw the warm set, the
+ * arrivals, the burst, the estimates, the node tie-break order and the
+ * policy's draws, so changing the estimate mode does not change the jobs.
+ */
+#ifndef GF_SIM_REPLAY_H
+#define GF_SIM_REPLAY_H
+
+#include "queue/loop.h"
+#include "sim/trace.h"
+
+/* Table rows: the three job classes, every job but the burst's, and every job. */
+enum gf_replay_class { GF_RC_BURST, GF_RC_LS, GF_RC_BE, GF_RC_NONBURST, GF_RC_ALL, GF_RC_COUNT };
+#define GF_RC_WARM 7	/* the loop's class index of warm-start jobs (not a table row) */
+
+/* "burst", "LS", "BE", "non-burst", "all". */
+const char *gf_replay_class_name(enum gf_replay_class c);
+
+enum gf_estimate { GF_EST_EXACT, GF_EST_OVER };
+
+struct gf_replay_config {
+	enum gf_queue_policy qp;
+	uint64_t seed;
+	double load;		/* offered GPU load / capacity, (0, 2] */
+	int64_t horizon;	/* seconds of arrivals and of the statistics window */
+	bool burst;
+	int64_t burst_at;	/* seconds; the burst arrives within [burst_at, burst_at + 600) */
+	enum gf_estimate estimate;
+	double over;		/* F >= 1 for GF_EST_OVER */
+	int64_t sample_every;	/* timeline period, seconds; 0: none */
+	bool preemption;	/* higher priorities evict lower ones (gf_loop_config) */
+	int64_t preempt_wait;	/* under backfill: only when the reservation is further away */
+	bool trace_order;	/* arrivals take the trace's pods in creation_time order (cycling), not drawn */
+	struct gf_features features;
+};
+
+/* The defaults: backfill, seed 42, load 0.9, 12 h, burst at 4 h, exact estimates, 60 s samples,
+ * no preemption (600 s wait when on). */
+struct gf_replay_config gf_replay_config_default(void);
+
+struct gf_replay_class_stats {
+	int64_t jobs, started;
+	double wait_p50, wait_p95, wait_max;	/* seconds, over started jobs */
+	double jct_mean;			/* seconds: wait + run time, over started jobs */
+	double gpu_alloc_avg_pct;		/* time-averaged over [0, horizon), % of capacity */
+	int64_t partial_gangs;
+	int64_t preemptions;			/* evictions of the class's jobs */
+	double preempted_gpu_h;			/* their lost work, GPU-hours */
+};
+
+struct gf_replay_result {
+	struct gf_replay_class_stats cls[GF_RC_COUNT];
+	struct gf_loop_stats loop;
+	int64_t warm_jobs, warm_dropped, unresolvable;
+	double warm_gpu_pct;		/* GPU allocation at time 0, % */
+	double offered_load;		/* as computed from the arrival rate */
+	double rate_per_s;		/* Poisson arrival rate */
+	struct gf_loop_sample *timeline;	/* owned */
+	size_t ntimeline;
+	/* the burst's jobs: arrival and start (-1: never started), in arrival order */
+	int64_t *burst_arrival, *burst_start;	/* owned */
+	uint32_t *burst_npods;			/* owned */
+	size_t nburst;
+};
+
+typedef struct gf_replay gf_replay;
+
+/*
+ * Prepare a replay of pods[0..npods) with times[] (from
+ * gf_trace_parse_pods_timed) on nodes[] (copied).  FGD's target workload is
+ * built from the pods as the openb experiment builds it.  cat must outlive x.
+ * Errors: GF_INVAL (no node, no pod, or no pod with a GPU and a positive run
+ * time, so no load can be offered), GF_NOMEM.
+ */
+gf_err gf_replay_create(const struct gf_node_spec *nodes, size_t nnodes,
+			const struct gf_pod_spec *pods, const struct gf_pod_times *times, size_t npods,
+			const struct gf_catalog *cat, gf_replay **out);
+void gf_replay_destroy(gf_replay *x);
+
+/*
+ * One replay under queue policy cfg->qp and placement ops.  Thread-safe for
+ * distinct results.  Errors: GF_INVAL (bad config), GF_NOMEM, GF_STATE
+ * (an engine invariant broke).
+ */
+gf_err gf_replay_run(const gf_replay *x, const struct gf_policy_ops *ops,
+		     const struct gf_replay_config *cfg, struct gf_replay_result *out);
+void gf_replay_result_release(struct gf_replay_result *r);
+
+#endif /* GF_SIM_REPLAY_H */

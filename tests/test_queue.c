@@ -1,0 +1,629 @@
+/*
+ * tests/test_queue.c - queue/: the event heap's order, and the time loop's
+ * rules on hand-built cases (gang atomicity, strict FIFO blocking, skip-ahead,
+ * reservation times, backfill admissibility, the kube control's partial
+ * gangs), then thousands of seeded random small cases checking that backfill
+ * never starts a reservation holder later than its first promise (or, with
+ * priorities, than its reservation unless a higher priority took the room)
+ * and that no gang-aware policy deadlocks, and determinism.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "core/rng.h"
+#include "queue/events.h"
+#include "queue/loop.h"
+#include "testutil.h"
+
+/* ---- the event heap ---- */
+
+static void events_pop_by_time_then_push_order(void **state)
+{
+	struct gf_events h;
+	struct gf_event e;
+	const int64_t times[] = { 5, 1, 5, 3, 1, 5, 0 };
+	const uint32_t want[] = { 6, 1, 4, 3, 0, 2, 5 };	/* job ids, popped */
+
+	(void)state;
+	gf_events_init(&h);
+	for (uint32_t i = 0; i < 7; i++)
+		assert_int_equal(gf_events_push(&h, times[i], GF_EV_ARRIVAL, i), GF_OK);
+	for (int i = 0; i < 7; i++) {
+		assert_true(gf_events_pop(&h, &e));
+		assert_int_equal(e.job, want[i]);
+	}
+	assert_false(gf_events_pop(&h, &e));
+	gf_events_release(&h);
+}
+
+static void events_many_sorted(void **state)
+{
+	struct gf_events h;
+	struct gf_event e, prev = { 0 };
+	struct gf_rng rng;
+
+	(void)state;
+	gf_events_init(&h);
+	gf_rng_init(&rng, 7);
+	for (uint32_t i = 0; i < 5000; i++)
+		assert_int_equal(gf_events_push(&h, (int64_t)gf_rng_below(&rng, 100), GF_EV_END, i), GF_OK);
+	for (int i = 0; i < 5000; i++) {
+		assert_true(gf_events_pop(&h, &e));
+		if (i > 0)
+			assert_true(e.time > prev.time || (e.time == prev.time && e.seq > prev.seq));
+		prev = e;
+	}
+	gf_events_release(&h);
+}
+
+/* ---- loop fixtures ---- */
+
+struct fx {
+	struct gf_catalog cat;
+	gf_loop *L;
+};
+
+static struct fx *fx_new(enum gf_queue_policy qp, const struct gf_node_spec *nodes, size_t n)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct gf_loop_config cfg = { .policy = qp, .seed = 1, .horizon = 1000000, .sample_every = 0 };
+	struct gf_policy_env env = { .features = gf_features_default() };
+
+	assert_non_null(f);
+	gf_catalog_init(&f->cat);
+	env.cat = &f->cat;
+	assert_int_equal(gf_loop_create(nodes, n, &gf_policy_best_fit, &env, &cfg, &f->L), GF_OK);
+	return f;
+}
+
+static void fx_free(struct fx *f)
+{
+	gf_loop_destroy(f->L);
+	gf_catalog_release(&f->cat);
+	free(f);
+}
+
+static struct gf_job_spec job(int gpus, int milli, uint32_t npods, int64_t arrival, int64_t duration)
+{
+	struct gf_job_spec s = {
+		.pod = tu_pod("j", 1000, 1024, gpus, milli, 0), .npods = npods,
+		.arrival = arrival, .duration = duration,
+	};
+	return s;
+}
+
+static uint32_t submit(struct fx *f, struct gf_job_spec s)
+{
+	uint32_t id;
+
+	assert_int_equal(gf_loop_submit(f->L, &s, &id), GF_OK);
+	return id;
+}
+
+static struct gf_job_info info(struct fx *f, uint32_t id)
+{
+	struct gf_job_info ji;
+
+	gf_loop_job(f->L, id, &ji);
+	return ji;
+}
+
+static void two_nodes(struct gf_node_spec *n)
+{
+	n[0] = tu_node("n0", 64000, 262144, 8, -1);
+	n[1] = tu_node("n1", 64000, 262144, 8, -1);
+}
+
+/* ---- rules ---- */
+
+static void gang_is_all_or_nothing(void **state)
+{
+	struct gf_node_spec n[2];
+	struct fx *f;
+	uint32_t a, g, big;
+
+	(void)state;
+	two_nodes(n);
+	f = fx_new(GF_QP_BEST_EFFORT_FIFO, n, 2);
+	a = submit(f, job(4, 1000, 1, 0, 100));
+	g = submit(f, job(8, 1000, 2, 1, 50));
+	big = submit(f, job(8, 1000, 3, 2, 50));	/* 3 x 8 GPUs: never fits 2 nodes */
+	assert_int_equal(gf_loop_run_until(f->L, 50), GF_OK);
+	/* the gang found one free node but not two: nothing of it is bound */
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 4000);
+	assert_int_equal(info(f, g).state, GF_JOB_PENDING);
+	assert_int_equal(info(f, big).state, GF_JOB_UNRESOLVABLE);
+	assert_int_equal(gf_loop_run(f->L), GF_OK);
+	assert_int_equal(info(f, a).start, 0);
+	assert_int_equal(info(f, g).start, 100);
+	assert_false(info(f, g).partial);
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 0);
+	fx_free(f);
+}
+
+/* One 8-GPU node, 7 GPUs busy until 100; B (8 GPUs) arrives at 1, C (1 GPU, run c_run) at 2. */
+static void blocked_head(enum gf_queue_policy qp, int64_t c_run, int64_t *b_start, int64_t *c_start,
+			 int64_t *promised_b)
+{
+	struct gf_node_spec n = tu_node("n0", 64000, 262144, 8, -1);
+	struct fx *f = fx_new(qp, &n, 1);
+	uint32_t b, c;
+	int64_t t = -1;
+
+	submit(f, job(7, 1000, 1, 0, 100));
+	b = submit(f, job(8, 1000, 1, 1, 100));
+	c = submit(f, job(1, 1000, 1, 2, c_run));
+	assert_int_equal(gf_loop_run_until(f->L, 5), GF_OK);
+	*promised_b = gf_loop_start_time(f->L, b, &t) == GF_OK ? t : -1;
+	assert_int_equal(gf_loop_run(f->L), GF_OK);
+	*b_start = info(f, b).start;
+	*c_start = info(f, c).start;
+	fx_free(f);
+}
+
+static void strict_fifo_blocks_everything_behind_the_head(void **state)
+{
+	int64_t b, c, p;
+
+	(void)state;
+	blocked_head(GF_QP_STRICT_FIFO, 50, &b, &c, &p);
+	assert_int_equal(b, 100);
+	assert_int_equal(c, 200);
+	assert_int_equal(p, -1);	/* strict FIFO makes no reservation */
+}
+
+static void best_effort_skips_ahead_and_delays_the_head(void **state)
+{
+	int64_t b, c, p;
+
+	(void)state;
+	blocked_head(GF_QP_BEST_EFFORT_FIFO, 500, &b, &c, &p);
+	assert_int_equal(c, 2);
+	assert_int_equal(b, 502);	/* C, started ahead, held a GPU B needed */
+}
+
+static void backfill_reserves_and_admits_only_what_ends_in_time(void **state)
+{
+	int64_t b, c, p;
+
+	(void)state;
+	blocked_head(GF_QP_BACKFILL, 50, &b, &c, &p);
+	assert_int_equal(p, 100);	/* "when will I start?" while pending */
+	assert_int_equal(c, 2);		/* ends at 52 <= 100: backfilled */
+	assert_int_equal(b, 100);
+	blocked_head(GF_QP_BACKFILL, 500, &b, &c, &p);
+	assert_int_equal(p, 100);
+	assert_int_equal(b, 100);	/* C would end at 502: not admitted */
+	assert_int_equal(c, 200);
+}
+
+static void backfill_admits_long_jobs_off_the_reserved_nodes(void **state)
+{
+	struct gf_node_spec n[2];
+	struct fx *f;
+	uint32_t b, c;
+	int64_t t;
+
+	(void)state;
+	two_nodes(n);
+	f = fx_new(GF_QP_BACKFILL, n, 2);
+	submit(f, job(8, 1000, 1, 0, 100));		/* fills one node until 100 */
+	submit(f, job(1, 1000, 1, 0, 10000));		/* a GPU of the other until 10000 */
+	b = submit(f, job(8, 1000, 1, 1, 100));		/* reserved: the first node at 100 */
+	c = submit(f, job(1, 1000, 1, 2, 5000));	/* long, but fits beside the 1-GPU job */
+	assert_int_equal(gf_loop_run_until(f->L, 5), GF_OK);
+	assert_int_equal(gf_loop_start_time(f->L, b, &t), GF_OK);
+	assert_int_equal(t, 100);
+	assert_int_equal(info(f, c).start, 2);
+	assert_int_equal(gf_loop_run(f->L), GF_OK);
+	assert_int_equal(info(f, b).start, 100);
+	assert_int_equal(info(f, b).promised, 100);
+	fx_free(f);
+}
+
+static void kube_binds_members_one_by_one(void **state)
+{
+	struct gf_node_spec n[2];
+	struct fx *f;
+	uint32_t g;
+	struct gf_loop_stats st;
+
+	(void)state;
+	two_nodes(n);
+	f = fx_new(GF_QP_KUBE, n, 2);
+	submit(f, job(8, 1000, 1, 0, 100));
+	g = submit(f, job(8, 1000, 2, 1, 50));
+	assert_int_equal(gf_loop_run_until(f->L, 50), GF_OK);
+	/* one member holds a whole node while its gang is incomplete */
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 16000);
+	assert_int_equal(gf_loop_run(f->L), GF_OK);
+	assert_true(info(f, g).partial);
+	assert_int_equal(info(f, g).start, 100);
+	gf_loop_stats(f->L, &st);
+	assert_int_equal(st.stalled, 0);
+	fx_free(f);
+}
+
+/* Gang A (low priority) holds one node; B (higher) takes the next one freed: neither completes. */
+static void deadlock_case(enum gf_queue_policy qp, struct gf_loop_stats *st)
+{
+	struct gf_node_spec n[2];
+	struct fx *f;
+	struct gf_job_spec b = job(8, 1000, 2, 5, 50);
+
+	two_nodes(n);
+	f = fx_new(qp, n, 2);
+	submit(f, job(8, 1000, 1, 0, 10));
+	submit(f, job(8, 1000, 2, 1, 50));
+	b.priority = 1;
+	submit(f, b);
+	assert_int_equal(gf_loop_run(f->L), GF_OK);
+	gf_loop_stats(f->L, st);
+	fx_free(f);
+}
+
+static void kube_gangs_deadlock_and_are_reported(void **state)
+{
+	struct gf_loop_stats st;
+
+	(void)state;
+	deadlock_case(GF_QP_KUBE, &st);
+	assert_int_equal(st.stalled, 2);	/* reported, not looped on */
+	for (int qp = GF_QP_STRICT_FIFO; qp < GF_QP_COUNT_; qp++) {
+		deadlock_case((enum gf_queue_policy)qp, &st);
+		assert_int_equal(st.stalled, 0);
+	}
+}
+
+/* H1 and H2 (8 GPUs each) blocked behind two nearly full nodes; C (1 GPU, long) could run now. */
+static void conservative_protects_every_blocked_job(void **state)
+{
+	struct gf_node_spec n[2];
+	int64_t h2_start[2], c_start[2], h2_promised[2];
+
+	(void)state;
+	two_nodes(n);
+	for (int k = 0; k < 2; k++) {
+		struct fx *f = fx_new(k ? GF_QP_CONSERVATIVE : GF_QP_BACKFILL, n, 2);
+		uint32_t h2, c;
+
+		submit(f, job(7, 1000, 1, 0, 100));	/* n0 until 100 */
+		submit(f, job(7, 1000, 1, 0, 200));	/* n1 until 200 */
+		submit(f, job(8, 1000, 1, 1, 1000));	/* H1: n0 at 100 */
+		h2 = submit(f, job(8, 1000, 1, 2, 100));	/* H2 */
+		c = submit(f, job(1, 1000, 1, 3, 500));
+		assert_int_equal(gf_loop_run(f->L), GF_OK);
+		h2_start[k] = info(f, h2).start;
+		h2_promised[k] = info(f, h2).promised;
+		c_start[k] = info(f, c).start;
+		fx_free(f);
+	}
+	/* EASY: C backfills beside the second node's job and H2 waits for C */
+	assert_int_equal(c_start[0], 3);
+	assert_int_equal(h2_start[0], 503);
+	/* conservative: H2 holds the second node from 200, C may not take it */
+	assert_int_equal(h2_promised[1], 200);
+	assert_int_equal(h2_start[1], 200);
+	assert_true(c_start[1] >= 300);
+}
+
+static struct fx *fx_preempt(enum gf_queue_policy qp, const struct gf_node_spec *nodes, size_t n)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct gf_loop_config cfg = { .policy = qp, .seed = 1, .horizon = 1000000, .preemption = true };
+	struct gf_policy_env env = { .features = gf_features_default() };
+
+	assert_non_null(f);
+	gf_catalog_init(&f->cat);
+	env.cat = &f->cat;
+	assert_int_equal(gf_loop_create(nodes, n, &gf_policy_best_fit, &env, &cfg, &f->L), GF_OK);
+	return f;
+}
+
+static void preemption_evicts_the_cheapest_and_requeues_it(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_job_spec hs = job(8, 1000, 1, 10, 100);
+	struct fx *f;
+	uint32_t a, b, h;
+
+	(void)state;
+	two_nodes(n);
+	f = fx_preempt(GF_QP_BEST_EFFORT_FIFO, n, 2);
+	a = submit(f, job(8, 1000, 1, 0, 1000));	/* 10 s of work at t = 10 */
+	b = submit(f, job(8, 1000, 1, 5, 1000));	/* 5 s: the cheaper victim */
+	hs.priority = 1;
+	h = submit(f, hs);
+	assert_int_equal(gf_loop_run(f->L), GF_OK);
+	assert_int_equal(info(f, h).start, 10);
+	assert_int_equal(info(f, a).preemptions, 0);
+	assert_int_equal(info(f, b).preemptions, 1);
+	assert_true(info(f, b).preempted_gpu_s == 40.0);	/* 5 s x 8 GPUs */
+	assert_int_equal(info(f, b).start, 110);	/* back in the queue, runs when H ends */
+	assert_int_equal(info(f, b).state, GF_JOB_DONE);
+	fx_free(f);
+}
+
+static void preemption_evicts_gangs_whole_and_never_for_equal_priority(void **state)
+{
+	struct gf_node_spec n[3];
+	struct gf_job_spec hs = job(8, 1000, 1, 10, 100);
+	struct fx *f;
+	uint32_t g, s, h;
+
+	(void)state;
+	two_nodes(n);
+	n[2] = tu_node("n2", 64000, 262144, 8, -1);
+	f = fx_preempt(GF_QP_BACKFILL, n, 3);
+	s = submit(f, job(8, 1000, 1, 0, 1000));	/* 80 GPU-s lost at t = 10 */
+	g = submit(f, job(8, 1000, 2, 8, 1000));	/* a gang: 2 x 8 x 2 s = 32 GPU-s */
+	hs.priority = 1;
+	h = submit(f, hs);
+	assert_int_equal(gf_loop_run_until(f->L, 10), GF_OK);
+	assert_int_equal(info(f, h).start, 10);
+	assert_int_equal(info(f, g).preemptions, 1);
+	assert_int_equal(info(f, s).preemptions, 0);
+	/* the whole gang left: H's 8 GPUs and S's 8 are all that is bound */
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 16000);
+	fx_free(f);
+
+	/* an equal priority waits instead */
+	f = fx_preempt(GF_QP_BEST_EFFORT_FIFO, n, 3);
+	submit(f, job(8, 1000, 1, 0, 1000));
+	submit(f, job(8, 1000, 2, 8, 1000));
+	h = submit(f, job(8, 1000, 1, 10, 100));
+	assert_int_equal(gf_loop_run(f->L), GF_OK);
+	assert_int_equal(info(f, h).start, 1000);
+	fx_free(f);
+}
+
+static void bad_specs_are_refused(void **state)
+{
+	struct gf_node_spec n[2];
+	struct fx *f;
+	struct gf_job_spec s;
+	uint32_t id;
+
+	(void)state;
+	two_nodes(n);
+	f = fx_new(GF_QP_BACKFILL, n, 2);
+	s = job(1, 1000, 0, 0, 10);
+	assert_int_equal(gf_loop_submit(f->L, &s, &id), GF_INVAL);
+	s = job(1, 1000, 1, -1, 10);
+	assert_int_equal(gf_loop_submit(f->L, &s, &id), GF_INVAL);
+	s = job(1, 1000, 1, 0, -5);
+	assert_int_equal(gf_loop_submit(f->L, &s, &id), GF_INVAL);
+	s = job(1, 1500, 1, 0, 5);
+	assert_int_equal(gf_loop_submit(f->L, &s, &id), GF_INVAL);
+	s = job(1, 1000, 1, 0, 5);
+	s.cls = GF_LOOP_MAX_CLASSES;
+	assert_int_equal(gf_loop_submit(f->L, &s, &id), GF_INVAL);
+	assert_int_equal(gf_loop_njobs(f->L), 0);
+	fx_free(f);
+}
+
+/* ---- randomized ---- */
+
+struct scenario {
+	struct gf_node_spec nodes[4];
+	size_t nnodes;
+	struct gf_job_spec jobs[24];
+	size_t njobs;
+};
+
+static void make_scenario(uint64_t seed, struct scenario *sc, bool overestimate, bool priorities)
+{
+	struct gf_rng r;
+
+	gf_rng_init(&r, seed);
+	sc->nnodes = 2 + gf_rng_below(&r, 3);
+	for (size_t i = 0; i < sc->nnodes; i++) {
+		char name[24];
+
+		snprintf(name, sizeof(name), "n%zu", i);
+		sc->nodes[i] = tu_node(name, 64000, 262144, 1 + (int)gf_rng_below(&r, 8), -1);
+	}
+	sc->njobs = 10 + gf_rng_below(&r, 15);
+	for (size_t k = 0; k < sc->njobs; k++) {
+		int gpus = 1 + (int)gf_rng_below(&r, 8);
+		int milli = gf_rng_below(&r, 4) == 0 ? 100 * (1 + (int)gf_rng_below(&r, 9)) : 1000;
+
+		if (milli < 1000)
+			gpus = 1;
+		sc->jobs[k] = job(gpus, milli, 1 + (uint32_t)gf_rng_below(&r, 3),
+				  (int64_t)gf_rng_below(&r, 50), 1 + (int64_t)gf_rng_below(&r, 100));
+		sc->jobs[k].pod.cpu_milli = 1000 * (1 + (int64_t)gf_rng_below(&r, 16));
+		if (overestimate)
+			sc->jobs[k].estimate = sc->jobs[k].duration * (1 + (int64_t)gf_rng_below(&r, 3));
+		if (priorities)
+			sc->jobs[k].priority = (int32_t)gf_rng_below(&r, 3);
+	}
+}
+
+static gf_loop *run_scenario_p(const struct scenario *sc, enum gf_queue_policy qp, struct gf_catalog *cat,
+				bool preemption)
+{
+	struct gf_loop_config cfg = { .policy = qp, .seed = 3, .horizon = 1000, .preemption = preemption,
+				      .preempt_wait = 20 };
+	struct gf_policy_env env = { .cat = cat, .features = gf_features_default() };
+	gf_loop *L;
+	uint32_t id;
+
+	assert_int_equal(gf_loop_create(sc->nodes, sc->nnodes, &gf_policy_best_fit, &env, &cfg, &L), GF_OK);
+	for (size_t k = 0; k < sc->njobs; k++)
+		assert_int_equal(gf_loop_submit(L, &sc->jobs[k], &id), GF_OK);
+	assert_int_equal(gf_loop_run(L), GF_OK);
+	return L;
+}
+
+static gf_loop *run_scenario(const struct scenario *sc, enum gf_queue_policy qp, struct gf_catalog *cat)
+{
+	return run_scenario_p(sc, qp, cat, false);
+}
+
+/*
+ * With equal priorities a reservation holder stays the holder until it
+ * starts, so it must start by its first promise; with priorities a
+ * higher-priority arrival may take the room (then the loop does not count
+ * it late), and no holder may ever be late otherwise.
+ */
+static void check_outcome(gf_loop *L, enum gf_queue_policy qp, uint64_t seed, bool priorities)
+{
+	struct gf_loop_stats st;
+	char why[256];
+
+	gf_loop_stats(L, &st);
+	if (qp != GF_QP_KUBE && st.stalled != 0)
+		fail_msg("seed %llu, %s: %u jobs stalled (gang deadlock)", (unsigned long long)seed,
+			 gf_queue_policy_name(qp), st.stalled);
+	for (uint32_t id = 0; id < gf_loop_njobs(L); id++) {
+		struct gf_job_info ji;
+
+		gf_loop_job(L, id, &ji);
+		if (ji.state == GF_JOB_UNRESOLVABLE)
+			continue;
+		if (qp != GF_QP_KUBE && ji.state != GF_JOB_DONE)
+			fail_msg("seed %llu, %s: job %u never ran", (unsigned long long)seed,
+				 gf_queue_policy_name(qp), id);
+		if (qp != GF_QP_KUBE && ji.partial)
+			fail_msg("seed %llu: job %u was partially placed", (unsigned long long)seed, id);
+		if (!priorities && ji.promised >= 0 && ji.start > ji.promised)
+			fail_msg("seed %llu, %s: job %u promised %lld, started %lld", (unsigned long long)seed,
+				 gf_queue_policy_name(qp), id, (long long)ji.promised, (long long)ji.start);
+	}
+	if (st.late != 0)
+		fail_msg("seed %llu, %s: %llu reservations kept late", (unsigned long long)seed,
+			 gf_queue_policy_name(qp), (unsigned long long)st.late);
+	assert_int_equal(gf_cluster_check(gf_loop_cluster(L), why, sizeof(why)), GF_OK);
+	if (st.stalled == 0)
+		assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(L)), 0);
+}
+
+static void random_backfill_never_delays_a_reservation(void **state)
+{
+	uint64_t promises = 0;
+
+	(void)state;
+	for (uint64_t seed = 0; seed < 4000; seed++) {
+		struct scenario sc;
+		struct gf_catalog cat;
+		bool prio = seed % 4 >= 2;
+
+		gf_catalog_init(&cat);
+		make_scenario(seed, &sc, seed % 2 == 1, prio);
+		for (int qp = 0; qp < GF_QP_COUNT_; qp++) {
+			gf_loop *L = run_scenario(&sc, (enum gf_queue_policy)qp, &cat);
+
+			check_outcome(L, (enum gf_queue_policy)qp, seed, prio);
+			for (uint32_t id = 0; qp >= GF_QP_BACKFILL && !prio && id < gf_loop_njobs(L); id++) {
+				struct gf_job_info ji;
+
+				gf_loop_job(L, id, &ji);
+				promises += ji.promised >= 0;
+			}
+			gf_loop_destroy(L);
+		}
+		gf_catalog_release(&cat);
+	}
+	print_message("%llu first promises checked (equal priorities, both backfills)\n",
+		      (unsigned long long)promises);
+	/* the check above is not vacuous: many jobs were given reservations */
+	assert_true(promises > 3000);
+}
+
+static void random_preemption_keeps_every_rule(void **state)
+{
+	uint64_t evictions = 0;
+
+	(void)state;
+	for (uint64_t seed = 0; seed < 2000; seed++) {
+		struct scenario sc;
+		struct gf_catalog cat;
+
+		gf_catalog_init(&cat);
+		make_scenario(seed, &sc, seed % 2 == 1, true);
+		for (int qp = GF_QP_STRICT_FIFO; qp < GF_QP_COUNT_; qp++) {
+			gf_loop *L = run_scenario_p(&sc, (enum gf_queue_policy)qp, &cat, true);
+			struct gf_loop_stats st;
+
+			check_outcome(L, (enum gf_queue_policy)qp, seed, true);
+			gf_loop_stats(L, &st);
+			evictions += st.preemptions;
+			for (uint32_t id = 0; id < gf_loop_njobs(L); id++) {
+				struct gf_job_info ji;
+
+				gf_loop_job(L, id, &ji);
+				/* an evicted job went back to the queue and ran to its end */
+				if (ji.preemptions > 0 && ji.state != GF_JOB_DONE)
+					fail_msg("seed %llu: evicted job %u never finished", (unsigned long long)seed, id);
+			}
+			gf_loop_destroy(L);
+		}
+		gf_catalog_release(&cat);
+	}
+	print_message("%llu evictions in the random cases\n", (unsigned long long)evictions);
+	assert_true(evictions > 1000);
+}
+
+static void same_seed_same_replay(void **state)
+{
+	struct scenario sc;
+	struct gf_catalog cat;
+
+	(void)state;
+	gf_catalog_init(&cat);
+	make_scenario(99, &sc, false, true);
+	for (int qp = 0; qp < GF_QP_COUNT_; qp++) {
+		gf_loop *a = run_scenario(&sc, (enum gf_queue_policy)qp, &cat);
+		gf_loop *b = run_scenario(&sc, (enum gf_queue_policy)qp, &cat);
+
+		for (uint32_t id = 0; id < gf_loop_njobs(a); id++) {
+			struct gf_job_info ja, jb;
+
+			gf_loop_job(a, id, &ja);
+			gf_loop_job(b, id, &jb);
+			assert_int_equal(ja.start, jb.start);
+			assert_int_equal(ja.promised, jb.promised);
+		}
+		gf_loop_destroy(a);
+		gf_loop_destroy(b);
+	}
+	gf_catalog_release(&cat);
+}
+
+static void per_pod_state_is_compact(void **state)
+{
+	(void)state;
+	/* the bound; live.c held ~6.9 KB per pod */
+	assert_true(gf_loop_bytes_per_pod() < 512);
+	print_message("loop state per pod: %zu bytes\n", gf_loop_bytes_per_pod());
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(events_pop_by_time_then_push_order),
+		cmocka_unit_test(events_many_sorted),
+		cmocka_unit_test(gang_is_all_or_nothing),
+		cmocka_unit_test(strict_fifo_blocks_everything_behind_the_head),
+		cmocka_unit_test(best_effort_skips_ahead_and_delays_the_head),
+		cmocka_unit_test(backfill_reserves_and_admits_only_what_ends_in_time),
+		cmocka_unit_test(backfill_admits_long_jobs_off_the_reserved_nodes),
+		cmocka_unit_test(conservative_protects_every_blocked_job),
+		cmocka_unit_test(preemption_evicts_the_cheapest_and_requeues_it),
+		cmocka_unit_test(preemption_evicts_gangs_whole_and_never_for_equal_priority),
+		cmocka_unit_test(kube_binds_members_one_by_one),
+		cmocka_unit_test(kube_gangs_deadlock_and_are_reported),
+		cmocka_unit_test(bad_specs_are_refused),
+		cmocka_unit_test(random_backfill_never_delays_a_reservation),
+		cmocka_unit_test(random_preemption_keeps_every_rule),
+		cmocka_unit_test(same_seed_same_replay),
+		cmocka_unit_test(per_pod_state_is_compact),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

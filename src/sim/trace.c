@@ -287,7 +287,33 @@ fail:
 	return code ? code : GF_PARSE;
 }
 
-enum { P_NAME, P_CPU, P_MEM, P_NGPU, P_MILLI, P_SPEC, P_NCOLS };
+/*
+ * Optional creation_time and deletion_time (seconds): arrival and duration.
+ * An empty field, or both columns absent, leaves arrival 0 / duration -1.
+ */
+static gf_err get_times(struct reader *r, const struct column *cc, const struct column *dc,
+			struct gf_pod_spec *p)
+{
+	struct slice s = { "", 0 };
+	int64_t c = 0, d;
+	gf_err code;
+
+	if (cc->index < 0)
+		return GF_OK;
+	if ((code = field_of(r, cc, &s)) || !s.len)
+		return code;
+	if ((code = get_int(r, cc, 0, INT64_C(1) << 40, &c)))
+		return code;
+	p->arrival = c;
+	if (dc->index < 0 || (code = field_of(r, dc, &s)) || !s.len)
+		return code;
+	if ((code = get_int(r, dc, c, INT64_C(1) << 40, &d)))
+		return code;
+	p->duration = d - c;
+	return GF_OK;
+}
+
+enum { P_NAME, P_CPU, P_MEM, P_NGPU, P_MILLI, P_SPEC, P_CREATED, P_DELETED, P_NCOLS };
 
 gf_err gf_trace_parse_pods(const char *data, size_t len, const char *file, struct gf_catalog *cat,
 			   struct gf_pod_spec **out, size_t *n, struct gf_trace_error *err)
@@ -297,6 +323,7 @@ gf_err gf_trace_parse_pods(const char *data, size_t len, const char *file, struc
 		[P_NAME] = { "name", true, -1 }, [P_CPU] = { "cpu_milli", true, -1 },
 		[P_MEM] = { "memory_mib", true, -1 }, [P_NGPU] = { "num_gpu", true, -1 },
 		[P_MILLI] = { "gpu_milli", true, -1 }, [P_SPEC] = { "gpu_spec", false, -1 },
+		[P_CREATED] = { "creation_time", false, -1 }, [P_DELETED] = { "deletion_time", false, -1 },
 	};
 	struct gf_pod_spec *pods = NULL;
 	size_t count = 0, cap = 0;
@@ -326,7 +353,8 @@ gf_err gf_trace_parse_pods(const char *data, size_t len, const char *file, struc
 		    (code = get_int(&r, &cols[P_MEM], 0, MEM_MAX, &p->mem_mib)) ||
 		    (code = get_int(&r, &cols[P_NGPU], 0, GF_MAX_GPUS, &ngpu)) ||
 		    (code = get_int(&r, &cols[P_MILLI], 0, 1000000, &milli)) ||
-		    (code = field_of(&r, &cols[P_SPEC], &spec)))
+		    (code = field_of(&r, &cols[P_SPEC], &spec)) ||
+		    (code = get_times(&r, &cols[P_CREATED], &cols[P_DELETED], p)))
 			goto fail;
 		if (ngpu > 0) {
 			if (milli == 0) {

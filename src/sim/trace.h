@@ -9,6 +9,7 @@
  * ignored.  Line endings \n or \r\n; blank lines are skipped; no quoting.
  *   nodes: sn, cpu_milli, memory_mib, gpu, model
  *   pods:  name, cpu_milli, memory_mib, num_gpu, gpu_milli [, gpu_spec]
+ *          [, creation_time [, deletion_time]] (seconds: arrival, duration)
  * Pod rows are normalised as the FGD artifact does (spec 1.2): a pod with
  * num_gpu = 0 is CPU-only whatever gpu_milli says; gpu_milli > 1000 means one
  * whole GPU; gpu_spec is split on '|' with empty tokens dropped.

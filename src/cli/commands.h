@@ -12,5 +12,6 @@ int gf_cmd_simulate(int argc, char **argv);
 int gf_cmd_agent(int argc, char **argv);
 int gf_cmd_schedule(int argc, char **argv);
 int gf_cmd_metrics_api(int argc, char **argv);
+int gf_cmd_cost(int argc, char **argv);
 
 #endif /* GF_CLI_COMMANDS_H */

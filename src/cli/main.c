@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{ "schedule", gf_cmd_schedule, "Kubernetes GPU scheduler (schedulerName: gpufleet) and kube-scheduler extender" },
 	{ "agent", gf_cmd_agent, "GPU node agent: dcgm-exporter compatible /metrics, pod attribution, topology" },
 	{ "metrics-api", gf_cmd_metrics_api, "Kubernetes external metrics API: HPA on GPU metrics" },
+	{ "cost", gf_cmd_cost, "GPU cost per namespace/label with shares counted right; OpenCost-shaped API" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

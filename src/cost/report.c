@@ -137,9 +137,8 @@ gf_err gf_cost_render_table(const struct gf_cost_report *r, const char *currency
 		tot_wh += x->whole_gpu_hours;
 		tot_wc += x->whole_cost;
 	}
-	gf_obuf_printf(o, "%-*s %12.3f %12.3f %14.2f %14.2f %6s\n\n", (int)w, "total", tot_h, tot_wh,
-		       tot_c, tot_wc,
-		       "");
+	gf_obuf_printf(o, "%-*s %12.3f %12.3f %14.2f %14.2f\n\n", (int)w, "total", tot_h, tot_wh, tot_c,
+		       tot_wc);
 	gf_obuf_printf(o, "capacity          %12.3f GPU-hours %14.2f\n", r->capacity_hours, r->capacity_cost);
 	gf_obuf_printf(o, "workload          %12.3f GPU-hours %14.2f\n", r->workload_hours, r->workload_cost);
 	gf_obuf_printf(o, "idle (__idle__)   %12.3f GPU-hours %14.2f\n", r->idle_hours, r->idle_cost);

@@ -73,10 +73,14 @@ gf_err gf_cost_queries_build(int64_t start, int64_t end, int64_t res,
 {
 	memset(out, 0, sizeof(*out));
 	long long w = (long long)(end - start), r = (long long)res;
-	out->q[GF_COSTQ_ALLOC] = fmt("sum_over_time(gpufleet_pod_gpu_allocation[%llds:%llds])", w, r);
-	out->q[GF_COSTQ_CAP] = fmt("count_over_time(gpufleet_gpu_capacity[%llds:%llds])", w, r);
+	/* Evaluated at end - R: a range of W - R/2 reaches back to start - R/2, so it holds
+	 * the samples start, start + R, ..., end - R whether the range is closed on the left
+	 * (Prometheus 2) or open (Prometheus 3). */
+	long long wm = w * 1000 - r * 500;
+	out->q[GF_COSTQ_ALLOC] = fmt("sum_over_time(gpufleet_pod_gpu_allocation[%lldms:%llds])", wm, r);
+	out->q[GF_COSTQ_CAP] = fmt("count_over_time(gpufleet_gpu_capacity[%lldms:%llds])", wm, r);
 	out->q[GF_COSTQ_UTIL] = fmt("sum by (namespace,pod,UUID,gpu,hostname,Hostname) "
-				    "(sum_over_time(DCGM_FI_DEV_GPU_UTIL{pod!=\"\"}[%llds:%llds]))", w, r);
+				    "(sum_over_time(DCGM_FI_DEV_GPU_UTIL{pod!=\"\"}[%lldms:%llds]))", wm, r);
 	bool bad = !out->q[0] || !out->q[1] || !out->q[2];
 	for (int k = 0; k < agg->nkeys; k++) {
 		if (agg->keys[k].key != GF_COST_BY_LABEL)

@@ -3,13 +3,14 @@
  * and pod labels from Prometheus, as the inputs of gf_cost_compute().
  *
  * For the window [start, end) of W seconds, at resolution R seconds, four
- * instant queries evaluated at `end` (subqueries sample every R seconds,
- * at multiples of R, in (end - W, end]):
- *   alloc   sum_over_time(gpufleet_pod_gpu_allocation[Ws:Rs])
+ * instant queries evaluated at end - R (subqueries sample every R seconds,
+ * at multiples of R, in [start - R/2, end - R]: each sample stands for the
+ * R seconds after it; a window aligned to R is counted exactly):
+ *   alloc   sum_over_time(gpufleet_pod_gpu_allocation[W-R/2:R])
  *           -> share-seconds = value x R; seconds = share-seconds / share
- *   cap     count_over_time(gpufleet_gpu_capacity[Ws:Rs])  -> seconds = value x R
+ *   cap     count_over_time(gpufleet_gpu_capacity[W-R/2:R])  -> seconds = value x R
  *   util    sum by (namespace,pod,UUID,gpu,hostname,Hostname)
- *             (sum_over_time(DCGM_FI_DEV_GPU_UTIL{pod!=""}[Ws:Rs]))
+ *             (sum_over_time(DCGM_FI_DEV_GPU_UTIL{pod!=""}[W-R/2:R]))
  *           -> the GPU's busy seconds while the pod was on it = value / 100 x R;
  *              the pod's used GPU-seconds = that x its share (a shared GPU's
  *              utilization is device-wide: it is split by share, docs/cost.md)

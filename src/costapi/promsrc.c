@@ -202,11 +202,11 @@ static int cmp_label(const void *pa, const void *pb)
 	return c ? c : strcmp(a->pod, b->pod);
 }
 
-static gf_err parse_all(const char *const *answers, const size_t *lens, int n, struct gf_cost_data *out,
-			char *err, size_t errlen)
+static gf_err parse_all(const char *const *answers, const size_t *lens, const struct gf_cost_aggregate *agg,
+			struct gf_cost_data *out, char *err, size_t errlen)
 {
-	for (int i = 0; i < n; i++) {
-		if (!answers[i])
+	for (int i = 0; i < GF_COSTQ_LABELS + agg->nkeys; i++) {
+		if (!answers[i] || (i >= GF_COSTQ_LABELS && agg->keys[i - GF_COSTQ_LABELS].key != GF_COST_BY_LABEL))
 			continue;
 		out->docs[i] = cJSON_ParseWithLength(answers[i], lens[i]);
 		if (!out->docs[i])
@@ -284,8 +284,7 @@ gf_err gf_cost_data_decode(const char *const *answers, const size_t *lens, int64
 	size_t nutil = 0;
 	struct label_ix *lx[GF_COST_MAX_KEYS] = { 0 };
 	size_t nlx[GF_COST_MAX_KEYS] = { 0 };
-	int n = GF_COSTQ_LABELS + agg->nkeys;
-	gf_err e = parse_all(answers, lens, n, out, err, errlen);
+	gf_err e = parse_all(answers, lens, agg, out, err, errlen);
 	if (e)
 		goto out;
 	const cJSON *ra = vector_of(out->docs[GF_COSTQ_ALLOC], "allocation", err, errlen);

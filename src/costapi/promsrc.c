@@ -77,10 +77,20 @@ gf_err gf_cost_queries_build(int64_t start, int64_t end, int64_t res,
 	 * the samples start, start + R, ..., end - R whether the range is closed on the left
 	 * (Prometheus 2) or open (Prometheus 3). */
 	long long wm = w * 1000 - r * 500;
-	out->q[GF_COSTQ_ALLOC] = fmt("sum_over_time(gpufleet_pod_gpu_allocation[%lldms:%llds])", wm, r);
+	/* Keep only the labels the aggregate needs: pods (pod, label:KEY) need every series;
+	 * namespace needs the namespace per GPU; node, model and cluster only the GPU. */
+	bool pods = false, ns = false;
+	for (int k = 0; k < agg->nkeys; k++) {
+		enum gf_cost_key key = agg->keys[k].key;
+		pods |= key == GF_COST_BY_POD || key == GF_COST_BY_LABEL;
+		ns |= key == GF_COST_BY_NAMESPACE;
+	}
+	const char *keep = pods ? ",namespace,pod" : ns ? ",namespace" : "";
+	out->q[GF_COSTQ_ALLOC] = fmt("sum by (node,gpu,uuid,model,share%s) "
+				     "(sum_over_time(gpufleet_pod_gpu_allocation[%lldms:%llds]))", keep, wm, r);
 	out->q[GF_COSTQ_CAP] = fmt("count_over_time(gpufleet_gpu_capacity[%lldms:%llds])", wm, r);
-	out->q[GF_COSTQ_UTIL] = fmt("sum by (namespace,pod,UUID,gpu,hostname,Hostname) "
-				    "(sum_over_time(DCGM_FI_DEV_GPU_UTIL{pod!=\"\"}[%lldms:%llds]))", wm, r);
+	out->q[GF_COSTQ_UTIL] = fmt("sum by (UUID,gpu,hostname,Hostname%s) "
+				    "(sum_over_time(DCGM_FI_DEV_GPU_UTIL{pod!=\"\"}[%lldms:%llds]))", keep, wm, r);
 	bool bad = !out->q[0] || !out->q[1] || !out->q[2];
 	for (int k = 0; k < agg->nkeys; k++) {
 		if (agg->keys[k].key != GF_COST_BY_LABEL)

@@ -6,14 +6,18 @@
  * instant queries evaluated at end - R (subqueries sample every R seconds,
  * at multiples of R, in [start - R/2, end - R]: each sample stands for the
  * R seconds after it; a window aligned to R is counted exactly):
- *   alloc   sum_over_time(gpufleet_pod_gpu_allocation[W-R/2:R])
+ *   alloc   sum by (node,gpu,uuid,model,share,KEEP)
+ *             (sum_over_time(gpufleet_pod_gpu_allocation[W-R/2:R]))
  *           -> share-seconds = value x R; seconds = share-seconds / share
  *   cap     count_over_time(gpufleet_gpu_capacity[W-R/2:R])  -> seconds = value x R
- *   util    sum by (namespace,pod,UUID,gpu,hostname,Hostname)
+ *   util    sum by (UUID,gpu,hostname,Hostname,KEEP)
  *             (sum_over_time(DCGM_FI_DEV_GPU_UTIL{pod!=""}[W-R/2:R]))
- *           -> the GPU's busy seconds while the pod was on it = value / 100 x R;
- *              the pod's used GPU-seconds = that x its share (a shared GPU's
+ *           -> the GPU's busy seconds while the pods were on it = value / 100 x R;
+ *              the used GPU-seconds = that x the share (a shared GPU's
  *              utilization is device-wide: it is split by share, docs/cost.md)
+ *   KEEP = namespace,pod when the aggregate names pods (pod, label:KEY),
+ *          namespace for namespace, nothing for node, model, cluster: Prometheus
+ *          sums what the report does not tell apart (a 30-day answer stays small).
  *   labels  per label:KEY aggregate, kube-state-metrics' kube_pod_labels:
  *           max by (namespace,pod,label_K)(last_over_time(kube_pod_labels{label_K!=""}[Ws]))
  *           with K the key with every character outside [A-Za-z0-9_] as '_'.

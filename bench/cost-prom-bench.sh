@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# bench/cost-prom-bench.sh [GPUS [DAYS [SCRAPE_S]]] - the Prometheus part of a namespace-aggregated
+# `gpufleet cost` query: a synthetic allocation record (GPUS GPUs on 8-GPU nodes, one node in 5
+# spot, half the GPUs shared by two 0.5 pods, allocations of 6-18 h from 4 namespaces per node,
+# a utilization series per allocation; seed 42) scraped every SCRAPE_S seconds for DAYS days is
+# backfilled with promtool into a fresh Prometheus (Debian package), then
+#   gpufleet cost --window <the DAYS> --aggregate namespace --resolution 5m --log-requests
+# runs 3 times; its stderr line splits the time between Prometheus (queries and transfer) and
+# accounting (decode, prices, idle, render).  Prints the generation/backfill sizes and both times.
+# Defaults: 5000 GPUs, 1 day, 300 s.  Needs python3, prometheus, promtool, and build/gpufleet.
+set -euo pipefail
+GPUS=${1:-5000}
+DAYS=${2:-1}
+SCRAPE=${3:-300}
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${GPUFLEET:-$root/build/gpufleet}
+T=$(mktemp -d)
+PROM=""
+trap '[ -n "$PROM" ] && kill $PROM 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
+end=$(( $(date +%s) / 86400 * 86400 ))
+start=$(( end - DAYS * 86400 ))
+python3 - "$GPUS" "$start" "$end" "$SCRAPE" >"$T/record.om" <<'PY'
+import random, sys
+gpus, start, end, scrape = (int(a) for a in sys.argv[1:])
+random.seed(42)
+models = ["NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB", "NVIDIA-L40S", "NVIDIA-L4"]
+w = sys.stdout.write
+allocs = []  # (ns, pod, node, gpu, uuid, model, share, t0, t1)
+w("# TYPE gpufleet_gpu_capacity gauge\n")
+for g in range(gpus):
+    node, idx = g // 8, g % 8
+    lab = 'node="node-%05d",gpu="%d",uuid="GPU-%08d",model="%s",capacity_type="%s"' % (
+        node, idx, g, models[node % 4], "spot" if node % 5 == 0 else "on-demand")
+    w("".join("gpufleet_gpu_capacity{%s} 1 %d\n" % (lab, t) for t in range(start, end, scrape)))
+    for lane in range(2 if g % 2 else 1):
+        t = start
+        while t < end:
+            n = random.randint(6 * 3600, 18 * 3600)
+            t1 = min(t + n, end)
+            ns = "team-%02d" % ((node % 10) * 4 + random.randrange(4))
+            allocs.append((ns, "p-%d-%d-%d" % (g, lane, t), node, idx, g, models[node % 4],
+                           "0.500" if g % 2 else "1.000", t, t1))
+            t = t1 + n // 10
+w("# TYPE gpufleet_pod_gpu_allocation gauge\n")
+for ns, pod, node, idx, g, model, share, t0, t1 in allocs:
+    lab = 'namespace="%s",pod="%s",node="node-%05d",gpu="%d",uuid="GPU-%08d",model="%s",share="%s"' % (
+        ns, pod, node, idx, g, model, share)
+    first = t0 + (-(t0 - start)) % scrape
+    w("".join("gpufleet_pod_gpu_allocation{%s} %s %d\n" % (lab, share, t) for t in range(first, t1, scrape)))
+w("# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n")
+for ns, pod, node, idx, g, model, share, t0, t1 in allocs:
+    lab = 'gpu="%d",UUID="GPU-%08d",hostname="node-%05d",namespace="%s",pod="%s"' % (idx, g, node, ns, pod)
+    first = t0 + (-(t0 - start)) % scrape
+    w("".join("DCGM_FI_DEV_GPU_UTIL{%s} 40 %d\n" % (lab, t) for t in range(first, t1, scrape)))
+w("# EOF\n")
+sys.stderr.write("record: %d GPUs, %d allocations\n" % (gpus, len(allocs)))
+PY
+lines=$(wc -l <"$T/record.om")
+echo "bench: $GPUS GPUs x $DAYS day(s), one sample per ${SCRAPE}s: $lines samples, $(du -m "$T/record.om" | cut -f1) MB of OpenMetrics"
+t0=$(date +%s.%N)
+promtool tsdb create-blocks-from openmetrics "$T/record.om" "$T/tsdb" >"$T/promtool.log" 2>&1
+echo "bench: promtool backfill $(echo "$(date +%s.%N) - $t0" | bc) s"
+rm -f "$T/record.om"
+printf 'global:\n  scrape_interval: %ss\nscrape_configs: []\n' "$SCRAPE" >"$T/prometheus.yml"
+port=$(( (RANDOM % 20000) + 30000 ))
+prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" --web.listen-address="127.0.0.1:$port" \
+	--query.lookback-delta="$(( SCRAPE / 2 ))s" --log.level=warn 2>"$T/prom.log" &
+PROM=$!
+for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null 2>&1 && break; sleep 0.2; done
+for run in 1 2 3; do
+	"$bin" cost --prometheus "http://127.0.0.1:$port" --window "$start,$end" --aggregate namespace \
+		--resolution 5m --timeout-ms 600000 --log-requests >"$T/out.txt" 2>"$T/err.txt" || { cat "$T/err.txt"; exit 1; }
+	echo "bench: run $run: $(grep -o 'prometheus [0-9.]* s, accounting [0-9.]* s.*' "$T/err.txt")"
+done
+grep -E '^(capacity|workload|idle|reconciliation)' "$T/out.txt"

@@ -29,7 +29,7 @@
 struct opts {
 	const char *prom, *window, *from, *to, *aggregate, *step, *resolution, *prices, *bind, *cert,
 		*key, *client_ca, *token_file;
-	bool json, no_idle, serve, insecure, log_requests;
+	bool json, no_idle, serve, insecure, log_requests, recorded;
 	unsigned long port, threads, timeout_ms;
 	char *allowed_copy;
 	const char *allowed[64];
@@ -52,6 +52,9 @@ static void usage(FILE *f)
 		"                            label:KEY, or a comma list\n"
 		"  --step D                  one report per D of the window (default: one)\n"
 		"  --resolution D            sampling step of the record (default 5m)\n"
+		"  --recorded                read the hourly recording rules of\n"
+		"                            data/prometheus/gpufleet-cost.rules.yml (fast for long\n"
+		"                            windows; whole hours)\n"
 		"  --prices FILE             price sheet (default data/prices/example.csv)\n"
 		"  --no-idle                 no __idle__ row\n"
 		"  --json                    print OpenCost's /allocation JSON instead of a table\n"
@@ -93,6 +96,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "allowed-names", required_argument, NULL, 'A' },
 		{ "token-file", required_argument, NULL, 't' }, { "insecure-http", no_argument, NULL, 'i' },
 		{ "threads", required_argument, NULL, 'x' },    { "log-requests", no_argument, NULL, 'l' },
+		{ "recorded", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },             { NULL, 0, NULL, 0 },
 	};
 	o->port = 9003;
@@ -125,6 +129,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 't': o->token_file = optarg; break;
 		case 'i': o->insecure = true; break;
 		case 'l': o->log_requests = true; break;
+		case 'R': o->recorded = true; break;
 		case 'o': if (!num("--timeout-ms", optarg, 3600000, &o->timeout_ms)) return 2; break;
 		case 'n': if (!num("--port", optarg, 65535, &o->port)) return 2; break;
 		case 'x': if (!num("--threads", optarg, 64, &o->threads)) return 2; break;
@@ -302,6 +307,7 @@ int gf_cmd_cost(int argc, char **argv)
 		.auth = { .required = !o.insecure, .client_certs = o.client_ca != NULL,
 			  .allowed_cns = o.allowed, .nallowed = o.nallowed, .token = token },
 		.log_requests = o.log_requests,
+		.recorded = o.recorded,
 	};
 	if (gf_costapi_create(&cc, &api)) {
 		fprintf(stderr, "gpufleet cost: out of memory\n");

@@ -65,7 +65,37 @@ struct params {
 	bool idle;
 };
 
-static unsigned parse(const struct gf_cost_request *r, struct params *p, char *err, size_t errlen)
+static int64_t floor_hour(int64_t t)
+{
+	return t - ((t % 3600) + 3600) % 3600;
+}
+
+/* With recorded rules: whole hours (the window rounded down to them), whole-hour steps. */
+static unsigned recorded(const struct gf_cost_request *r, struct params *p, char *err, size_t errlen)
+{
+	if (r->resolution && *r->resolution) {
+		snprintf(err, errlen, "resolution: not used with the recorded hourly rules (--recorded)");
+		return 400;
+	}
+	int64_t w = p->end - p->start;
+	p->start = floor_hour(p->start);
+	p->end = floor_hour(p->end);
+	if (p->end <= p->start) {
+		snprintf(err, errlen, "window: with the recorded hourly rules the window must hold a whole hour");
+		return 400;
+	}
+	if (p->step == w)
+		p->step = p->end - p->start;
+	if (p->step % 3600) {
+		snprintf(err, errlen, "step: with the recorded hourly rules, whole hours");
+		return 400;
+	}
+	p->res = GF_COST_RES_RECORDED;
+	return 200;
+}
+
+static unsigned parse(const gf_costapi *a, const struct gf_cost_request *r, struct params *p, char *err,
+		      size_t errlen)
 {
 	if (!r->window || !*r->window) {
 		snprintf(err, errlen, "window: required (e.g. 7d, today, or START,END)");
@@ -97,11 +127,17 @@ static unsigned parse(const struct gf_cost_request *r, struct params *p, char *e
 		}
 	}
 	int64_t w = p->end - p->start;
+	if (a->cfg.recorded) {
+		unsigned code = recorded(r, p, err, errlen);
+		if (code != 200)
+			return code;
+		w = p->end - p->start;
+	}
 	if ((w + p->step - 1) / p->step > MAX_SETS) {
 		snprintf(err, errlen, "step: %s makes more than %d sets of the window", r->step, MAX_SETS);
 		return 400;
 	}
-	if (p->res > (p->step < w ? p->step : w) || w / p->res > MAX_SAMPLES) {
+	if (p->res != GF_COST_RES_RECORDED && (p->res > (p->step < w ? p->step : w) || w / p->res > MAX_SAMPLES)) {
 		snprintf(err, errlen, "resolution: %llds does not fit the window (%llds) and step (%llds): "
 			 "between 1/%d of the window and the step", (long long)p->res, (long long)w,
 			 (long long)p->step, MAX_SAMPLES);
@@ -124,7 +160,7 @@ static unsigned one_set(gf_costapi *a, const struct params *p, int64_t s, int64_
 		code = ge == GF_UNAVAILABLE ? 503 : 500;
 		goto out;
 	}
-	struct gf_cost_input in = { .start = s, .end = e, .uses = d.uses, .nuses = d.nuses, .gpus = d.gpus,
+	struct gf_cost_input in = { .start = d.start, .end = d.end, .uses = d.uses, .nuses = d.nuses, .gpus = d.gpus,
 				    .ngpus = d.ngpus, .prices = a->cfg.prices, .agg = p->agg,
 				    .include_idle = p->idle };
 	struct gf_cost_report rep;
@@ -153,7 +189,7 @@ unsigned gf_costapi_run(gf_costapi *a, const struct gf_cost_request *r, enum gf_
 	struct params p;
 	if (errlen)
 		err[0] = '\0';
-	unsigned code = parse(r, &p, err, errlen);
+	unsigned code = parse(a, r, &p, err, errlen);
 	if (code != 200)
 		goto out;
 	if (f == GF_COST_JSON)

@@ -46,6 +46,9 @@ struct gf_costapi_config {
 	const struct gf_cost_prices *prices; /* borrowed: must outlive the API */
 	struct gf_http_auth auth;            /* borrowed strings */
 	bool log_requests;                   /* one stderr line per request, with timings */
+	bool recorded;                       /* read the hourly recording rules (promsrc.h
+					      * GF_COST_RES_RECORDED): windows rounded down to
+					      * whole hours, steps in whole hours, no resolution */
 };
 
 /* GF_INVAL (no URL or prices), GF_NOMEM. */

@@ -73,10 +73,6 @@ gf_err gf_cost_queries_build(int64_t start, int64_t end, int64_t res,
 {
 	memset(out, 0, sizeof(*out));
 	long long w = (long long)(end - start), r = (long long)res;
-	/* Evaluated at end - R: a range of W - R/2 reaches back to start - R/2, so it holds
-	 * the samples start, start + R, ..., end - R whether the range is closed on the left
-	 * (Prometheus 2) or open (Prometheus 3). */
-	long long wm = w * 1000 - r * 500;
 	/* Keep only the labels the aggregate needs: pods (pod, label:KEY) need every series;
 	 * namespace needs the namespace per GPU; node, model and cluster only the GPU. */
 	bool pods = false, ns = false;
@@ -86,11 +82,26 @@ gf_err gf_cost_queries_build(int64_t start, int64_t end, int64_t res,
 		ns |= key == GF_COST_BY_NAMESPACE;
 	}
 	const char *keep = pods ? ",namespace,pod" : ns ? ",namespace" : "";
-	out->q[GF_COSTQ_ALLOC] = fmt("sum by (node,gpu,uuid,model,share%s) "
-				     "(sum_over_time(gpufleet_pod_gpu_allocation[%lldms:%llds]))", keep, wm, r);
-	out->q[GF_COSTQ_CAP] = fmt("count_over_time(gpufleet_gpu_capacity[%lldms:%llds])", wm, r);
-	out->q[GF_COSTQ_UTIL] = fmt("sum by (UUID,gpu,hostname,Hostname%s) "
-				    "(sum_over_time(DCGM_FI_DEV_GPU_UTIL{pod!=\"\"}[%lldms:%llds]))", keep, wm, r);
+	if (res == GF_COST_RES_RECORDED) {
+		/* Evaluated at end: the hourly samples end - W + 1 h, ..., end, each the hour before
+		 * it; a range of W - 30 min takes exactly those under either range convention. */
+		long long wr = w - 1800;
+		out->q[GF_COSTQ_ALLOC] = fmt("sum by (node,gpu,uuid,model,share%s) "
+					     "(sum_over_time(gpufleet:pod_gpu_allocation:share_seconds_1h[%llds]))", keep, wr);
+		out->q[GF_COSTQ_CAP] = fmt("sum_over_time(gpufleet:gpu_capacity:seconds_1h[%llds])", wr);
+		out->q[GF_COSTQ_UTIL] = fmt("sum by (UUID,gpu,hostname,Hostname%s) "
+					    "(sum_over_time(gpufleet:gpu_util:busy_percent_seconds_1h[%llds]))", keep, wr);
+	} else {
+		/* Evaluated at end - R: a range of W - R/2 reaches back to start - R/2, so it holds
+		 * the samples start, start + R, ..., end - R whether the range is closed on the left
+		 * (Prometheus 2) or open (Prometheus 3). */
+		long long wm = w * 1000 - r * 500;
+		out->q[GF_COSTQ_ALLOC] = fmt("sum by (node,gpu,uuid,model,share%s) "
+					     "(sum_over_time(gpufleet_pod_gpu_allocation[%lldms:%llds]))", keep, wm, r);
+		out->q[GF_COSTQ_CAP] = fmt("count_over_time(gpufleet_gpu_capacity[%lldms:%llds])", wm, r);
+		out->q[GF_COSTQ_UTIL] = fmt("sum by (UUID,gpu,hostname,Hostname%s) "
+					    "(sum_over_time(DCGM_FI_DEV_GPU_UTIL{pod!=\"\"}[%lldms:%llds]))", keep, wm, r);
+	}
 	bool bad = !out->q[0] || !out->q[1] || !out->q[2];
 	for (int k = 0; k < agg->nkeys; k++) {
 		if (agg->keys[k].key != GF_COST_BY_LABEL)
@@ -461,6 +472,38 @@ out:
 	return e;
 }
 
+/*
+ * How far before end the rule group's latest evaluation lies, modulo an hour: the last
+ * sample time of gpufleet:cost_rules:evaluated_1h (one series, one sample an hour).
+ */
+static gf_err rules_shift(CURL *h, const char *base, int64_t end, long timeout_ms, int64_t *shift, char *err,
+			  size_t errlen)
+{
+	struct gf_obuf body;
+	gf_obuf_init(&body, 1u << 20);
+	gf_err e = query(h, base, "gpufleet:cost_rules:evaluated_1h[2h]", end, timeout_ms, &body, err, errlen);
+	cJSON *doc = e ? NULL : cJSON_ParseWithLength(body.data ? body.data : "", body.len);
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(doc, "status");
+	const cJSON *data = cJSON_GetObjectItemCaseSensitive(doc, "data");
+	const cJSON *res = cJSON_GetObjectItemCaseSensitive(data, "result");
+	const cJSON *vals = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(res, 0), "values");
+	const cJSON *last = cJSON_GetArrayItem(cJSON_GetArrayItem(vals, cJSON_GetArraySize(vals) - 1), 0);
+	if (e) {
+		/* said */
+	} else if (!doc || !cJSON_IsString(st) || strcmp(st->valuestring, "success") || !cJSON_IsArray(res)) {
+		e = fail(err, errlen, GF_PARSE, "prometheus recording rules answer: expected a matrix");
+	} else if (!cJSON_IsNumber(last)) {
+		e = fail(err, errlen, GF_NOENT, "no evaluation of the recording rules (gpufleet:cost_rules:evaluated_1h) "
+			 "in the 2 hours before the window's end: are data/prometheus/gpufleet-cost.rules.yml loaded?");
+	} else {
+		int64_t t = (int64_t)ceil(last->valuedouble); /* the sample lies in [t - 1 s, t] */
+		*shift = ((end - t) % 3600 + 3600) % 3600;
+	}
+	cJSON_Delete(doc);
+	gf_obuf_release(&body);
+	return e;
+}
+
 static double mono(void)
 {
 	struct timespec t;
@@ -489,18 +532,32 @@ gf_err gf_cost_prom_fetch(const char *base_url, long timeout_ms, int64_t start, 
 		e = GF_NOMEM;
 		goto out;
 	}
+	if (resolution == GF_COST_RES_RECORDED) {
+		int64_t shift = 0;
+		if ((e = rules_shift(h, base_url, end, timeout_ms, &shift, err, errlen)))
+			goto out;
+		start -= shift;
+		end -= shift;
+		gf_cost_queries_release(&q);
+		if ((e = gf_cost_queries_build(start, end, resolution, agg, &q)))
+			goto out;
+	}
 	for (int i = 0; i < n && !e; i++) {
 		const char *text = i < GF_COSTQ_LABELS ? q.q[i] : q.labels[i - GF_COSTQ_LABELS];
 		if (!text)
 			continue;
-		e = query(h, base_url, text, end - resolution, timeout_ms, &bodies[i], err, errlen);
+		e = query(h, base_url, text, resolution == GF_COST_RES_RECORDED ? end : end - resolution, timeout_ms,
+			  &bodies[i], err, errlen);
 		answers[i] = bodies[i].data ? bodies[i].data : "";
 		lens[i] = bodies[i].len;
 	}
 	double prom = mono() - t0;
 	if (!e)
-		e = gf_cost_data_decode(answers, lens, resolution, agg, out, err, errlen);
+		e = gf_cost_data_decode(answers, lens, resolution == GF_COST_RES_RECORDED ? 1 : resolution, agg,
+					out, err, errlen);
 	out->prom_seconds = prom;
+	out->start = start;
+	out->end = end;
 out:
 	curl_easy_cleanup(h);
 	for (int i = 0; i < n; i++)

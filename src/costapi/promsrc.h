@@ -36,6 +36,21 @@
 #include "core/error.h"
 #include "cost/cost.h"
 
+/*
+ * Resolution GF_COST_RES_RECORDED: read the hourly recording rules of
+ * data/prometheus/gpufleet-cost.rules.yml instead of the raw record (the
+ * same queries on gpufleet:pod_gpu_allocation:share_seconds_1h,
+ * gpufleet:gpu_capacity:seconds_1h and gpufleet:gpu_util:busy_percent_seconds_1h,
+ * whose values are already seconds, evaluated at end over W - 30 min: the
+ * window must be whole hours).  Prometheus evaluates a rule group at a fixed
+ * offset within its interval, so the window is first moved back to the
+ * group's latest evaluation at or before end (the last sample time of the
+ * rule gpufleet:cost_rules:evaluated_1h, rounded up to whole seconds);
+ * gf_cost_data.start/end say which hours were read.  A 30-day query then
+ * reads 720 samples per series instead of every scrape.
+ */
+#define GF_COST_RES_RECORDED 0
+
 enum { GF_COSTQ_ALLOC, GF_COSTQ_CAP, GF_COSTQ_UTIL, GF_COSTQ_LABELS, GF_COSTQ_COUNT };
 
 /* The queries of one window: PromQL text per kind (labels: one per label key). */
@@ -44,7 +59,7 @@ struct gf_cost_queries {
 	char *labels[GF_COST_MAX_KEYS]; /* NULL where agg.keys[k] is not a label */
 };
 
-/* Build them.  GF_NOMEM. */
+/* Build them (resolution in seconds, or GF_COST_RES_RECORDED).  GF_NOMEM. */
 gf_err gf_cost_queries_build(int64_t start, int64_t end, int64_t resolution,
 			     const struct gf_cost_aggregate *agg, struct gf_cost_queries *out);
 void gf_cost_queries_release(struct gf_cost_queries *q);
@@ -59,6 +74,7 @@ struct gf_cost_data {
 	struct gf_cost_label *labels; /* agg.nkeys per use */
 	char *keys;                   /* GPU keys "gpu<i>" for empty uuids (owned) */
 	double prom_seconds;          /* wall time in Prometheus (set by gf_cost_prom_fetch) */
+	int64_t start, end;           /* the window read (recorded rules: moved to their hours) */
 };
 
 /*
@@ -75,7 +91,8 @@ void gf_cost_data_release(struct gf_cost_data *d);
 
 /*
  * Run the queries against base_url and decode.  GF_UNAVAILABLE (connection
- * refused, timeout, HTTP 5xx: err names the URL and what happened),
+ * refused, timeout, HTTP 5xx: err names the URL and what happened), GF_NOENT
+ * (recorded rules: no evaluation of them in the 2 hours before end),
  * GF_TOOBIG (an answer over 1 GiB), or gf_cost_data_decode's errors.
  * Thread-safe.
  */

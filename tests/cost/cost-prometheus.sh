@@ -10,6 +10,8 @@
 #   __idle__: G-1 24-8=16 h x 4 = 64, G-2 24-12=12 h x 4 = 48, G-3 24-6=18 h x 0.80 = 14.40
 #           = 46 GPU-hours, 126.40; capacity 72 GPU-hours = 26 + 46; 211.20 = 84.80 + 126.40
 #   saved by spot: b2 6 x 1.20 + idle G-3 18 x 1.20 = 28.80
+# The same day read through the hourly recording rules (data/prometheus/gpufleet-cost.rules.yml,
+# backfilled with `promtool tsdb create-blocks-from rules`): `gpufleet cost --recorded`.
 # Then the same numbers from `gpufleet cost --serve` (HTTPS, bearer token) in OpenCost's
 # /allocation shape with its field names and JSON types; bad input -> 400 and the server keeps
 # serving; Prometheus down -> 503 and the server keeps serving.
@@ -39,6 +41,7 @@ promtool tsdb create-blocks-from openmetrics "$T/day.om" "$T/tsdb" >"$T/promtool
 printf 'global:\n  scrape_interval: 1m\nscrape_configs: []\n' >"$T/prometheus.yml"
 # One sample a minute and no staleness markers in backfilled data: a 30 s lookback makes a
 # series end with its last sample, as staleness markers do for a live scrape.
+start_prometheus() {
 PROM=""
 for attempt in 1 2 3; do
 	PP=$(free_port)
@@ -55,6 +58,8 @@ for attempt in 1 2 3; do
 done
 [ -n "$PROM" ] || fail "prometheus did not start"
 PIDS="$PIDS $PROM"
+}
+start_prometheus
 pass "prometheus ready on 127.0.0.1:$PP with the scripted day backfilled"
 
 printf 'model,on_demand_per_hour,spot_per_hour\nH100,4.00,1.80\nA100,2.00,0.80\n' >"$T/prices.csv"
@@ -179,3 +184,22 @@ printf 'model,on_demand_per_hour,spot_per_hour\nH100,-4,1\n' >"$T/neg.csv"
 if "$bin" cost --prometheus "http://127.0.0.1:$PP" --prices "$T/neg.csv" --window 1d 2>"$T/e"; then fail "negative price accepted"; fi
 grep -qx "gpufleet cost: $T/neg.csv:2: column 2 (on_demand_per_hour): negative price -4" "$T/e" || fail "$(cat "$T/e")"
 pass "a negative price: one clear line"
+
+# ---- the hourly recording rules
+promtool tsdb create-blocks-from rules --start "$((t0 - 3600))" --end "$((t0 + 90000))" \
+	--url "http://127.0.0.1:$PP" --output-dir "$T/rules" "$src/data/prometheus/gpufleet-cost.rules.yml" \
+	>"$T/rules.log" 2>&1 || fail "promtool could not evaluate the rules"
+kill "$PROM"
+wait "$PROM" 2>/dev/null || true
+mv "$T"/rules/* "$T/tsdb/"
+start_prometheus
+# The group's hours start at its offset within the hour: a window an hour wider on each side
+# holds the whole day.
+cost --window "$((t0 - 3600)),$((t0 + 90000))" --recorded --resolution "" >"$T/table.txt" 2>"$T/cli.log" ||
+	fail "gpufleet cost --recorded failed: $(cat "$T/cli.log")"
+want_line '^team-a +8\.000 +32\.000 +32\.00 +128\.00 +40\.0$'
+want_line '^team-b +18\.000 +26\.000 +52\.80 +59\.20 +60\.0$'
+want_line '^__idle__ +46\.000 +46\.000 +126\.40 +126\.40 +-$'
+want_line '^saved by spot +28\.80 USD$'
+want_line 'within 0\.1 %'
+pass "--recorded (hourly rules) gives the same day"

@@ -53,19 +53,17 @@ static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
 
 static char *fmt(const char *f, ...)
 {
-	struct gf_obuf b;
-	gf_obuf_init(&b, 1u << 16);
 	va_list ap;
 	va_start(ap, f);
-	char tmp[2048];
-	vsnprintf(tmp, sizeof(tmp), f, ap);
+	int n = vsnprintf(NULL, 0, f, ap);
 	va_end(ap);
-	gf_obuf_puts(&b, tmp);
-	if (gf_obuf_error(&b)) {
-		gf_obuf_release(&b);
-		return NULL;
+	char *out = n < 0 ? NULL : malloc((size_t)n + 1);
+	if (out) {
+		va_start(ap, f);
+		vsnprintf(out, (size_t)n + 1, f, ap);
+		va_end(ap);
 	}
-	return gf_obuf_detach(&b, NULL);
+	return out;
 }
 
 gf_err gf_cost_queries_build(int64_t start, int64_t end, int64_t res,

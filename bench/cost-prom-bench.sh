@@ -74,7 +74,24 @@ w("# TYPE %s gauge\n" % util_name)
 for ns, pod, node, idx, g, model, share, t0, t1 in allocs:
     lab = 'gpu="%d",UUID="GPU-%08d",hostname="node-%05d",namespace="%s",pod="%s"' % (idx, g, node, ns, pod)
     w("".join("%s{%s} %g %d\n" % (util_name, lab, v, t) for v, t in samples(t0, t1, 40)))
-if recorded:
+if recorded:  # the per-namespace rules: sums per (namespace, GPU, share) and hour
+    per_ns = {}
+    for ns, pod, node, idx, g, model, share, t0, t1 in allocs:
+        for v, t in samples(t0, t1, 1.0):
+            k = (ns, node, idx, g, model, share)
+            per_ns.setdefault(k, {})
+            per_ns[k][t] = per_ns[k].get(t, 0) + v
+    w("# TYPE gpufleet:namespace_gpu_allocation:share_seconds_1h gauge\n")
+    for (ns, node, idx, g, model, share), by_t in per_ns.items():
+        lab = 'namespace="%s",node="node-%05d",gpu="%d",uuid="GPU-%08d",model="%s",share="%s"' % (
+            ns, node, idx, g, model, share)
+        w("".join("gpufleet:namespace_gpu_allocation:share_seconds_1h{%s} %g %d\n" % (lab, float(share) * v, t)
+                  for t, v in sorted(by_t.items())))
+    w("# TYPE gpufleet:namespace_gpu_util:busy_percent_seconds_1h gauge\n")
+    for (ns, node, idx, g, model, share), by_t in per_ns.items():
+        lab = 'namespace="%s",UUID="GPU-%08d",gpu="%d",hostname="node-%05d"' % (ns, g, idx, node)
+        w("".join("gpufleet:namespace_gpu_util:busy_percent_seconds_1h{%s} %g %d\n" % (lab, 40 * v, t)
+                  for t, v in sorted(by_t.items())))
     w("# TYPE gpufleet:cost_rules:evaluated_1h gauge\n")
     w("".join("gpufleet:cost_rules:evaluated_1h 1 %d\n" % t for t in range(start + 3600, end + 1, 3600)))
 w("# EOF\n")

@@ -84,11 +84,14 @@ gf_err gf_cost_queries_build(int64_t start, int64_t end, int64_t res,
 		/* Evaluated at end: the hourly samples end - W + 1 h, ..., end, each the hour before
 		 * it; a range of W - 30 min takes exactly those under either range convention. */
 		long long wr = w - 1800;
+		const char *lvl = pods ? "pod" : "namespace"; /* the per-namespace rules when pods do not matter */
 		out->q[GF_COSTQ_ALLOC] = fmt("sum by (node,gpu,uuid,model,share%s) "
-					     "(sum_over_time(gpufleet:pod_gpu_allocation:share_seconds_1h[%llds]))", keep, wr);
+					     "(sum_over_time(gpufleet:%s_gpu_allocation:share_seconds_1h[%llds]))", keep, lvl,
+					     wr);
 		out->q[GF_COSTQ_CAP] = fmt("sum_over_time(gpufleet:gpu_capacity:seconds_1h[%llds])", wr);
 		out->q[GF_COSTQ_UTIL] = fmt("sum by (UUID,gpu,hostname,Hostname%s) "
-					    "(sum_over_time(gpufleet:gpu_util:busy_percent_seconds_1h[%llds]))", keep, wr);
+					    "(sum_over_time(gpufleet:%s_util:busy_percent_seconds_1h[%llds]))", keep,
+					    pods ? "gpu" : "namespace_gpu", wr);
 	} else {
 		/* Evaluated at end - R: a range of W - R/2 reaches back to start - R/2, so it holds
 		 * the samples start, start + R, ..., end - R whether the range is closed on the left

@@ -40,7 +40,10 @@
  * Resolution GF_COST_RES_RECORDED: read the hourly recording rules of
  * data/prometheus/gpufleet-cost.rules.yml instead of the raw record (the
  * same queries on gpufleet:pod_gpu_allocation:share_seconds_1h,
- * gpufleet:gpu_capacity:seconds_1h and gpufleet:gpu_util:busy_percent_seconds_1h,
+ * gpufleet:gpu_capacity:seconds_1h and gpufleet:gpu_util:busy_percent_seconds_1h
+ * - or, when the aggregate needs no pods, on the per-namespace rules
+ * gpufleet:namespace_gpu_allocation:share_seconds_1h and
+ * gpufleet:namespace_gpu_util:busy_percent_seconds_1h -
  * whose values are already seconds, evaluated at end over W - 30 min: the
  * window must be whole hours).  Prometheus evaluates a rule group at a fixed
  * offset within its interval, so the window is first moved back to the

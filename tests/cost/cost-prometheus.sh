@@ -202,4 +202,8 @@ want_line '^team-b +18\.000 +26\.000 +52\.80 +59\.20 +60\.0$'
 want_line '^__idle__ +46\.000 +46\.000 +126\.40 +126\.40 +-$'
 want_line '^saved by spot +28\.80 USD$'
 want_line 'within 0\.1 %'
-pass "--recorded (hourly rules) gives the same day"
+cost --window "$((t0 - 3600)),$((t0 + 90000))" --recorded --resolution "" --aggregate label:team >"$T/table.txt" \
+	2>"$T/cli.log" || fail "gpufleet cost --recorded --aggregate label:team failed: $(cat "$T/cli.log")"
+want_line '^infra +12\.000 +12\.000 +48\.00 +48\.00 +90\.0$'
+want_line '^__unallocated__ +6\.000 +14\.000 +4\.80 +11\.20 +0\.0$'
+pass "--recorded (hourly rules, per namespace and per pod) gives the same day"

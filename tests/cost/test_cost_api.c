@@ -43,7 +43,7 @@ static void test_queries(void **state)
 	/* the hourly recording rules: values are seconds, range W - 30 min, evaluated at end */
 	assert_int_equal(gf_cost_queries_build(0, 7200, GF_COST_RES_RECORDED, &agg, &q), GF_OK);
 	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum by (node,gpu,uuid,model,share,namespace) "
-						 "(sum_over_time(gpufleet:pod_gpu_allocation:share_seconds_1h[5400s]))");
+						 "(sum_over_time(gpufleet:namespace_gpu_allocation:share_seconds_1h[5400s]))");
 	assert_string_equal(q.q[GF_COSTQ_CAP], "sum_over_time(gpufleet:gpu_capacity:seconds_1h[5400s])");
 	gf_cost_queries_release(&q);
 	assert_int_equal(gf_cost_parse_aggregate("node", &agg, err, sizeof(err)), GF_OK);

@@ -2,7 +2,8 @@
  * costapi/promsrc.c - Prometheus as the store of the allocation record
  * (costapi/promsrc.h): the queries, the client (libcurl), the decoder (cJSON).
  *
- * The queries are evaluated at end - R, so the subquery samples land on
+ * The queries of a window run at once (curl multi: Prometheus evaluates them in
+ * parallel).  The queries are evaluated at end - R, so the subquery samples land on
  * start, start + R, ..., end - R when the window is aligned to R: each
  * sample stands for the R seconds that follow it.  Decoding is O(series);
  * matching utilization and labels to uses sorts them once and binary-searches,
@@ -427,49 +428,119 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 	return gf_obuf_append(ud, p, sz * n) ? 0 : sz * n;
 }
 
-/* POST /api/v1/query (query, time) into body. */
-static gf_err query(CURL *h, const char *base, const char *promql, int64_t at, long timeout_ms,
-		    struct gf_obuf *body, char *err, size_t errlen)
+/* Prepare h to POST /api/v1/query (query, time) into body; *url and *form (malloc'd) must
+ * outlive the transfer. */
+static gf_err setup(CURL *h, const char *base, const char *promql, int64_t at, long timeout_ms,
+		    struct gf_obuf *body, char **url, char **form)
 {
-	struct gf_obuf url, form;
-	gf_obuf_init(&url, 1u << 16);
-	gf_obuf_init(&form, 1u << 20);
+	struct gf_obuf u, f;
+	gf_obuf_init(&u, 1u << 16);
+	gf_obuf_init(&f, 1u << 20);
 	size_t bl = strlen(base);
 	while (bl && base[bl - 1] == '/')
 		bl--;
-	gf_obuf_append(&url, base, bl);
-	gf_obuf_puts(&url, "/api/v1/query");
+	gf_obuf_append(&u, base, bl);
+	gf_obuf_puts(&u, "/api/v1/query");
 	char *q = curl_easy_escape(h, promql, 0);
-	gf_err e = GF_NOMEM;
-	if (!q)
-		goto out;
-	gf_obuf_printf(&form, "query=%s&time=%lld", q, (long long)at);
+	if (!q) {
+		gf_obuf_release(&u);
+		return GF_NOMEM;
+	}
+	gf_obuf_printf(&f, "query=%s&time=%lld", q, (long long)at);
 	curl_free(q);
-	if ((e = gf_obuf_error(&url)) || (e = gf_obuf_error(&form)))
-		goto out;
+	gf_err e = gf_obuf_error(&u) ? gf_obuf_error(&u) : gf_obuf_error(&f);
+	if (e) {
+		gf_obuf_release(&u);
+		gf_obuf_release(&f);
+		return e;
+	}
+	*url = gf_obuf_detach(&u, NULL);
+	*form = gf_obuf_detach(&f, NULL);
 	curl_easy_reset(h);
-	curl_easy_setopt(h, CURLOPT_URL, url.data);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, form.data);
+	curl_easy_setopt(h, CURLOPT_URL, *url);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, *form);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-	CURLcode cc = curl_easy_perform(h);
+	return GF_OK;
+}
+
+/* What a finished transfer means: GF_OK for 200 (or 400/422: Prometheus' own error is in the
+ * JSON), GF_UNAVAILABLE / GF_TOOBIG with err set. */
+static gf_err outcome(CURL *h, CURLcode cc, const char *base, const struct gf_obuf *body, char *err,
+		      size_t errlen)
+{
 	long code = 0;
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 	if (cc != CURLE_OK) {
-		e = gf_obuf_error(body) ? GF_TOOBIG : GF_UNAVAILABLE;
-		fail(err, errlen, e, "prometheus %.200s: %s", base,
-		     e == GF_TOOBIG ? "an answer over 1 GiB" : curl_easy_strerror(cc));
-	} else if (code >= 500 || code == 404 || code == 0) {
-		e = fail(err, errlen, GF_UNAVAILABLE, "prometheus %.200s: HTTP %ld from /api/v1/query", base, code);
-	} else {
-		e = GF_OK; /* 200, or 400/422 with Prometheus' own error in the JSON */
+		gf_err e = gf_obuf_error(body) ? GF_TOOBIG : GF_UNAVAILABLE;
+		return fail(err, errlen, e, "prometheus %.200s: %s", base,
+			    e == GF_TOOBIG ? "an answer over 1 GiB" : curl_easy_strerror(cc));
 	}
-out:
-	gf_obuf_release(&url);
-	gf_obuf_release(&form);
+	if (code >= 500 || code == 404 || code == 0)
+		return fail(err, errlen, GF_UNAVAILABLE, "prometheus %.200s: HTTP %ld from /api/v1/query", base, code);
+	return GF_OK;
+}
+
+/* One query, waited for. */
+static gf_err query(CURL *h, const char *base, const char *promql, int64_t at, long timeout_ms,
+		    struct gf_obuf *body, char *err, size_t errlen)
+{
+	char *url = NULL, *form = NULL;
+	gf_err e = setup(h, base, promql, at, timeout_ms, body, &url, &form);
+	if (!e)
+		e = outcome(h, curl_easy_perform(h), base, body, err, errlen);
+	free(url);
+	free(form);
+	return e;
+}
+
+/*
+ * Several queries at once (Prometheus runs them in parallel): texts[i] NULL is skipped.
+ * The first failure in query order is the one reported.
+ */
+static gf_err query_all(const char *base, const char *const *texts, int n, int64_t at, long timeout_ms,
+			struct gf_obuf *bodies, char *err, size_t errlen)
+{
+	CURLM *m = curl_multi_init();
+	CURL *h[GF_COSTQ_LABELS + GF_COST_MAX_KEYS] = { 0 };
+	char *url[GF_COSTQ_LABELS + GF_COST_MAX_KEYS] = { 0 }, *form[GF_COSTQ_LABELS + GF_COST_MAX_KEYS] = { 0 };
+	CURLcode cc[GF_COSTQ_LABELS + GF_COST_MAX_KEYS];
+	gf_err e = m ? GF_OK : GF_NOMEM;
+	for (int i = 0; i < n && !e; i++) {
+		cc[i] = CURLE_OK;
+		if (!texts[i])
+			continue;
+		if (!(h[i] = curl_easy_init()))
+			e = GF_NOMEM;
+		else if (!(e = setup(h[i], base, texts[i], at, timeout_ms, &bodies[i], &url[i], &form[i])))
+			curl_multi_add_handle(m, h[i]);
+	}
+	int running = 1;
+	while (!e && running) {
+		if (curl_multi_perform(m, &running) != CURLM_OK || (running && curl_multi_poll(m, NULL, 0, 1000, NULL) != CURLM_OK))
+			e = fail(err, errlen, GF_UNAVAILABLE, "prometheus %.200s: the transfers failed", base);
+	}
+	CURLMsg *msg;
+	int left;
+	while (m && (msg = curl_multi_info_read(m, &left)))
+		for (int i = 0; i < n; i++)
+			if (msg->msg == CURLMSG_DONE && h[i] == msg->easy_handle)
+				cc[i] = msg->data.result;
+	for (int i = 0; i < n && !e; i++)
+		if (h[i])
+			e = outcome(h[i], cc[i], base, &bodies[i], err, errlen);
+	for (int i = 0; i < n; i++) {
+		if (h[i]) {
+			curl_multi_remove_handle(m, h[i]);
+			curl_easy_cleanup(h[i]);
+		}
+		free(url[i]);
+		free(form[i]);
+	}
+	curl_multi_cleanup(m);
 	return e;
 }
 
@@ -543,13 +614,13 @@ gf_err gf_cost_prom_fetch(const char *base_url, long timeout_ms, int64_t start, 
 		if ((e = gf_cost_queries_build(start, end, resolution, agg, &q)))
 			goto out;
 	}
-	for (int i = 0; i < n && !e; i++) {
-		const char *text = i < GF_COSTQ_LABELS ? q.q[i] : q.labels[i - GF_COSTQ_LABELS];
-		if (!text)
-			continue;
-		e = query(h, base_url, text, resolution == GF_COST_RES_RECORDED ? end : end - resolution, timeout_ms,
-			  &bodies[i], err, errlen);
-		answers[i] = bodies[i].data ? bodies[i].data : "";
+	const char *texts[GF_COSTQ_LABELS + GF_COST_MAX_KEYS];
+	for (int i = 0; i < n; i++)
+		texts[i] = i < GF_COSTQ_LABELS ? q.q[i] : q.labels[i - GF_COSTQ_LABELS];
+	e = query_all(base_url, texts, n, resolution == GF_COST_RES_RECORDED ? end : end - resolution, timeout_ms,
+		      bodies, err, errlen);
+	for (int i = 0; i < n; i++) {
+		answers[i] = texts[i] ? (bodies[i].data ? bodies[i].data : "") : NULL;
 		lens[i] = bodies[i].len;
 	}
 	double prom = mono() - t0;

@@ -41,8 +41,8 @@ static const char *const models[] = { "NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4
 
 int main(int argc, char **argv)
 {
-	long ngpus = argc > 1 ? atol(argv[1]) : 5000;
-	long days = argc > 2 ? atol(argv[2]) : 30;
+	long ngpus = argc > 1 ? strtol(argv[1], NULL, 10) : 5000;
+	long days = argc > 2 ? strtol(argv[2], NULL, 10) : 30;
 	double mean_h = argc > 3 ? atof(argv[3]) : 12;
 	bool pools = !(argc > 4 && !strcmp(argv[4], "random"));
 	const int64_t res = 300, w = days * 86400, at = 1796000000;

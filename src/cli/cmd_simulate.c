@@ -28,6 +28,7 @@
 #include "sim/reference.h"
 #include "sim/report.h"
 #include "sim/trace.h"
+#include "sim/trace_cost.h"
 
 #define MAX_SEEDS 10000
 #define MAX_POLICIES 32
@@ -58,6 +59,9 @@ static const char usage_text[] =
 	"                       every mean lies inside the paper's range over seeds and FGD beats BestFit\n"
 	"  --jobs N             runs in parallel [number of CPUs]\n"
 	"  --feature NAME=on|off  switch an engine feature (benchmarks): %s\n"
+	"  --prices FILE        price sheet for the trace's cost section (its '*' row; see\n"
+	"                       data/prices/example.csv) [1 per GPU-hour: costs are GPU-hours]\n"
+	"  --no-cost            no cost section (GPU-hours by class, idle, saved by sharing)\n"
 	"  --quiet              no progress on stderr\n"
 	"  -h, --help           this text\n"
 	"\n"
@@ -279,6 +283,44 @@ fail:
 	return -1;
 }
 
+/*
+ * The cost section after the table: the trace's GPU-hours by class, idle and
+ * saved-by-sharing (sim/trace_cost.h).  Nothing when the pods carry no times.
+ */
+static int trace_cost(const struct inputs *in, const char *prices_path, struct gf_obuf *b)
+{
+	struct gf_cost_prices prices = { 0 };
+	struct gf_trace_cost tc;
+	char err[512];
+
+	if (prices_path) {
+		char *data;
+		size_t len;
+
+		if (gf_read_file(prices_path, &data, &len))
+			return -1;
+		gf_err e = gf_cost_prices_parse(data, len, prices_path, &prices, err, sizeof(err));
+		free(data);
+		if (e) {
+			fprintf(stderr, "gpufleet simulate: %s\n", err);
+			return -1;
+		}
+	}
+	gf_err e = gf_trace_cost(in->pods, in->npods, gf_openb_ngpus(in->x), prices_path ? &prices : NULL, &tc);
+	gf_cost_prices_release(&prices);
+	if (e == GF_INVAL)
+		return 0; /* no timed GPU pod: nothing to report */
+	if (e) {
+		fprintf(stderr, "gpufleet simulate: cost of the trace: %s%s\n", gf_strerror(e),
+			e == GF_NOENT ? " (the price sheet needs a '*' row)" : "");
+		return -1;
+	}
+	gf_obuf_puts(b, "\n");
+	gf_trace_cost_render(&tc, b);
+	gf_trace_cost_release(&tc);
+	return 0;
+}
+
 static int load_reference(const char *data_dir, struct gf_reference *ref)
 {
 	struct gf_trace_error terr;
@@ -458,9 +500,13 @@ int gf_cmd_simulate(int argc, char **argv)
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "feature", required_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "prices", required_argument, NULL, 'C' },
+		{ "no-cost", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *prices_path = NULL;
+	bool no_cost = false;
 	const char *data_dir = gf_data_dir();
 	char nodes_default[4096], pods_default[4096];
 	const char *nodes_path = nodes_default, *pods_path = pods_default;
@@ -491,6 +537,8 @@ int gf_cmd_simulate(int argc, char **argv)
 		case 'r': html_path = optarg; break;
 		case 'R': do_reproduce = true; break;
 		case 'q': quiet = true; break;
+		case 'C': prices_path = optarg; break;
+		case 'N': no_cost = true; break;
 		case 't':
 			errno = 0;
 			tune = strtod(optarg, &e);
@@ -643,6 +691,10 @@ int gf_cmd_simulate(int argc, char **argv)
 
 	gf_obuf_init(&b, 64u << 20);
 	gf_report_table(&rep, &b);
+	if (!no_cost && trace_cost(&in, prices_path, &b)) {
+		gf_obuf_release(&b);
+		goto out_jobs;
+	}
 	if (gf_obuf_error(&b)) {
 		gf_obuf_release(&b);
 		goto out_jobs;

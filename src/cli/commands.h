@@ -16,5 +16,6 @@ int gf_cmd_metrics_api(int argc, char **argv);
 int gf_cmd_replay(int argc, char **argv);
 int gf_cmd_replay_serving(int argc, char **argv);
 int gf_cmd_replay_jobs(int argc, char **argv);
+int gf_cmd_cost(int argc, char **argv);
 
 #endif /* GF_CLI_COMMANDS_H */

@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{ "agent", gf_cmd_agent, "GPU node agent: dcgm-exporter compatible /metrics, pod attribution, topology" },
 	{ "metrics-api", gf_cmd_metrics_api, "Kubernetes external metrics API: HPA on GPU metrics" },
 	{ "replay", gf_cmd_replay, "replay a trace in time: jobs, or --serving: inference autoscalers with a cold start" },
+	{ "cost", gf_cmd_cost, "GPU cost per namespace/label with shares counted right; OpenCost-shaped API" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1515,6 +1515,32 @@ void gf_live_stats(gf_live *l, struct gf_live_stats *s)
 		}
 }
 
+void gf_live_each_allocation(gf_live *l, void (*share)(void *ud, const struct gf_live_share *s),
+			     void (*gpu)(void *ud, const struct gf_live_gpu *g), void *ud)
+{
+	(void)ensure(l);
+	for (size_t i = 0; gpu && i < l->nnodes; i++) {
+		const struct lnode *nd = &l->nodes[i];
+		if (!nd->present || nd->cidx < 0)
+			continue;
+		for (int g = 0; g < nd->n.spec.ngpus; g++)
+			gpu(ud, &(struct gf_live_gpu){ nd->n.name, nd->n.model,
+						       g < nd->n.nuuids ? nd->n.uuids[g] : "", g, &nd->n });
+	}
+	for (size_t i = 0; share && i < l->npods; i++) {
+		const struct lpod *lp = &l->pods[i];
+		if (!lp->used || !lp->counted || lp->node < 0 || (lp->st != P_BOUND && lp->st != P_ASSUMED))
+			continue;
+		const struct lnode *nd = &l->nodes[lp->node];
+		for (int k = 0; k < lp->eff.gpu_count && k < GF_MAX_GPUS; k++) {
+			int g = lp->gpus[k];
+			share(ud, &(struct gf_live_share){ lp->p.ns, lp->p.name, nd->n.name, nd->n.model,
+							   g < nd->n.nuuids ? nd->n.uuids[g] : "", g,
+							   lp->eff.gpu_milli });
+		}
+	}
+}
+
 gf_err gf_live_check(gf_live *l, char *why, size_t whylen)
 {
 	gf_err e = ensure(l);

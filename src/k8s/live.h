@@ -173,6 +173,31 @@ struct gf_live_stats {
 
 void gf_live_stats(gf_live *l, struct gf_live_stats *s);
 
+/* ---- the allocation record (cost, k8s/costrec.h) ---- */
+
+/* One pod's share of one GPU, as accounted.  Strings point into l: valid
+ * until l next changes. */
+struct gf_live_share {
+	const char *ns, *pod, *node, *model, *uuid; /* uuid "" when the node published none */
+	int gpu;		/* index on the node */
+	int milli;		/* the share, milli-GPU (memory requests already turned into milli) */
+};
+
+/* One GPU of a node in the engine cluster. */
+struct gf_live_gpu {
+	const char *node, *model, *uuid;
+	int gpu;
+	const struct gf_k8s_node *n; /* for its labels (spot) */
+};
+
+/*
+ * Bring the engine up to date, then call share() for every GPU share of
+ * every ASSUMED or BOUND pod accounted in it, and gpu() for every GPU of
+ * every node in it (either may be NULL), in slot order.
+ */
+void gf_live_each_allocation(gf_live *l, void (*share)(void *ud, const struct gf_live_share *s),
+			     void (*gpu)(void *ud, const struct gf_live_gpu *g), void *ud);
+
 /* Check the engine's invariants (tests).  GF_STATE with why. */
 gf_err gf_live_check(gf_live *l, char *why, size_t whylen);
 

@@ -45,6 +45,7 @@
 #include "http/server.h"
 #include "k8s/bind.h"
 #include "k8s/client.h"
+#include "k8s/costrec.h"
 #include "k8s/extargs.h"
 #include "k8s/live.h"
 
@@ -849,6 +850,7 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 		       (unsigned long long)d->decode_errors, (unsigned long long)d->watch_restarts[0],
 		       (unsigned long long)d->watch_restarts[1], (unsigned long long)d->watch_events[0],
 		       (unsigned long long)d->watch_events[1]);
+	gf_costrec_render(d->live, o); /* the allocation record for `gpufleet cost` */
 	pthread_mutex_unlock(&d->mu);
 }
 

@@ -23,6 +23,7 @@
 
 #include "autoscale/forecast.h"
 #include "metricsapi/history.h"
+#include "http/auth.h"
 #include "metricsapi/pods.h"
 #include "metricsapi/promql.h"
 #include "metricsapi/promrange.h"
@@ -438,16 +439,9 @@ out:
 
 static bool authenticated(const gf_metrics_api *a, const struct gf_ma_request *r)
 {
-	if (!a->cfg.authenticate)
-		return true;
-	if (!r->peer_verified)
-		return false;
-	if (!a->nallowed)
-		return true;
-	for (size_t i = 0; i < a->nallowed; i++)
-		if (r->peer_cn && !strcmp(a->allowed[i], r->peer_cn))
-			return true;
-	return false;
+	struct gf_http_auth au = { .required = a->cfg.authenticate, .client_certs = true,
+				   .allowed_cns = (const char *const *)a->allowed, .nallowed = a->nallowed };
+	return gf_http_auth_allows(&au, r->peer_verified, r->peer_cn, NULL);
 }
 
 void gf_metrics_api_serve(gf_metrics_api *a, const struct gf_ma_request *r,

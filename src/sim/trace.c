@@ -320,6 +320,34 @@ fail:
 	return code ? code : GF_PARSE;
 }
 
+/*
+ * An untimed pod list's optional creation_time and deletion_time (seconds):
+ * arrival and duration (deletion - creation: what `simulate`'s cost section
+ * bills).  An empty field, or both columns absent, leaves arrival 0 / duration
+ * -1.  Timed lists (the replay) read them with get_times below.
+ */
+static gf_err get_span(struct reader *r, const struct column *cc, const struct column *dc,
+			struct gf_pod_spec *p)
+{
+	struct slice s = { "", 0 };
+	int64_t c = 0, d;
+	gf_err code;
+
+	if (cc->index < 0)
+		return GF_OK;
+	if ((code = field_of(r, cc, &s)) || !s.len)
+		return code;
+	if ((code = get_int(r, cc, 0, INT64_C(1) << 40, &c)))
+		return code;
+	p->arrival = c;
+	if (dc->index < 0 || (code = field_of(r, dc, &s)) || !s.len)
+		return code;
+	if ((code = get_int(r, dc, c, INT64_C(1) << 40, &d)))
+		return code;
+	p->duration = d - c;
+	return GF_OK;
+}
+
 enum { P_NAME, P_CPU, P_MEM, P_NGPU, P_MILLI, P_SPEC, P_CREATED, P_DELETED, P_SCHEDULED, P_QOS,
        P_NCOLS };
 
@@ -390,7 +418,9 @@ static gf_err parse_pods(const char *data, size_t len, const char *file, struct 
 
 	*out = NULL;
 	*n = 0;
-	code = read_header(&r, cols, times ? P_NCOLS : P_CREATED, times ? "timed pod" : "pod");
+	if (!times) /* an untimed list may carry the time columns: cost reads them */
+		cols[P_CREATED].required = cols[P_DELETED].required = false;
+	code = read_header(&r, cols, times ? P_NCOLS : P_SCHEDULED, times ? "timed pod" : "pod");
 	if (code)
 		return code;
 	while ((got = next_line(&r, &code)) > 0) {
@@ -414,7 +444,8 @@ static gf_err parse_pods(const char *data, size_t len, const char *file, struct 
 		    (code = get_int(&r, &cols[P_NGPU], 0, GF_MAX_GPUS, &ngpu)) ||
 		    (code = get_milli(&r, &cols[P_MILLI], &milli)) ||
 		    (code = field_of(&r, &cols[P_SPEC], &spec)) ||
-		    (times && (code = get_times(&r, cols, p, &tms[count]))))
+		    (times ? (code = get_times(&r, cols, p, &tms[count]))
+			   : (code = get_span(&r, &cols[P_CREATED], &cols[P_DELETED], p))))
 			goto fail;
 		if (ngpu > 0) {
 			if (milli == 0) {

@@ -10,6 +10,7 @@
  * UTF-8 byte-order mark at the start is skipped.
  *   nodes: sn, cpu_milli, memory_mib, gpu, model
  *   pods:  name, cpu_milli, memory_mib, num_gpu, gpu_milli [, gpu_spec]
+ *          [, creation_time [, deletion_time]] (seconds: arrival, duration)
  * Pod rows are normalised as the FGD artifact does (spec 1.2): a pod with
  * num_gpu = 0 is CPU-only whatever gpu_milli says; gpu_spec is split on '|'
  * with empty tokens dropped.  gpu_milli must lie in 0..1000 (a share of one

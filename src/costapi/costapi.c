@@ -1,0 +1,283 @@
+/*
+ * costapi/costapi.c - /allocation: parameters -> windows -> Prometheus ->
+ * cost rules -> OpenCost-shaped JSON (costapi/costapi.h).
+ *
+ * A request with step S over a window W runs ceil(W / S) windows one after
+ * the other (at most MAX_SETS), each with its own queries: Prometheus does
+ * the integration over time (subqueries), we do the pricing, grouping and
+ * idle.  The answer is built in the response buffer; an error discards it.
+ */
+#include "costapi/costapi.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "costapi/promsrc.h"
+
+#define MAX_SETS 400
+#define MAX_SAMPLES 20000 /* window / resolution */
+
+struct gf_costapi {
+	struct gf_costapi_config cfg;
+	char *url;
+};
+
+gf_err gf_costapi_create(const struct gf_costapi_config *cfg, gf_costapi **out)
+{
+	*out = NULL;
+	if (!cfg->prometheus_url || !*cfg->prometheus_url || !cfg->prices)
+		return GF_INVAL;
+	gf_costapi *a = calloc(1, sizeof(*a));
+	if (!a)
+		return GF_NOMEM;
+	a->cfg = *cfg;
+	if (!a->cfg.timeout_ms)
+		a->cfg.timeout_ms = 30000;
+	if (!(a->url = strdup(cfg->prometheus_url))) {
+		free(a);
+		return GF_NOMEM;
+	}
+	a->cfg.prometheus_url = a->url;
+	*out = a;
+	return GF_OK;
+}
+
+void gf_costapi_destroy(gf_costapi *a)
+{
+	if (!a)
+		return;
+	free(a->url);
+	free(a);
+}
+
+static double mono(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+struct params {
+	int64_t start, end, step, res;
+	struct gf_cost_aggregate agg;
+	bool idle;
+};
+
+static int64_t floor_hour(int64_t t)
+{
+	return t - ((t % 3600) + 3600) % 3600;
+}
+
+/* With recorded rules: whole hours (the window rounded down to them), whole-hour steps. */
+static unsigned recorded(const struct gf_cost_request *r, struct params *p, char *err, size_t errlen)
+{
+	if (r->resolution && *r->resolution) {
+		snprintf(err, errlen, "resolution: not used with the recorded hourly rules (--recorded)");
+		return 400;
+	}
+	int64_t w = p->end - p->start;
+	p->start = floor_hour(p->start);
+	p->end = floor_hour(p->end);
+	if (p->end <= p->start) {
+		snprintf(err, errlen, "window: with the recorded hourly rules the window must hold a whole hour");
+		return 400;
+	}
+	if (p->step == w)
+		p->step = p->end - p->start;
+	if (p->step % 3600) {
+		snprintf(err, errlen, "step: with the recorded hourly rules, whole hours");
+		return 400;
+	}
+	p->res = GF_COST_RES_RECORDED;
+	return 200;
+}
+
+static unsigned parse(const gf_costapi *a, const struct gf_cost_request *r, struct params *p, char *err,
+		      size_t errlen)
+{
+	if (!r->window || !*r->window) {
+		snprintf(err, errlen, "window: required (e.g. 7d, today, or START,END)");
+		return 400;
+	}
+	if (gf_cost_parse_window(r->window, r->now, &p->start, &p->end, err, errlen))
+		return 400;
+	if (gf_cost_parse_aggregate(r->aggregate && *r->aggregate ? r->aggregate : "namespace", &p->agg,
+				    err, errlen))
+		return 400;
+	p->step = p->end - p->start;
+	char sub[200];
+	if (r->step && *r->step && gf_cost_parse_duration(r->step, &p->step, sub, sizeof(sub))) {
+		snprintf(err, errlen, "step: %s", sub);
+		return 400;
+	}
+	p->res = 300;
+	if (r->resolution && *r->resolution && gf_cost_parse_duration(r->resolution, &p->res, sub, sizeof(sub))) {
+		snprintf(err, errlen, "resolution: %s", sub);
+		return 400;
+	}
+	p->idle = true;
+	if (r->include_idle && *r->include_idle) {
+		if (!strcmp(r->include_idle, "false"))
+			p->idle = false;
+		else if (strcmp(r->include_idle, "true")) {
+			snprintf(err, errlen, "includeIdle: expected true or false, found '%.40s'", r->include_idle);
+			return 400;
+		}
+	}
+	int64_t w = p->end - p->start;
+	if (a->cfg.recorded) {
+		unsigned code = recorded(r, p, err, errlen);
+		if (code != 200)
+			return code;
+		w = p->end - p->start;
+	}
+	if ((w + p->step - 1) / p->step > MAX_SETS) {
+		snprintf(err, errlen, "step: %s makes more than %d sets of the window", r->step, MAX_SETS);
+		return 400;
+	}
+	if (p->res != GF_COST_RES_RECORDED && (p->res > (p->step < w ? p->step : w) || w / p->res > MAX_SAMPLES)) {
+		snprintf(err, errlen, "resolution: %llds does not fit the window (%llds) and step (%llds): "
+			 "between 1/%d of the window and the step", (long long)p->res, (long long)w,
+			 (long long)p->step, MAX_SAMPLES);
+		return 400;
+	}
+	return 200;
+}
+
+/* One set: fetch, account, render; adds its timings to t. */
+static unsigned one_set(gf_costapi *a, const struct params *p, int64_t s, int64_t e, enum gf_cost_format f,
+			struct gf_obuf *out, char *err, size_t errlen, struct gf_cost_timing *t)
+{
+	struct gf_cost_data d;
+	double t0 = mono();
+	gf_err ge = gf_cost_prom_fetch(a->cfg.prometheus_url, a->cfg.timeout_ms, s, e, p->res, &p->agg, &d,
+				       err, errlen);
+	double prom = d.prom_seconds;
+	unsigned code = 200;
+	if (ge) {
+		code = ge == GF_UNAVAILABLE ? 503 : 500;
+		goto out;
+	}
+	struct gf_cost_input in = { .start = d.start, .end = d.end, .uses = d.uses, .nuses = d.nuses, .gpus = d.gpus,
+				    .ngpus = d.ngpus, .prices = a->cfg.prices, .agg = p->agg,
+				    .include_idle = p->idle };
+	struct gf_cost_report rep;
+	if (gf_cost_compute(&in, &rep, err, errlen)) {
+		code = 500; /* a model without a price, or a record that makes no sense */
+		goto out;
+	}
+	if (f == GF_COST_JSON)
+		gf_cost_render_set(&rep, out);
+	else
+		gf_cost_render_table(&rep, a->cfg.prices->currency, out);
+	gf_cost_report_release(&rep);
+	t->uses += d.nuses;
+	t->gpus += d.ngpus;
+out:
+	gf_cost_data_release(&d);
+	t->prom_seconds += prom;
+	t->ours_seconds += mono() - t0 - prom;
+	return code;
+}
+
+unsigned gf_costapi_run(gf_costapi *a, const struct gf_cost_request *r, enum gf_cost_format f,
+			struct gf_obuf *out, char *err, size_t errlen, struct gf_cost_timing *timing)
+{
+	struct gf_cost_timing t = { 0 };
+	struct params p;
+	if (errlen)
+		err[0] = '\0';
+	unsigned code = parse(a, r, &p, err, errlen);
+	if (code != 200)
+		goto out;
+	if (f == GF_COST_JSON)
+		gf_obuf_puts(out, "{\"code\":200,\"data\":[");
+	for (int64_t s = p.start; s < p.end && code == 200; s += p.step) {
+		int64_t e = s + p.step < p.end ? s + p.step : p.end;
+		if (s != p.start)
+			gf_obuf_puts(out, f == GF_COST_JSON ? "," : "\n");
+		code = one_set(a, &p, s, e, f, out, err, errlen, &t);
+		t.sets++;
+	}
+	if (code == 200 && f == GF_COST_JSON)
+		gf_obuf_puts(out, "]}");
+	if (code == 200 && gf_obuf_error(out)) {
+		code = 500;
+		snprintf(err, errlen, "the answer is larger than the response limit");
+	}
+out:
+	if (timing)
+		*timing = t;
+	return code;
+}
+
+/* ---- HTTP -------------------------------------------------------------------- */
+
+static void json_error(struct gf_http_response *resp, unsigned code, const char *msg)
+{
+	gf_obuf_reset(&resp->body);
+	resp->status = code;
+	resp->content_type = "application/json";
+	gf_obuf_printf(&resp->body, "{\"code\":%u,\"message\":\"", code);
+	for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			gf_obuf_printf(&resp->body, "\\%c", *p);
+		else if (*p < 0x20)
+			gf_obuf_printf(&resp->body, "\\u%04x", *p);
+		else
+			gf_obuf_append(&resp->body, p, 1);
+	}
+	gf_obuf_puts(&resp->body, "\"}\n");
+}
+
+static void on_allocation(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	gf_costapi *a = ud;
+	char cn[256];
+	bool verified = gf_http_request_peer_cn(req, cn, sizeof(cn));
+	if (!gf_http_auth_allows(&a->cfg.auth, verified, cn, gf_http_request_header(req, "Authorization"))) {
+		json_error(resp, 401, "unauthorized: a verified client certificate or the bearer token is required");
+		return;
+	}
+	struct gf_cost_request r = {
+		.window = gf_http_request_query(req, "window"),
+		.aggregate = gf_http_request_query(req, "aggregate"),
+		.step = gf_http_request_query(req, "step"),
+		.include_idle = gf_http_request_query(req, "includeIdle"),
+		.resolution = gf_http_request_query(req, "resolution"),
+		.now = (int64_t)time(NULL),
+	};
+	char err[512];
+	struct gf_cost_timing t;
+	resp->content_type = "application/json";
+	unsigned code = gf_costapi_run(a, &r, GF_COST_JSON, &resp->body, err, sizeof(err), &t);
+	if (code != 200)
+		json_error(resp, code, err);
+	if (a->cfg.log_requests)
+		fprintf(stderr, "gpufleet cost: %u window=%s aggregate=%s: %zu set(s), %zu allocation series, "
+				"%zu GPUs, prometheus %.3f s, accounting %.3f s%s%s\n",
+			code, r.window ? r.window : "", r.aggregate ? r.aggregate : "", t.sets, t.uses, t.gpus,
+			t.prom_seconds, t.ours_seconds, code != 200 ? ": " : "", code != 200 ? err : "");
+}
+
+static void on_healthz(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	(void)ud;
+	(void)req;
+	gf_obuf_puts(&resp->body, "ok\n");
+}
+
+size_t gf_costapi_routes(gf_costapi *a, struct gf_http_route *routes, size_t max)
+{
+	const struct gf_http_route all[] = {
+		{ "GET", "/allocation", on_allocation, a },
+		{ "GET", "/allocation/compute", on_allocation, a },
+		{ "GET", "/healthz", on_healthz, a },
+	};
+	size_t n = 0;
+	for (; n < sizeof(all) / sizeof(all[0]) && n < max; n++)
+		routes[n] = all[n];
+	return n;
+}

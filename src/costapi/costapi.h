@@ -1,0 +1,84 @@
+/*
+ * costapi/costapi.h - the cost of GPUs over HTTP in the shape of OpenCost's
+ * /allocation, and the same numbers as the table `gpufleet cost` prints
+ * (docs/cost.md).
+ *
+ * Requests (GET):
+ *   /allocation, /allocation/compute
+ *       window (required: 7d, today, START,END... see gf_cost_parse_window),
+ *       aggregate (namespace | pod | node | model | cluster | label:KEY, or a
+ *       comma list; default namespace), step (a duration: one allocation
+ *       set per step; default the whole window), includeIdle (true|false,
+ *       default true), resolution (the sampling step of the record, default
+ *       5m; at least 1/20000 of the window)
+ *       -> 200 {"code":200,"data":[{"<name>":{...}}, ...]} one set per step
+ *          (cost/cost.h gf_cost_render_set)
+ *       -> 400 {"code":400,"message":"..."} for a bad parameter
+ *       -> 503 {"code":503,"message":"..."} when Prometheus cannot be
+ *          reached or answers 5xx (not the client's fault: retry)
+ *       -> 500 for anything else (out of memory, Prometheus' error text)
+ *   /healthz -> 200 "ok" (no authentication)
+ * Every error leaves the server serving.
+ *
+ * Authentication (http/auth.h): a verified client certificate (with an
+ * allowed CN) or the bearer token; otherwise 401 {"code":401,...}.
+ *
+ * Thread-safety: gf_costapi_run may run on several threads at once.
+ */
+#ifndef GF_COSTAPI_COSTAPI_H
+#define GF_COSTAPI_COSTAPI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/obuf.h"
+#include "cost/cost.h"
+#include "http/auth.h"
+#include "http/server.h"
+
+typedef struct gf_costapi gf_costapi;
+
+struct gf_costapi_config {
+	const char *prometheus_url;          /* copied */
+	long timeout_ms;                     /* per Prometheus query; 0 = 30000 */
+	const struct gf_cost_prices *prices; /* borrowed: must outlive the API */
+	struct gf_http_auth auth;            /* borrowed strings */
+	bool log_requests;                   /* one stderr line per request, with timings */
+	bool recorded;                       /* read the hourly recording rules (promsrc.h
+					      * GF_COST_RES_RECORDED): windows rounded down to
+					      * whole hours, steps in whole hours, no resolution */
+};
+
+/* GF_INVAL (no URL or prices), GF_NOMEM. */
+gf_err gf_costapi_create(const struct gf_costapi_config *cfg, gf_costapi **out);
+void gf_costapi_destroy(gf_costapi *a);
+
+/* One query, whatever carries it.  Strings may be NULL (defaults). */
+struct gf_cost_request {
+	const char *window, *aggregate, *step, *include_idle, *resolution;
+	int64_t now;           /* Unix seconds: what "7d" ends at */
+};
+
+struct gf_cost_timing {
+	double prom_seconds;   /* in Prometheus (queries and transfer) */
+	double ours_seconds;   /* decoding, accounting and rendering */
+	size_t sets, uses, gpus;
+};
+
+enum gf_cost_format { GF_COST_JSON, GF_COST_TABLE };
+
+/*
+ * Run r: parse, fetch each step's window, account, render into out (the
+ * whole JSON answer, or the tables one after the other).  Returns the HTTP
+ * status: 200, 400 (err: which parameter and why), 503 (Prometheus
+ * unavailable), 500.  timing may be NULL.
+ */
+unsigned gf_costapi_run(gf_costapi *a, const struct gf_cost_request *r, enum gf_cost_format f,
+			struct gf_obuf *out, char *err, size_t errlen, struct gf_cost_timing *timing);
+
+/* Fill routes (room for max; 4 is enough) for gf_http_server_create. */
+size_t gf_costapi_routes(gf_costapi *a, struct gf_http_route *routes, size_t max);
+
+#endif /* GF_COSTAPI_COSTAPI_H */

@@ -1,0 +1,204 @@
+/*
+ * tests/cost/test_cost_api.c - the cost API's pieces without a network:
+ * the PromQL it sends, the decoding of Prometheus' answers into uses and
+ * capacity (GPU keys, utilization split by share, pod labels, errors), the
+ * access rule (http/auth.h), and the parameter errors of gf_costapi_run.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "costapi/costapi.h"
+#include "costapi/promsrc.h"
+#include "http/auth.h"
+
+static void test_queries(void **state)
+{
+	(void)state;
+	struct gf_cost_aggregate agg;
+	char err[256];
+	assert_int_equal(gf_cost_parse_aggregate("namespace,label:app.kubernetes.io/team", &agg, err, sizeof(err)), GF_OK);
+	struct gf_cost_queries q;
+	assert_int_equal(gf_cost_queries_build(0, 86400, 60, &agg, &q), GF_OK);
+	/* 86400 s - 30 s, in ms; step 60 s */
+	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum by (node,gpu,uuid,model,share,namespace,pod) "
+						 "(sum_over_time(gpufleet_pod_gpu_allocation[86370000ms:60s]))");
+	assert_string_equal(q.q[GF_COSTQ_CAP], "count_over_time(gpufleet_gpu_capacity[86370000ms:60s])");
+	assert_non_null(strstr(q.q[GF_COSTQ_UTIL], "DCGM_FI_DEV_GPU_UTIL{pod!=\"\"}[86370000ms:60s]"));
+	assert_null(q.labels[0]);
+	assert_string_equal(q.labels[1], "max by (namespace,pod,label_app_kubernetes_io_team) "
+					 "(last_over_time(kube_pod_labels{label_app_kubernetes_io_team!=\"\"}[86400s]))");
+	gf_cost_queries_release(&q);
+	assert_int_equal(gf_cost_parse_aggregate("namespace", &agg, err, sizeof(err)), GF_OK);
+	assert_int_equal(gf_cost_queries_build(0, 3600, 300, &agg, &q), GF_OK);
+	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum by (node,gpu,uuid,model,share,namespace) "
+						 "(sum_over_time(gpufleet_pod_gpu_allocation[3450000ms:300s]))");
+	assert_string_equal(q.q[GF_COSTQ_UTIL], "sum by (UUID,gpu,hostname,Hostname,namespace) "
+						"(sum_over_time(DCGM_FI_DEV_GPU_UTIL{pod!=\"\"}[3450000ms:300s]))");
+	gf_cost_queries_release(&q);
+	/* the hourly recording rules: values are seconds, range W - 30 min, evaluated at end */
+	assert_int_equal(gf_cost_queries_build(0, 7200, GF_COST_RES_RECORDED, &agg, &q), GF_OK);
+	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum by (node,gpu,uuid,model,share,namespace) "
+						 "(sum_over_time(gpufleet:namespace_gpu_allocation:share_seconds_1h[5400s]))");
+	assert_string_equal(q.q[GF_COSTQ_CAP], "sum_over_time(gpufleet:gpu_capacity:seconds_1h[5400s])");
+	gf_cost_queries_release(&q);
+	assert_int_equal(gf_cost_parse_aggregate("node", &agg, err, sizeof(err)), GF_OK);
+	assert_int_equal(gf_cost_queries_build(0, 3600, 300, &agg, &q), GF_OK);
+	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum by (node,gpu,uuid,model,share) "
+						 "(sum_over_time(gpufleet_pod_gpu_allocation[3450000ms:300s]))");
+	gf_cost_queries_release(&q);
+}
+
+#define OK_VEC(items) "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[" items "]}}"
+
+static void test_decode(void **state)
+{
+	(void)state;
+	const char *alloc = OK_VEC(
+		"{\"metric\":{\"namespace\":\"a\",\"pod\":\"p\",\"node\":\"n\",\"gpu\":\"3\",\"uuid\":\"\",\"model\":\"H100\",\"share\":\"0.250\"},\"value\":[1,\"30\"]},"
+		"{\"metric\":{\"namespace\":\"b\",\"pod\":\"q\",\"node\":\"n\",\"gpu\":\"1\",\"uuid\":\"G-1\",\"model\":\"H100\",\"share\":\"1.000\"},\"value\":[1,\"60\"]}");
+	const char *cap = OK_VEC(
+		"{\"metric\":{\"node\":\"n\",\"gpu\":\"3\",\"uuid\":\"\",\"model\":\"H100\",\"capacity_type\":\"spot\"},\"value\":[1,\"120\"]}");
+	/* 120 samples x 50 % = 60 (percent-samples) for p; none for q */
+	const char *util = OK_VEC(
+		"{\"metric\":{\"namespace\":\"a\",\"pod\":\"p\",\"UUID\":\"\",\"gpu\":\"3\",\"Hostname\":\"n\"},\"value\":[1,\"6000\"]}");
+	const char *labels = OK_VEC("{\"metric\":{\"namespace\":\"a\",\"pod\":\"p\",\"label_team\":\"ml\"},\"value\":[1,\"1\"]}");
+	struct gf_cost_aggregate agg;
+	char err[256];
+	assert_int_equal(gf_cost_parse_aggregate("label:team", &agg, err, sizeof(err)), GF_OK);
+	const char *ans[] = { alloc, cap, util, labels };
+	size_t lens[] = { strlen(alloc), strlen(cap), strlen(util), strlen(labels) };
+	struct gf_cost_data d;
+	gf_err e = gf_cost_data_decode(ans, lens, 60, &agg, &d, err, sizeof(err));
+	if (e)
+		fail_msg("%s", err);
+	assert_int_equal(d.nuses, 2);
+	assert_int_equal(d.ngpus, 1);
+	assert_string_equal(d.gpus[0].uuid, "gpu3"); /* no UUID: known by index */
+	assert_true(d.gpus[0].spot);
+	assert_true(fabs(d.gpus[0].seconds - 7200) < 1e-9);
+	const struct gf_cost_use *p = &d.uses[0], *q = &d.uses[1];
+	assert_string_equal(p->uuid, "gpu3");
+	assert_true(fabs(p->share_seconds - 1800) < 1e-9); /* 30 x 60 s */
+	assert_true(fabs(p->seconds - 7200) < 1e-9);       /* / 0.25 */
+	/* busy 6000 / 100 x 60 s = 3600 s of the device, x share 0.25 = 900 s */
+	assert_true(fabs(p->used_seconds - 900) < 1e-9);
+	assert_true(fabs(q->used_seconds - 0) < 1e-9); /* other pods have series: q's is 0, not unknown */
+	assert_int_equal(p->nlabels, 1);
+	assert_string_equal(p->labels[0].value, "ml");
+	assert_null(q->labels[0].value);
+	gf_cost_data_release(&d);
+
+	/* no utilization series at all: unknown */
+	const char *none = OK_VEC("");
+	ans[2] = none;
+	lens[2] = strlen(none);
+	assert_int_equal(gf_cost_data_decode(ans, lens, 60, &agg, &d, err, sizeof(err)), GF_OK);
+	assert_true(d.uses[0].used_seconds < 0);
+	gf_cost_data_release(&d);
+}
+
+static void expect_decode_error(const char *alloc, const char *want)
+{
+	struct gf_cost_aggregate agg;
+	char err[256] = "";
+	assert_int_equal(gf_cost_parse_aggregate("namespace", &agg, err, sizeof(err)), GF_OK);
+	const char *empty = OK_VEC("");
+	const char *ans[] = { alloc, empty, empty, NULL };
+	size_t lens[] = { strlen(alloc), strlen(empty), strlen(empty), 0 };
+	struct gf_cost_data d;
+	assert_int_equal(gf_cost_data_decode(ans, lens, 60, &agg, &d, err, sizeof(err)), GF_PARSE);
+	if (!strstr(err, want))
+		fail_msg("error '%s' does not contain '%s'", err, want);
+	assert_null(d.uses);
+}
+
+static void test_decode_errors(void **state)
+{
+	(void)state;
+	expect_decode_error("nope", "prometheus allocation answer: not JSON");
+	expect_decode_error("{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"parse error at char 3\"}",
+			    "prometheus allocation query failed: parse error at char 3");
+	expect_decode_error(OK_VEC("{\"metric\":{\"share\":\"2\"},\"value\":[1,\"1\"]}"),
+			    "data.result[0].metric.share: expected a number in (0, 1], found \"2\"");
+	expect_decode_error(OK_VEC("{\"metric\":{\"share\":\"0.5\"},\"value\":[1,\"-1\"]}"),
+			    "data.result[0].value: expected a number >= 0");
+	expect_decode_error(OK_VEC("{\"metric\":{\"share\":\"0.5\"},\"value\":[1,\"NaN\"]}"),
+			    "data.result[0].value");
+	expect_decode_error("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]}}",
+			    "expected resultType vector");
+}
+
+static void test_auth(void **state)
+{
+	(void)state;
+	const char *cns[] = { "front-proxy-client" };
+	struct gf_http_auth off = { .required = false };
+	struct gf_http_auth certs = { .required = true, .client_certs = true, .allowed_cns = cns, .nallowed = 1 };
+	struct gf_http_auth any_cert = { .required = true, .client_certs = true };
+	struct gf_http_auth token = { .required = true, .token = "s3cret" };
+	assert_true(gf_http_auth_allows(&off, false, NULL, NULL));
+	assert_true(gf_http_auth_allows(&certs, true, "front-proxy-client", NULL));
+	assert_false(gf_http_auth_allows(&certs, true, "someone-else", NULL));
+	assert_false(gf_http_auth_allows(&certs, false, "front-proxy-client", NULL));
+	assert_true(gf_http_auth_allows(&any_cert, true, "", NULL));
+	assert_false(gf_http_auth_allows(&any_cert, false, NULL, "Bearer x"));
+	assert_true(gf_http_auth_allows(&token, false, NULL, "Bearer s3cret"));
+	assert_false(gf_http_auth_allows(&token, false, NULL, "Bearer s3cre"));
+	assert_false(gf_http_auth_allows(&token, false, NULL, "Bearer s3cret2"));
+	assert_false(gf_http_auth_allows(&token, false, NULL, "bearer s3cret"));
+	assert_false(gf_http_auth_allows(&token, true, "x", NULL)); /* certificates not accepted here */
+	struct gf_http_auth empty_token = { .required = true, .token = "" };
+	assert_false(gf_http_auth_allows(&empty_token, false, NULL, "Bearer "));
+}
+
+/* Parameter errors never reach Prometheus (the URL is unreachable on purpose). */
+static void test_run_params(void **state)
+{
+	(void)state;
+	struct gf_cost_price star = { .model = "*", .on_demand = 1, .spot = 1 };
+	struct gf_cost_prices p = { .v = &star, .n = 1, .currency = "USD" };
+	struct gf_costapi_config cfg = { .prometheus_url = "http://127.0.0.1:1", .timeout_ms = 500, .prices = &p };
+	gf_costapi *a;
+	assert_int_equal(gf_costapi_create(&cfg, &a), GF_OK);
+	struct {
+		struct gf_cost_request r;
+		unsigned code;
+		const char *msg;
+	} cases[] = {
+		{ { .window = NULL }, 400, "window: required" },
+		{ { .window = "7d", .aggregate = "controller" }, 400, "unknown aggregate 'controller'" },
+		{ { .window = "7d", .step = "1m" }, 400, "step: 1m makes more than 400 sets" },
+		{ { .window = "30d", .resolution = "1s" }, 400, "resolution: 1s does not fit" },
+		{ { .window = "1h", .resolution = "2h" }, 400, "resolution: 7200s does not fit" },
+		{ { .window = "1h", .include_idle = "yes" }, 400, "includeIdle: expected true or false" },
+		{ { .window = "1h" }, 503, "prometheus http://127.0.0.1:1: " },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gf_obuf o;
+		char err[512];
+		gf_obuf_init(&o, 1 << 20);
+		cases[i].r.now = 1796137462;
+		unsigned code = gf_costapi_run(a, &cases[i].r, GF_COST_JSON, &o, err, sizeof(err), NULL);
+		if (code != cases[i].code || !strstr(err, cases[i].msg))
+			fail_msg("case %zu: %u '%s', want %u '%s'", i, code, err, cases[i].code, cases[i].msg);
+		gf_obuf_release(&o);
+	}
+	gf_costapi_destroy(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_queries),
+		cmocka_unit_test(test_decode),
+		cmocka_unit_test(test_decode_errors),
+		cmocka_unit_test(test_auth),
+		cmocka_unit_test(test_run_params),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

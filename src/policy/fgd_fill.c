@@ -174,6 +174,7 @@ const struct gf_policy_ops gf_policy_fgd_fill = {
 	.summary = "FGD, then CPU-only pods onto nodes whose GPUs are spent and sharing pods onto "
 		   "the GPU that wastes least (gpufleet's own, not in the paper)",
 	.in_paper = false,
+	.ours = true,
 	.needs_target = true,
 	.gpu_select = GF_GPUSEL_POLICY,
 	.tie_break = GF_TIE_PRIORITY,

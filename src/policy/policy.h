@@ -43,6 +43,7 @@ struct gf_policy_ops {
 	const char *label;	/* display name: "FGD" */
 	const char *summary;	/* one line for --help */
 	bool in_paper;		/* one of the six policies of the FGD paper's openb experiment */
+	bool ours;		/* gpufleet's own policy: listed beside the paper's, marked */
 	bool needs_target;	/* needs env->target */
 	enum gf_gpu_select gpu_select;
 	enum gf_tie_break tie_break;

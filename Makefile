@@ -7,7 +7,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps deps-test build run test test-asan test-fuzz bench clean
+.PHONY: all deps deps-test build run test test-asan test-fuzz bench bench-bound clean
 
 all: build
 
@@ -54,6 +54,12 @@ test-fuzz:
 bench:
 	$(MAKE) build TESTS=OFF
 	./$(BUILD)/bench/bench_simulate
+
+# FGD and FGD-Fill beside an LP upper bound, every bundled workload (a few minutes; GLPK).
+bench-bound:
+	./scripts/bootstrap bench
+	$(MAKE) build TESTS=OFF
+	./$(BUILD)/bench/bench_bound
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -79,6 +79,15 @@ gf_err gf_openb_run(const gf_openb *x, const struct gf_policy_ops *ops,
 		    const struct gf_openb_config *cfg, struct gf_openb_result *out);
 void gf_openb_result_release(struct gf_openb_result *r);
 
+/*
+ * The pods a run with cfg attempts, in attempt order (spec 2.2 steps 3-4,
+ * the same draws as gf_openb_run): *pods gets a malloc'ed array of copies
+ * (the caller frees it), *n its length.  For offline analysis (the bound in
+ * bench/).  Errors: GF_INVAL (tune <= 0), GF_NOMEM.
+ */
+gf_err gf_openb_attempts(const gf_openb *x, const struct gf_openb_config *cfg,
+			 struct gf_pod_spec **pods, size_t *n);
+
 /* Value of a curve at x, NAN if x is past the end or the column is blank. */
 double gf_openb_at(const struct gf_openb_result *r, const double *curve, int x);
 

@@ -262,6 +262,7 @@ gf_err gf_openb_run(const gf_openb *x, const struct gf_policy_ops *ops,
 	err = build_order(x, cfg, &rng, &order, &norder, &total_request);
 	if (err)
 		return err;
+	out->first_failed = -1;
 
 	err = gf_cluster_create(x->nodes, x->nnodes, &c);
 	if (err)
@@ -316,7 +317,8 @@ gf_err gf_openb_run(const gf_openb *x, const struct gf_policy_ops *ops,
 			fnode[pl.node] = f;
 			out->placed++;
 		} else {
-			out->failed++;
+			if (out->failed++ == 0)
+				out->first_failed = (int64_t)e;
 		}
 
 		/* One sample, logged as the reference simulator does (2 decimals). */

@@ -46,6 +46,7 @@ struct gf_openb_result {
 	double *frag_ratio;	/* fragmentation, % of idle GPU capacity */
 	int64_t total_gpus;
 	int64_t attempts, placed, failed;
+	int64_t first_failed;	/* attempt index (0-based) of the first pod that failed; -1 if none */
 	int64_t gpu_requested;	/* milli-GPU, all attempted pods */
 	int64_t gpu_allocated;	/* milli-GPU at the end */
 	uint64_t scores_computed, scores_cached;

@@ -342,12 +342,18 @@ int main(int argc, char **argv)
 {
 	static const char *workloads[] = { "default", "cpu050", "gpushare20", "gpushare40",
 					   "gpushare80", "multigpu20", "gpuspec10" };
-	int nseeds = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 10;
+	char *end = NULL;
+	long nseeds = argc > 1 ? strtol(argv[1], &end, 10) : 10;
 	char lp[] = "/tmp/gf-bound-XXXXXX";
-	int fd = mkstemp(lp);
+	int fd;
 
-	if (fd < 0 || nseeds < 1) {
-		fprintf(stderr, "usage: bench_bound [SEEDS]\n");
+	if (argc > 2 || (end && *end) || nseeds < 1 || nseeds > 1000) {
+		fprintf(stderr, "usage: bench_bound [SEEDS]   (1..1000 seeds from 42; default 10)\n");
+		return 2;
+	}
+	fd = mkstemp(lp);
+	if (fd < 0) {
+		fprintf(stderr, "bench_bound: cannot create a temporary file\n");
 		return 2;
 	}
 	close(fd);
@@ -357,7 +363,7 @@ int main(int argc, char **argv)
 	       "  prefix: the same, but every pod attempted before the first failure of FGD or of\n"
 	       "          FGD-Fill (whichever comes first) is placed: a bound for every policy that\n"
 	       "          places those pods, as FGD and FGD-Fill do\n\n",
-	       41 + nseeds);
+	       41 + (int)nseeds);
 	printf("%-12s %8s %9s %7s %8s %8s %8s  %s\n", "workload", "FGD", "FGD-Fill", "diff", "any",
 	       "prefix", "gap", "diff per seed   prefix (arrived %)");
 	for (size_t w = 0; w < sizeof(workloads) / sizeof(workloads[0]); w++) {

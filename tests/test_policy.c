@@ -173,12 +173,12 @@ static void test_fgd_fill_waste_table(void **state)
 
 	(void)state;
 	gf_fill_waste_table(&f->t, w);
-	assert_true(w[0] == 0.0);
-	assert_true(w[499] == 499.0);
-	assert_true(w[500] == 0.0);
-	assert_true(w[600] == 100.0);
-	assert_true(w[999] == 499.0);
-	assert_true(w[1000] == 0.0);
+	assert_float_equal(w[0], 0.0, 0.0);
+	assert_float_equal(w[499], 499.0, 0.0);
+	assert_float_equal(w[500], 0.0, 0.0);
+	assert_float_equal(w[600], 100.0, 0.0);
+	assert_float_equal(w[999], 499.0, 0.0);
+	assert_float_equal(w[1000], 0.0, 0.0);
 	fx_free(f);
 }
 
@@ -200,10 +200,10 @@ static void test_fgd_fill_cpu_pod(void **state)
 	assert_int_equal(score(f, &gf_policy_fgd, 0, &cpu, &hint), 50);
 	assert_int_equal(score(f, &gf_policy_fgd, 1, &cpu, &hint), 50);
 	/* FGD-Fill: 50 in the high bits, then INT32_MAX - free GPU share. */
-	assert_true(score(f, &gf_policy_fgd_fill, 0, &cpu, &hint) ==
-		    50 * ((int64_t)1 << 32) + INT32_MAX - 2000);
-	assert_true(score(f, &gf_policy_fgd_fill, 1, &cpu, &hint) ==
-		    50 * ((int64_t)1 << 32) + INT32_MAX - 1000);
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 0, &cpu, &hint),
+			 50 * ((int64_t)1 << 32) + INT32_MAX - 2000);
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 1, &cpu, &hint),
+			 50 * ((int64_t)1 << 32) + INT32_MAX - 1000);
 	/* FGD takes node a (priority 0 wins the tie); FGD-Fill takes node b. */
 	assert_int_equal(gf_sched_create(&gf_policy_fgd, &f->env, &s), GF_OK);
 	assert_int_equal(gf_sched_place(s, &cpu, NULL, &pl), GF_PLACED);
@@ -215,7 +215,7 @@ static void test_fgd_fill_cpu_pod(void **state)
 	gf_sched_destroy(s);
 	/* A whole-GPU pod is scored as FGD scores it: on a = [1000, 1000] it leaves
 	 * [0, 1000], F stays 0 -> 50 in the high bits, nothing below. */
-	assert_true(score(f, &gf_policy_fgd_fill, 0, &whole, &hint) == 50 * ((int64_t)1 << 32));
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 0, &whole, &hint), 50 * ((int64_t)1 << 32));
 	fx_free(f);
 }
 
@@ -239,7 +239,7 @@ static void test_fgd_fill_sharing_gpu(void **state)
 	assert_int_equal(hint, 0);
 	/* W growth: GPU 0: W(800) - W(1000) = 300 - 0 = 300; GPU 1: W(500) - W(700)
 	 * = 0 - 200 = -200.  FGD-Fill takes GPU 1; the node score is FGD's alone. */
-	assert_true(score(f, &gf_policy_fgd_fill, 0, &p200, &hint) == 50 * ((int64_t)1 << 32));
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 0, &p200, &hint), 50 * ((int64_t)1 << 32));
 	assert_int_equal(hint, 1);
 	assert_int_equal(gf_sched_create(&gf_policy_fgd_fill, &f->env, &s), GF_OK);
 	assert_int_equal(gf_sched_place(s, &p200, NULL, &pl), GF_PLACED);

@@ -29,9 +29,10 @@
  *
  * Whole-GPU pods are scored exactly as FGD scores them.
  *
- * Cost: FGD's, plus an O(GPUs) sum for CPU-only pods and two table reads per
- * GPU tried; the score is a pure function of the node's state and the pod's
- * shape, so the framework's score cache applies.
+ * Cost: FGD's, plus two table reads per GPU tried for sharing pods (the free
+ * GPU share of rule 1 is a field of the node); the score is a pure function
+ * of the node's state and the pod's shape, so the framework's score cache
+ * applies.  Measured: bench_simulate prints both replay times.
  */
 #include <stdlib.h>
 #include <string.h>

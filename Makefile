@@ -10,7 +10,7 @@ GCC_RELEASE_BUILD   ?= build-release-gcc
 CLANG_RELEASE_BUILD ?= build-release-clang
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps deps-test build run test test-asan test-fuzz test-release bench image clean
+.PHONY: all deps deps-test build run test test-asan test-fuzz test-release bench bench-bound image clean
 
 all: build
 
@@ -91,6 +91,12 @@ image:
 	cmake -S . -B $(IMAGE_BUILD) -DCMAKE_BUILD_TYPE=Release -DGF_TESTS=OFF
 	cmake --build $(IMAGE_BUILD) -j $(JOBS) --target gpufleet
 	./scripts/build-image --binary $(IMAGE_BUILD)/gpufleet --tag $(IMAGE) $(if $(IMAGE_ARCHIVE),--oci-archive $(IMAGE_ARCHIVE))
+
+# FGD and FGD-Fill beside an LP upper bound, every bundled workload (a few minutes; GLPK).
+bench-bound:
+	./scripts/bootstrap bench
+	$(MAKE) build TESTS=OFF
+	./$(BUILD)/bench/bench_bound
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(GCC_RELEASE_BUILD) $(CLANG_RELEASE_BUILD) $(IMAGE_BUILD)

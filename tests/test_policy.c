@@ -160,6 +160,95 @@ static void test_fgd_score_and_gpu(void **state)
 	fx_free(f);
 }
 
+/*
+ * FGD-Fill's rules, on the fixture's target (one class: 1000 mCPU x 500 mGPU).
+ * W(g): g < 500 fits nothing, so W(g) = g; 500 <= g < 1000 takes one pod, so
+ * W(g) = W(g - 500) = g - 500; W(1000) = W(500) = W(0) = 0.
+ */
+static void test_fgd_fill_waste_table(void **state)
+{
+	struct gf_node_spec n[1] = { tu_node("a", 8000, 64000, 1, -1) };
+	struct fixture *f = fx_new(n, 1);
+	double w[GF_MILLI_PER_GPU + 1];
+
+	(void)state;
+	gf_fill_waste_table(&f->t, w);
+	assert_float_equal(w[0], 0.0, 0.0);
+	assert_float_equal(w[499], 499.0, 0.0);
+	assert_float_equal(w[500], 0.0, 0.0);
+	assert_float_equal(w[600], 100.0, 0.0);
+	assert_float_equal(w[999], 499.0, 0.0);
+	assert_float_equal(w[1000], 0.0, 0.0);
+	fx_free(f);
+}
+
+/* A CPU-only pod that FGD scores 50 everywhere goes where the GPUs are spent. */
+static void test_fgd_fill_cpu_pod(void **state)
+{
+	struct gf_node_spec n[2] = { tu_node("a", 8000, 64000, 2, -1), tu_node("b", 8000, 64000, 2, -1) };
+	struct fixture *f = fx_new(n, 2);
+	struct gf_pod_spec whole = tu_pod("w", 1000, 100, 1, 1000, 0);
+	struct gf_pod_spec cpu = tu_pod("c", 1000, 100, 0, 0, 0);
+	uint8_t g0[] = { 0 };
+	int hint;
+	gf_sched *s;
+	struct gf_placement pl;
+
+	(void)state;
+	bind(f, 1, &whole, g0);	/* b: GPU 0 taken, 1000 mGPU free; a: 2000 free */
+	/* Both nodes keep 6000+ mCPU and a free GPU: F stays 0, FGD says 50 on both. */
+	assert_int_equal(score(f, &gf_policy_fgd, 0, &cpu, &hint), 50);
+	assert_int_equal(score(f, &gf_policy_fgd, 1, &cpu, &hint), 50);
+	/* FGD-Fill: 50 in the high bits, then INT32_MAX - free GPU share. */
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 0, &cpu, &hint),
+			 50 * ((int64_t)1 << 32) + INT32_MAX - 2000);
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 1, &cpu, &hint),
+			 50 * ((int64_t)1 << 32) + INT32_MAX - 1000);
+	/* FGD takes node a (priority 0 wins the tie); FGD-Fill takes node b. */
+	assert_int_equal(gf_sched_create(&gf_policy_fgd, &f->env, &s), GF_OK);
+	assert_int_equal(gf_sched_place(s, &cpu, NULL, &pl), GF_PLACED);
+	assert_int_equal(pl.node, 0);
+	gf_sched_destroy(s);
+	assert_int_equal(gf_sched_create(&gf_policy_fgd_fill, &f->env, &s), GF_OK);
+	assert_int_equal(gf_sched_place(s, &cpu, NULL, &pl), GF_PLACED);
+	assert_int_equal(pl.node, 1);
+	gf_sched_destroy(s);
+	/* A whole-GPU pod is scored as FGD scores it: on a = [1000, 1000] it leaves
+	 * [0, 1000], F stays 0 -> 50 in the high bits, nothing below. */
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 0, &whole, &hint), 50 * ((int64_t)1 << 32));
+	fx_free(f);
+}
+
+/* A sharing pod that FGD scores 50 on both GPUs goes to the GPU whose W grows least. */
+static void test_fgd_fill_sharing_gpu(void **state)
+{
+	struct gf_node_spec n[1] = { tu_node("a", 8000, 64000, 2, -1) };
+	struct fixture *f = fx_new(n, 1);
+	struct gf_pod_spec p300 = tu_pod("p3", 1000, 100, 1, 300, 0);
+	struct gf_pod_spec p200 = tu_pod("p2", 1000, 100, 1, 200, 0);
+	uint8_t g1[] = { 1 };
+	int hint;
+	gf_sched *s;
+	struct gf_placement pl;
+
+	(void)state;
+	bind(f, 0, &p300, g1);	/* g = [1000, 700] */
+	/* p200 on GPU 0 -> [800, 700], on GPU 1 -> [1000, 500]: both GPUs still fit
+	 * the 500 class, F stays 0, FGD scores 50 on both and takes the lower index. */
+	assert_int_equal(score(f, &gf_policy_fgd, 0, &p200, &hint), 50);
+	assert_int_equal(hint, 0);
+	/* W growth: GPU 0: W(800) - W(1000) = 300 - 0 = 300; GPU 1: W(500) - W(700)
+	 * = 0 - 200 = -200.  FGD-Fill takes GPU 1; the node score is FGD's alone. */
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 0, &p200, &hint), 50 * ((int64_t)1 << 32));
+	assert_int_equal(hint, 1);
+	assert_int_equal(gf_sched_create(&gf_policy_fgd_fill, &f->env, &s), GF_OK);
+	assert_int_equal(gf_sched_place(s, &p200, NULL, &pl), GF_PLACED);
+	assert_int_equal(pl.ngpus, 1);
+	assert_int_equal(pl.gpus[0], 1);
+	gf_sched_destroy(s);
+	fx_free(f);
+}
+
 static void test_k8s_resources_fit(void **state)
 {
 	struct gf_node_spec n = tu_node("n", 8000, 16000, 2, -1);
@@ -301,6 +390,9 @@ int main(void)
 		cmocka_unit_test(test_gpu_packing),
 		cmocka_unit_test(test_gpu_clustering),
 		cmocka_unit_test(test_fgd_score_and_gpu),
+		cmocka_unit_test(test_fgd_fill_waste_table),
+		cmocka_unit_test(test_fgd_fill_cpu_pod),
+		cmocka_unit_test(test_fgd_fill_sharing_gpu),
 		cmocka_unit_test(test_k8s_resources_fit),
 		cmocka_unit_test(test_sched_score_cached),
 		cmocka_unit_test(test_tie_break_priority),

@@ -61,7 +61,7 @@ static void fgd_destroy(void *state)
 	free(st);
 }
 
-static int64_t quantise(double before, double after)
+int64_t gf_fgd_quantise(double before, double after)
 {
 	double sig = 1.0 / (1.0 + exp(-(before - after) / 1000.0));
 
@@ -102,7 +102,7 @@ static int64_t fgd_score(void *state, const struct gf_policy_env *env, size_t no
 				continue;	/* same multiset, same score; the lower index has it */
 			tried[ntried++] = g[i];
 			g[i] -= (uint16_t)p->gpu_milli;
-			s = quantise(before, gf_frag_node(t, nd->model, cpu_after, g, nd->ngpus));
+			s = gf_fgd_quantise(before, gf_frag_node(t, nd->model, cpu_after, g, nd->ngpus));
 			g[i] += (uint16_t)p->gpu_milli;
 			if (s > best) {
 				best = s;
@@ -117,7 +117,7 @@ static int64_t fgd_score(void *state, const struct gf_policy_env *env, size_t no
 
 	for (int k = 0; k < n; k++)
 		g[pick[k]] -= (uint16_t)p->gpu_milli;
-	return quantise(before, gf_frag_node(t, nd->model, cpu_after, g, nd->ngpus));
+	return gf_fgd_quantise(before, gf_frag_node(t, nd->model, cpu_after, g, nd->ngpus));
 }
 
 const struct gf_policy_ops gf_policy_fgd = {

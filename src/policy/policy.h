@@ -43,6 +43,7 @@ struct gf_policy_ops {
 	const char *label;	/* display name: "FGD" */
 	const char *summary;	/* one line for --help */
 	bool in_paper;		/* one of the six policies of the FGD paper's openb experiment */
+	bool ours;		/* gpufleet's own policy: listed beside the paper's, marked */
 	bool needs_target;	/* needs env->target */
 	enum gf_gpu_select gpu_select;
 	enum gf_tie_break tie_break;
@@ -85,6 +86,7 @@ extern const struct gf_policy_ops gf_policy_gpu_clustering;
 extern const struct gf_policy_ops gf_policy_gpu_packing;
 extern const struct gf_policy_ops gf_policy_best_fit;
 extern const struct gf_policy_ops gf_policy_fgd;
+extern const struct gf_policy_ops gf_policy_fgd_fill;
 extern const struct gf_policy_ops gf_policy_k8s_least_allocated;
 extern const struct gf_policy_ops gf_policy_k8s_most_allocated;
 
@@ -97,5 +99,17 @@ extern const struct gf_policy_ops gf_policy_k8s_most_allocated;
  * indices to out[] and returns how many were found (< count: does not fit).
  */
 int gf_gpus_ascending_fit(const struct gf_node *nd, int count, int milli, uint8_t *out);
+
+/*
+ * FGD's node score from the node's fragmentation before and after placing
+ * the pod (spec 4.6.3): floor(100 * sigmoid((before - after) / 1000)).
+ */
+int64_t gf_fgd_quantise(double before, double after);
+
+/*
+ * FGD-Fill's expected eventual waste W(g) of a GPU with g milli free under
+ * target t, for g = 0..GF_MILLI_PER_GPU, into w[] (policy/fgd_fill.c).
+ */
+void gf_fill_waste_table(const struct gf_target *t, double *w);
 
 #endif /* GF_POLICY_POLICY_H */

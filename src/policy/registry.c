@@ -15,6 +15,7 @@ static const struct gf_policy_ops *const registry[] = {
 	&gf_policy_gpu_packing,
 	&gf_policy_best_fit,
 	&gf_policy_fgd,
+	&gf_policy_fgd_fill,
 	&gf_policy_k8s_least_allocated,
 	&gf_policy_k8s_most_allocated,
 };

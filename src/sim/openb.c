@@ -207,6 +207,33 @@ static gf_err build_order(const gf_openb *x, const struct gf_openb_config *cfg, 
 	return GF_OK;
 }
 
+gf_err gf_openb_attempts(const gf_openb *x, const struct gf_openb_config *cfg,
+			 struct gf_pod_spec **pods, size_t *n)
+{
+	struct gf_rng rng;
+	uint32_t *order;
+	size_t norder;
+	int64_t total;
+	gf_err err;
+
+	if (!(cfg->tune > 0))
+		return GF_INVAL;
+	gf_rng_init(&rng, cfg->seed);
+	err = build_order(x, cfg, &rng, &order, &norder, &total);
+	if (err)
+		return err;
+	*pods = malloc((norder ? norder : 1) * sizeof(**pods));
+	if (!*pods) {
+		free(order);
+		return GF_NOMEM;
+	}
+	for (size_t i = 0; i < norder; i++)
+		(*pods)[i] = x->pods[order[i]];
+	*n = norder;
+	free(order);
+	return GF_OK;
+}
+
 struct bucket {
 	double alloc, frag, ratio;
 	int64_t n;
@@ -235,6 +262,7 @@ gf_err gf_openb_run(const gf_openb *x, const struct gf_policy_ops *ops,
 	err = build_order(x, cfg, &rng, &order, &norder, &total_request);
 	if (err)
 		return err;
+	out->first_failed = -1;
 
 	err = gf_cluster_create(x->nodes, x->nnodes, &c);
 	if (err)
@@ -289,7 +317,8 @@ gf_err gf_openb_run(const gf_openb *x, const struct gf_policy_ops *ops,
 			fnode[pl.node] = f;
 			out->placed++;
 		} else {
-			out->failed++;
+			if (out->failed++ == 0)
+				out->first_failed = (int64_t)e;
 		}
 
 		/* One sample, logged as the reference simulator does (2 decimals). */

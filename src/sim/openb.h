@@ -46,6 +46,7 @@ struct gf_openb_result {
 	double *frag_ratio;	/* fragmentation, % of idle GPU capacity */
 	int64_t total_gpus;
 	int64_t attempts, placed, failed;
+	int64_t first_failed;	/* attempt index (0-based) of the first pod that failed; -1 if none */
 	int64_t gpu_requested;	/* milli-GPU, all attempted pods */
 	int64_t gpu_allocated;	/* milli-GPU at the end */
 	uint64_t scores_computed, scores_cached;
@@ -78,6 +79,15 @@ int64_t gf_openb_ngpus(const gf_openb *x);
 gf_err gf_openb_run(const gf_openb *x, const struct gf_policy_ops *ops,
 		    const struct gf_openb_config *cfg, struct gf_openb_result *out);
 void gf_openb_result_release(struct gf_openb_result *r);
+
+/*
+ * The pods a run with cfg attempts, in attempt order (spec 2.2 steps 3-4,
+ * the same draws as gf_openb_run): *pods gets a malloc'ed array of copies
+ * (the caller frees it), *n its length.  For offline analysis (the bound in
+ * bench/).  Errors: GF_INVAL (tune <= 0), GF_NOMEM.
+ */
+gf_err gf_openb_attempts(const gf_openb *x, const struct gf_openb_config *cfg,
+			 struct gf_pod_spec **pods, size_t *n);
 
 /* Value of a curve at x, NAN if x is past the end or the column is blank. */
 double gf_openb_at(const struct gf_openb_result *r, const double *curve, int x);

@@ -72,7 +72,9 @@ gf_err gf_report_table(const struct gf_report *r, struct gf_obuf *out)
 	for (int k = 0; k < r->nseries; k++) {
 		const struct gf_report_series *s = &r->series[k];
 
-		gf_obuf_printf(out, "%-20s", s->label);
+		int pad = 20 - (int)strlen(s->label);
+
+		gf_obuf_printf(out, "%s%-*s", s->label, pad > 0 ? pad : 0, s->ours ? " (ours)" : "");
 		cell(out, gf_report_mean(s, GF_CURVE_ALLOC, 100), 9);
 		cell(out, s->paper.alloc100, 9);
 		cell(out, gf_report_mean(s, GF_CURVE_ALLOC, 130), 9);
@@ -87,6 +89,10 @@ gf_err gf_report_table(const struct gf_report *r, struct gf_obuf *out)
 			   "arrived load\nfrag: fragmented idle GPU capacity (FGD measure), %% of capacity; "
 			   "mean over %d seed(s); paper: FGD, USENIX ATC'23\n",
 		      r->nseries ? r->series[0].nruns : 0);
+	for (int k = 0; k < r->nseries; k++)
+		if (r->series[k].ours)
+			gf_obuf_printf(out, "(ours): %s is gpufleet's own policy, not in the paper\n",
+				       r->series[k].label);
 	return gf_obuf_error(out);
 }
 

@@ -24,6 +24,7 @@ struct gf_report_series {
 	const struct gf_openb_result *runs;
 	const uint64_t *seeds;
 	struct gf_paper_figures paper;
+	bool ours;		/* gpufleet's own policy: the table marks it "(ours)" */
 };
 
 struct gf_report {

@@ -63,6 +63,10 @@
 #include <unistd.h>
 
 #define GF_EXPORT __attribute__((visibility("default")))
+/* dlsym runs inside other libraries' start-up, including a sanitizer
+ * runtime's before its shadow memory exists: that path is not instrumented
+ * and calls nothing a sanitizer intercepts (no dlopen). */
+#define GF_UNINSTRUMENTED __attribute__((no_sanitize("address", "undefined")))
 
 /* ---- the slice of the CUDA driver and NVML ABIs used here ---- */
 typedef int CUresult;
@@ -117,7 +121,6 @@ GF_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int versi
 				       int *status);
 GF_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *mem);
 GF_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t dev, nvmlMemory_v2_t *mem);
-GF_EXPORT void *dlsym(void *handle, const char *name);
 
 /* Hooked driver functions: our function, its name in libcuda, the name
  * cuGetProcAddress is asked with. */
@@ -318,23 +321,28 @@ static struct {
 
 static _Atomic(dlsym_fn) real_dlsym_ptr;
 
-/* glibc's dlsym, found without calling dlsym. */
-static dlsym_fn real_dlsym(void)
+/* glibc's own function `name`, found without calling dlsym: dlvsym with a
+ * version also skips unversioned interceptors (a sanitizer's dlopen). */
+GF_UNINSTRUMENTED static void *glibc_fn(const char *name)
+{
+	static const char *const versions[] = { "GLIBC_2.34", "GLIBC_2.17", "GLIBC_2.2.5", "GLIBC_2.0" };
+	void *p = NULL;
+	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]) && !p; i++)
+		p = dlvsym(RTLD_NEXT, name, versions[i]);
+	return p;
+}
+
+GF_UNINSTRUMENTED static dlsym_fn real_dlsym(void)
 {
 	dlsym_fn f = atomic_load_explicit(&real_dlsym_ptr, memory_order_acquire);
-	if (f)
-		return f;
-	static const char *const versions[] = { "GLIBC_2.34", "GLIBC_2.17", "GLIBC_2.2.5", "GLIBC_2.0" };
-	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]) && !f; i++) {
-		void *p = dlvsym(RTLD_NEXT, "dlsym", versions[i]);
+	if (!f) {
+		void *p = glibc_fn("dlsym");
 		memcpy(&f, &p, sizeof(f));
+		atomic_store_explicit(&real_dlsym_ptr, f, memory_order_release);
 	}
-	atomic_store_explicit(&real_dlsym_ptr, f, memory_order_release);
 	return f;
 }
 
-/* One line "gpufleet-memcap: what: why" on stderr (write(2): no stdio
- * state touched inside someone else's process). */
 static void say(const char *what, const char *why)
 {
 	char line[768];
@@ -777,43 +785,65 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t dev, nvmlMemory_v2_t *mem)
 	return r;
 }
 
-/* ---- dlsym ---- */
+/* ---- dlsym ----
+ *
+ * glibc answers dlsym(RTLD_NEXT, name) relative to the object that called
+ * it, found from the return address.  So RTLD_NEXT must reach glibc with
+ * the caller's return address untouched: dlsym is a few instructions of
+ * assembly that jump (not call) to glibc's dlsym for RTLD_NEXT, and to
+ * dlsym_hook for every other handle.  (A name asked with RTLD_NEXT is
+ * therefore never swapped: "the next definition" is what that caller,
+ * usually another interposer, wants.)  x86-64 only; elsewhere dlsym is not
+ * interposed and the dlsym path is not capped (docs/agent.md).
+ */
 
-/* dlsym(RTLD_NEXT, name) as glibc would answer it for `caller`: the first
- * object after the caller's in the load order that defines name.  (glibc's
- * answer depends on the caller's address, which a wrapper changes, so we
- * walk the link map ourselves: each later object is opened with NOLOAD and
- * a hit counts only if the address lies in that object.) */
-static void *next_after(const void *caller, const char *name)
+/* The pointer the trampoline jumps to. */
+GF_UNINSTRUMENTED __attribute__((used)) void *gf_memcap_glibc_dlsym(void);
+GF_UNINSTRUMENTED __attribute__((used)) void *gf_memcap_glibc_dlsym(void)
 {
-	dlsym_fn ds = real_dlsym();
-	Dl_info info;
-	struct link_map *lm = NULL;
-	if (!ds || !dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
-		return NULL;
-	for (struct link_map *o = lm->l_next; o; o = o->l_next) {
-		void *h = dlopen(o->l_name && o->l_name[0] ? o->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
-		if (!h)
-			continue;
-		void *p = ds(h, name);
-		dlclose(h);
-		struct link_map *def = NULL;
-		if (p && dladdr1(p, &info, (void **)&def, RTLD_DL_LINKMAP) && def == o)
-			return p;
-	}
-	return NULL;
+	void *p;
+	dlsym_fn f = real_dlsym();
+	memcpy(&p, &f, sizeof(p));
+	return p;
 }
 
-void *dlsym(void *handle, const char *name)
+GF_UNINSTRUMENTED static bool same_name(const char *a, const char *b)
 {
-	const void *caller = __builtin_return_address(0);
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+GF_UNINSTRUMENTED __attribute__((used)) void *gf_memcap_dlsym_hook(void *handle, const char *name);
+GF_UNINSTRUMENTED __attribute__((used)) void *gf_memcap_dlsym_hook(void *handle, const char *name)
+{
 	dlsym_fn ds = real_dlsym();
-	if (!ds)
-		return NULL;
-	void *p = handle == RTLD_NEXT ? next_after(caller, name) : ds(handle, name);
+	void *p = ds ? ds(handle, name) : NULL;
 	if (p && (name[0] == 'c' || name[0] == 'n'))
 		for (int i = 0; i < H_COUNT; i++)
-			if (hooks[i].ours && strcmp(name, hooks[i].name) == 0)
+			if (hooks[i].ours && same_name(name, hooks[i].name))
 				return hooks[i].ours;
 	return p;
 }
+
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl dlsym\n"
+	".type dlsym, @function\n"
+	"dlsym:\n"
+	"	cmpq $-1, %rdi\n" /* RTLD_NEXT */
+	"	jne 1f\n"
+	"	pushq %rdi\n"
+	"	pushq %rsi\n"
+	"	subq $8, %rsp\n" /* 16-byte alignment at the call */
+	"	call gf_memcap_glibc_dlsym\n"
+	"	addq $8, %rsp\n"
+	"	popq %rsi\n"
+	"	popq %rdi\n"
+	"	testq %rax, %rax\n"
+	"	jz 2f\n"
+	"	jmp *%rax\n"
+	"1:	jmp gf_memcap_dlsym_hook\n"
+	"2:	ret\n"
+	".size dlsym, .-dlsym\n");
+#endif

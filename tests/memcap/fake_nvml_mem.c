@@ -3,8 +3,10 @@
  * memcap tests query: device handles by index, the index back, and memory
  * info (total = FAKE_CUDA_TOTAL, used = the FAKE driver's live bytes).
  */
+#define _GNU_SOURCE 1
 #include "fake_cuda.h"
 
+#include <dlfcn.h>
 #include <stdint.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -22,6 +24,16 @@ EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *d);
 EXPORT int nvmlDeviceGetIndex(nvmlDevice_t d, unsigned int *i);
 EXPORT int nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m);
 EXPORT int nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m);
+EXPORT void *fakenvml_dlsym_next(const char *name);
+
+/* dlsym(RTLD_NEXT, name) asked from inside this library: the test checks
+ * that the interposed dlsym answers it for this library, not for itself. */
+void *fakenvml_dlsym_next(const char *name)
+{
+	void *p = dlsym(RTLD_NEXT, name);
+	__asm__ volatile("" : "+r"(p)); /* no tail call: the caller must be this library */
+	return p;
+}
 
 /* Handles are 1 + index, never dereferenced. */
 static unsigned int index_of(nvmlDevice_t d)

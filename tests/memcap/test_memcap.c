@@ -24,6 +24,7 @@
 
 #include <dlfcn.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,6 +74,7 @@ CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int version, unsigned 
 int nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *d);
 int nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m);
 int nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m);
+void *fakenvml_dlsym_next(const char *name);
 
 #define OOM 2
 
@@ -351,6 +353,14 @@ static void run_paths(uint64_t cap)
 	CHECK_EQ("free device 2", a.free(p2), 0);
 	fakecuda_set_device(0);
 	CHECK_EQ("free device 0", a.free(p0), 0);
+	/* dlsym(RTLD_NEXT) keeps its meaning through the interposed dlsym: asked
+	 * from libnvidia-ml (loaded after libcuda and the cap), the next
+	 * cuMemAlloc_v2 does not exist; from the test program it is the cap's. */
+	CHECK_EQ("RTLD_NEXT cuMemAlloc_v2 from libnvidia-ml", (uintptr_t)fakenvml_dlsym_next("cuMemAlloc_v2"), 0);
+	CHECK_EQ("RTLD_NEXT getpid from libnvidia-ml is libc's", (uintptr_t)fakenvml_dlsym_next("getpid"),
+		 (uintptr_t)dlsym(RTLD_DEFAULT, "getpid"));
+	CHECK_EQ("RTLD_NEXT cuMemAlloc_v2 from the program", (uintptr_t)dlsym(RTLD_NEXT, "cuMemAlloc_v2"),
+		 (uintptr_t)dlsym(RTLD_DEFAULT, "cuMemAlloc_v2"));
 	/* An unknown pointer is passed to the driver, nothing credited. */
 	CHECK_EQ("free of an unknown pointer", a.free(12345), 1);
 	check_reported(ctx, cap, 0, 0);

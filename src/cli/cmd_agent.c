@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/cdi.h"
 #include "agent/kube.h"
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -33,6 +34,9 @@ struct opts {
 	const char *kubeconfig;
 	bool once, inventory, publish, no_hostname;
 	unsigned long publish_s;
+	const char *cdi_dir;  /* write the CDI spec there at start (NULL = not) */
+	const char *cdi_dev_root;
+	bool cdi_spec;        /* write (or print) the CDI spec and exit */
 };
 
 static void usage(FILE *f)
@@ -58,7 +62,11 @@ static void usage(FILE *f)
 		"      --inventory            print the inventory/topology JSON and exit\n"
 		"      --publish-node         publish GPU labels and topology annotation on the Node\n"
 		"      --kubeconfig PATH      API server access (default: in-cluster service account)\n"
-		"      --publish-interval-s N republish period (default 300)\n");
+		"      --publish-interval-s N republish period (default 300)\n"
+		"      --cdi                  write the GPUs' CDI spec into /var/run/cdi at start\n"
+		"      --cdi-dir DIR          ... into DIR instead (implies --cdi)\n"
+		"      --cdi-dev-root DIR     host folder of the nvidia device nodes (default /dev)\n"
+		"      --cdi-spec             write the CDI spec (to --cdi-dir, else stdout) and exit\n");
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -81,6 +89,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "publish-node", no_argument, NULL, 'p' },
 		{ "kubeconfig", required_argument, NULL, 'k' },
 		{ "publish-interval-s", required_argument, NULL, 'I' },
+		{ "cdi", no_argument, NULL, 'C' },
+		{ "cdi-dir", required_argument, NULL, 'D' },
+		{ "cdi-dev-root", required_argument, NULL, 'R' },
+		{ "cdi-spec", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -131,6 +143,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'i': o->inventory = true; break;
 		case 'p': o->publish = true; break;
 		case 'k': o->kubeconfig = optarg; break;
+		case 'C': if (!o->cdi_dir) o->cdi_dir = "/var/run/cdi"; break;
+		case 'D': o->cdi_dir = optarg; break;
+		case 'R': o->cdi_dev_root = optarg; break;
+		case 'S': o->cdi_spec = true; break;
 		case 'c':
 			if (!gf_cli_parse_ulong(optarg, 3600000, &n)) {
 				fprintf(stderr, "gpufleet agent: --interval-ms: '%s' is not 0..3600000\n", optarg);
@@ -215,6 +231,29 @@ static int print_once(gf_agent *a, const struct opts *o)
 	return 0;
 }
 
+/* The CDI spec: printed (no --cdi-dir) or written atomically into the
+ * folder.  0, or 1 after one message naming the cause. */
+static int cdi(gf_agent *a, const struct opts *o)
+{
+	char err[512];
+	struct gf_obuf b;
+	gf_obuf_init(&b, 1u << 20);
+	gf_err e = gf_agent_render_cdi(a, o->cdi_dev_root, &b, err, sizeof(err));
+	if (!e && o->cdi_dir)
+		e = gf_cdi_write(o->cdi_dir, b.data, b.len, err, sizeof(err));
+	else if (!e)
+		fwrite(b.data, 1, b.len, stdout);
+	if (!e && o->cdi_dir)
+		fprintf(stderr, "gpufleet agent: CDI spec for %u GPU(s) written to %s/%s\n", gf_agent_gpu_count(a),
+			o->cdi_dir, GF_CDI_SPEC_FILE);
+	gf_obuf_release(&b);
+	if (e) {
+		fprintf(stderr, "gpufleet agent: CDI: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
 static void publish(gf_agent *a, const struct opts *o, const struct gf_kube_conn *kc)
 {
 	char err[512];
@@ -265,10 +304,14 @@ int gf_cmd_agent(int argc, char **argv)
 			     : "");
 		return 1;
 	}
-	if (o.once || o.inventory) {
-		rc = print_once(agent, &o);
+	if (o.once || o.inventory || o.cdi_spec) {
+		rc = o.cdi_spec ? cdi(agent, &o) : print_once(agent, &o);
 		gf_agent_destroy(agent);
 		return rc;
+	}
+	if (o.cdi_dir && cdi(agent, &o) != 0) {
+		gf_agent_destroy(agent);
+		return 1;
 	}
 
 	struct gf_kube_conn kc;

@@ -20,6 +20,7 @@
 
 #include "agent/agent.h"
 #include "agent/cdi.h"
+#include "agent/deviceplugin.h"
 #include "agent/kube.h"
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -37,6 +38,8 @@ struct opts {
 	const char *cdi_dir;  /* write the CDI spec there at start (NULL = not) */
 	const char *cdi_dev_root;
 	bool cdi_spec;        /* write (or print) the CDI spec and exit */
+	bool device_plugin;
+	struct gf_dp_config dp;
 };
 
 static void usage(FILE *f)
@@ -66,7 +69,13 @@ static void usage(FILE *f)
 		"      --cdi                  write the GPUs' CDI spec into /var/run/cdi at start\n"
 		"      --cdi-dir DIR          ... into DIR instead (implies --cdi)\n"
 		"      --cdi-dev-root DIR     host folder of the nvidia device nodes (default /dev)\n"
-		"      --cdi-spec             write the CDI spec (to --cdi-dir, else stdout) and exit\n");
+		"      --cdi-spec             write the CDI spec (to --cdi-dir, else stdout) and exit\n"
+		"      --device-plugin        serve nvidia.com/gpu and gpufleet.io/gpu-milli to the kubelet\n"
+		"      --device-plugin-dir DIR  the kubelet's device-plugin folder\n"
+		"                             (default /var/lib/kubelet/device-plugins)\n"
+		"      --memcap-lib PATH      host path of libgpufleet-memcap.so: cap shares' GPU memory\n"
+		"      --memcap-dir DIR       host folder for the shares' limit files (default\n"
+		"                             /var/run/gpufleet/memcap)\n");
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -93,6 +102,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "cdi-dir", required_argument, NULL, 'D' },
 		{ "cdi-dev-root", required_argument, NULL, 'R' },
 		{ "cdi-spec", no_argument, NULL, 'S' },
+		{ "device-plugin", no_argument, NULL, 'G' },
+		{ "device-plugin-dir", required_argument, NULL, 'g' },
+		{ "memcap-lib", required_argument, NULL, 'M' },
+		{ "memcap-dir", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -147,6 +160,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'D': o->cdi_dir = optarg; break;
 		case 'R': o->cdi_dev_root = optarg; break;
 		case 'S': o->cdi_spec = true; break;
+		case 'G': o->device_plugin = true; break;
+		case 'g': o->dp.plugin_dir = optarg; break;
+		case 'M': o->dp.memcap_lib = optarg; break;
+		case 'm': o->dp.memcap_dir = optarg; break;
 		case 'c':
 			if (!gf_cli_parse_ulong(optarg, 3600000, &n)) {
 				fprintf(stderr, "gpufleet agent: --interval-ms: '%s' is not 0..3600000\n", optarg);
@@ -354,6 +371,20 @@ int gf_cmd_agent(int argc, char **argv)
 	fprintf(stderr, "gpufleet agent: %u GPUs, serving on http://%s:%u/metrics\n",
 		gf_agent_gpu_count(agent), host[0] ? host : "0.0.0.0", gf_http_server_port(srv));
 
+	gf_dp *dp = NULL;
+	if (o.device_plugin) {
+		e = gf_dp_start(agent, &o.dp, &dp, err, sizeof(err));
+		if (e && !dp) {
+			fprintf(stderr, "gpufleet agent: device plugin: %s\n", err);
+			gf_http_server_destroy(srv);
+			if (have_kube)
+				gf_kube_conn_release(&kc);
+			gf_agent_destroy(agent);
+			return 1;
+		}
+		if (e) /* the kubelet is not there (yet): retried every second */
+			fprintf(stderr, "gpufleet agent: device plugin: %s (retrying every second)\n", err);
+	}
 	if (have_kube)
 		publish(agent, &o, &kc);
 	for (;;) {
@@ -365,6 +396,7 @@ int gf_cmd_agent(int argc, char **argv)
 			publish(agent, &o, &kc);
 	}
 	fprintf(stderr, "gpufleet agent: stopping\n");
+	gf_dp_stop(dp);
 	gf_http_server_destroy(srv);
 	if (have_kube)
 		gf_kube_conn_release(&kc);

@@ -53,9 +53,15 @@ struct gf_dp {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool stopping;
+	/* The GPUs as of the watch thread's last look: the RPCs read this, never
+	 * NVML, so an Allocate does not wait for a collection. */
+	pthread_mutex_t view_mu;
+	struct gpu_view view[GF_AGENT_MAX_GPUS];
+	unsigned nview;
 };
 
-static unsigned snapshot(gf_dp *dp, struct gpu_view *v)
+/* From the agent (collecting if its values are older than its interval). */
+static unsigned collect_view(gf_dp *dp, struct gpu_view *v)
 {
 	gf_agent *a = dp->agent;
 	unsigned n = 0;
@@ -71,6 +77,25 @@ static unsigned snapshot(gf_dp *dp, struct gpu_view *v)
 		n++;
 	}
 	pthread_mutex_unlock(&a->lock);
+	return n;
+}
+
+static void refresh_view(gf_dp *dp)
+{
+	struct gpu_view v[GF_AGENT_MAX_GPUS];
+	unsigned n = collect_view(dp, v);
+	pthread_mutex_lock(&dp->view_mu);
+	memcpy(dp->view, v, sizeof(v[0]) * n);
+	dp->nview = n;
+	pthread_mutex_unlock(&dp->view_mu);
+}
+
+static unsigned snapshot(gf_dp *dp, struct gpu_view *v)
+{
+	pthread_mutex_lock(&dp->view_mu);
+	unsigned n = dp->nview;
+	memcpy(v, dp->view, sizeof(v[0]) * n);
+	pthread_mutex_unlock(&dp->view_mu);
 	return n;
 }
 
@@ -427,6 +452,10 @@ static int allocate_one(struct plugin *pl, const struct gpu_view *v, unsigned n,
 		snprintf(msg, msglen, "Allocate: GPU %s is unhealthy", g->uuid);
 		return GF_GRPC_FAILED_PRECONDITION;
 	}
+	if (pl->dp->memcap_lib[0] && !g->mem_total) {
+		snprintf(msg, msglen, "Allocate: memory cap: NVML does not tell GPU %s's memory size", g->uuid);
+		return GF_GRPC_FAILED_PRECONDITION;
+	}
 	add_gpu(c, g->uuid);
 	add_env(c, "NVIDIA_VISIBLE_DEVICES", c->visible);
 	snprintf(c->milli, sizeof(c->milli), "%zu", rq->n_devices_ids);
@@ -511,15 +540,25 @@ static void *watch_main(void *arg)
 {
 	gf_dp *dp = arg;
 	char err[700], last_err[700] = "";
+	unsigned tick = 0;
 	pthread_mutex_lock(&dp->mu);
 	while (!dp->stopping) {
 		struct timespec t;
 		clock_gettime(CLOCK_REALTIME, &t);
-		t.tv_sec += 1;
+		t.tv_nsec += 100 * 1000000L; /* every 100 ms: the view; every second: sockets */
+		if (t.tv_nsec >= 1000000000L) {
+			t.tv_sec++;
+			t.tv_nsec -= 1000000000L;
+		}
 		pthread_cond_timedwait(&dp->cv, &dp->mu, &t);
 		if (dp->stopping)
 			break;
 		pthread_mutex_unlock(&dp->mu);
+		refresh_view(dp);
+		if (++tick % 10 != 0) {
+			pthread_mutex_lock(&dp->mu);
+			continue;
+		}
 		for (int i = 0; i < 2; i++) {
 			struct plugin *pl = &dp->plugins[i];
 			if (pl->srv && !gf_grpc_server_socket_alive(pl->srv)) {
@@ -561,6 +600,8 @@ gf_err gf_dp_start(gf_agent *a, const struct gf_dp_config *cfg, gf_dp **out, cha
 	snprintf(dp->memcap_lib, sizeof(dp->memcap_lib), "%s", cfg->memcap_lib ? cfg->memcap_lib : "");
 	pthread_mutex_init(&dp->mu, NULL);
 	pthread_cond_init(&dp->cv, NULL);
+	pthread_mutex_init(&dp->view_mu, NULL);
+	refresh_view(dp);
 	dp->plugins[0] = (struct plugin){ dp, GF_DP_RESOURCE_GPU, "gpufleet-gpu.sock", false, NULL, { { 0 } }, false };
 	dp->plugins[1] = (struct plugin){ dp, GF_DP_RESOURCE_MILLI, "gpufleet-gpu-milli.sock", true, NULL, { { 0 } },
 					  false };
@@ -603,5 +644,6 @@ void gf_dp_stop(gf_dp *dp)
 		gf_grpc_server_stop(dp->plugins[i].srv);
 	pthread_cond_destroy(&dp->cv);
 	pthread_mutex_destroy(&dp->mu);
+	pthread_mutex_destroy(&dp->view_mu);
 	free(dp);
 }

@@ -4,6 +4,8 @@ if(TARGET gfagent)
   target_compile_options(gfagent PRIVATE -fsanitize=fuzzer-no-link,address,undefined)
   target_compile_options(gfhttp PRIVATE -fsanitize=fuzzer-no-link,address,undefined)
   gf_add_fuzzer(agent_cgroup gfagent)
+  gf_add_fuzzer(dp_grpc gfagent)
+  gf_add_fuzzer(dp_http2 gfagent)
 endif()
 # The FAKE NVML's state parser is test code, compiled into its harness.
 gf_add_fuzzer(fake_nvml_state)

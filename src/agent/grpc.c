@@ -59,6 +59,7 @@ struct conn {
 	bool used, done;
 	nghttp2_session *ng;
 	struct stream *streams;
+	struct gf_obuf *sink; /* gf_grpc_serve_bytes: output goes here, not to fd */
 };
 
 struct gf_grpc_server {
@@ -142,6 +143,8 @@ static ssize_t srv_send(nghttp2_session *ng, const uint8_t *data, size_t len, in
 	struct conn *c = ud;
 	(void)ng;
 	(void)flags;
+	if (c->sink)
+		return gf_obuf_append(c->sink, data, len) == GF_OK ? (ssize_t)len : NGHTTP2_ERR_CALLBACK_FAILURE;
 	size_t off = 0;
 	while (off < len) {
 		ssize_t w = send(c->fd, data + off, len - off, MSG_NOSIGNAL);
@@ -345,14 +348,12 @@ static int srv_close(nghttp2_session *ng, int32_t id, uint32_t code, void *ud)
 	return 0;
 }
 
-static void *conn_main(void *arg)
+/* The server side of one connection's nghttp2 session. */
+static bool session_new(struct conn *c)
 {
-	struct conn *c = arg;
 	nghttp2_session_callbacks *cb;
-	uint8_t buf[16384];
-
 	if (nghttp2_session_callbacks_new(&cb) != 0)
-		goto out;
+		return false;
 	nghttp2_session_callbacks_set_send_callback(cb, srv_send);
 	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, srv_begin_headers);
 	nghttp2_session_callbacks_set_on_header_callback(cb, srv_header);
@@ -362,10 +363,43 @@ static void *conn_main(void *arg)
 	int r = nghttp2_session_server_new(&c->ng, cb, c);
 	nghttp2_session_callbacks_del(cb);
 	if (r != 0)
-		goto out;
+		return false;
 	nghttp2_settings_entry iv[] = { { NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 100 },
 					{ NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1u << 20 } };
 	nghttp2_submit_settings(c->ng, NGHTTP2_FLAG_NONE, iv, 2);
+	return true;
+}
+
+static void session_end(struct conn *c)
+{
+	nghttp2_session_send(c->ng);
+	while (c->streams)
+		srv_close(c->ng, c->streams->id, 0, c);
+	nghttp2_session_del(c->ng);
+}
+
+void gf_grpc_serve_bytes(const struct gf_grpc_method *methods, size_t n, const uint8_t *in, size_t len,
+			 struct gf_obuf *out)
+{
+	struct gf_grpc_server srv = { .methods = methods, .nmethods = n };
+	struct conn c = { .srv = &srv, .fd = -1, .sink = out };
+	if (!session_new(&c))
+		return;
+	if (nghttp2_session_mem_recv(c.ng, in, len) >= 0) {
+		for (struct stream *s = c.streams; s; s = s->next)
+			if (s->dispatched && s->m && s->m->stream)
+				poll_stream(&c, s);
+	}
+	session_end(&c);
+}
+
+static void *conn_main(void *arg)
+{
+	struct conn *c = arg;
+	uint8_t buf[16384];
+
+	if (!session_new(c))
+		goto out;
 	while (!c->srv->stopping) {
 		if (nghttp2_session_send(c->ng) != 0)
 			break;
@@ -388,10 +422,7 @@ static void *conn_main(void *arg)
 			if (s->dispatched && s->m && s->m->stream)
 				poll_stream(c, s);
 	}
-	nghttp2_session_send(c->ng);
-	while (c->streams)
-		srv_close(c->ng, c->streams->id, 0, c);
-	nghttp2_session_del(c->ng);
+	session_end(c);
 out:
 	close(c->fd);
 	pthread_mutex_lock(&c->srv->mu);

@@ -79,6 +79,12 @@ bool gf_grpc_server_socket_alive(const gf_grpc_server *s);
 int gf_grpc_call(const char *path, const char *method, const uint8_t *req, size_t len, struct gf_obuf *resp,
 		 unsigned timeout_ms, char *msg, size_t msglen);
 
+/* One server connection driven from memory (for the fuzz harness and
+ * tests): the client's bytes in (preface, frames), the server's bytes
+ * appended to out; server streams are polled once. */
+void gf_grpc_serve_bytes(const struct gf_grpc_method *methods, size_t n, const uint8_t *in, size_t len,
+			 struct gf_obuf *out);
+
 /* The framing (exposed for the fuzz harness): splits a request body of len
  * bytes into its single message.  0 with msg and mlen set, or a status with
  * the reason in why. */

@@ -197,16 +197,16 @@ static bool s_list(void *ud, const uint8_t *req, size_t len, uint64_t *version, 
 	size_t total = (size_t)n * per;
 	V1beta1__Device *devs = calloc(total ? total : 1, sizeof(*devs));
 	V1beta1__Device **ptrs = calloc(total ? total : 1, sizeof(*ptrs));
-	char *ids = calloc(total ? total : 1, 64);
+	char *ids = calloc(total ? total : 1, 80);
 	bool ok = devs && ptrs && ids;
 	for (unsigned g = 0; ok && g < n; g++) {
 		for (unsigned k = 0; k < per; k++) {
 			size_t i = (size_t)g * per + k;
-			char *id = ids + i * 64;
+			char *id = ids + i * 80;
 			if (pl->milli)
-				snprintf(id, 64, "%.56s::%u", v[g].uuid, k);
+				snprintf(id, 80, "%.56s::%u", v[g].uuid, k);
 			else
-				snprintf(id, 64, "%.63s", v[g].uuid);
+				snprintf(id, 80, "%.63s", v[g].uuid);
 			v1beta1__device__init(&devs[i]);
 			devs[i].id = id;
 			devs[i].health = v[g].healthy ? "Healthy" : "Unhealthy";

@@ -12,10 +12,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -23,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/net/http2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -49,6 +54,30 @@ func (baseline) Allocate(ctx context.Context, req *api.AllocateRequest) (*api.Al
 	return &api.AllocateResponse{ContainerResponses: []*api.ContainerAllocateResponse{{
 		Envs:       map[string]string{"NVIDIA_VISIBLE_DEVICES": req.ContainerRequests[0].DevicesIds[0]},
 		CdiDevices: []*api.CDIDevice{{Name: "gpufleet.io/gpu=" + req.ContainerRequests[0].DevicesIds[0]}}}}}, nil
+}
+
+// rawCall sends body as the request body of method over plain HTTP/2 (no
+// gRPC library: the framing is the caller's) and returns grpc-status and
+// grpc-message from the headers or the trailers.
+func rawCall(sock, method string, body []byte) (string, string, error) {
+	tr := &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, n, a string, c *tls.Config) (net.Conn, error) {
+		return net.Dial("unix", sock)
+	}}
+	defer tr.CloseIdleConnections()
+	req, _ := http.NewRequest("POST", "http://localhost"+method, bytes.NewReader(body))
+	req.Header.Set("content-type", "application/grpc")
+	req.Header.Set("te", "trailers")
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return "", "", err
+	}
+	io.ReadAll(resp.Body)
+	resp.Body.Close()
+	st, msg := resp.Header.Get("grpc-status"), resp.Header.Get("grpc-message")
+	if st == "" {
+		st, msg = resp.Trailer.Get("grpc-status"), resp.Trailer.Get("grpc-message")
+	}
+	return st, msg, nil
 }
 
 // registrar is the kubelet's Registration service.
@@ -312,10 +341,23 @@ func main() {
 	if status.Code(err) != codes.Unimplemented {
 		fail("unknown method: %v", err)
 	}
+	gsock := filepath.Join(*dir, got["nvidia.com/gpu"].Endpoint)
+	for _, bad := range []struct {
+		body []byte
+		what string
+	}{{[]byte{0, 0, 0, 0, 9, 1, 2}, "prefix says 9 bytes, the body holds 2"},
+		{[]byte{1, 0, 0, 0, 0}, "compressed flag 1"},
+		{[]byte{0, 0}, "2 bytes, a message needs a 5-byte prefix"},
+		{[]byte{0, 0, 0, 0, 3, 0xff, 0xff, 0xff}, "not a valid AllocateRequest"}} {
+		st, msg, err := rawCall(gsock, "/v1beta1.DevicePlugin/Allocate", bad.body)
+		if err != nil || (st != "13" && st != "3") || !strings.Contains(msg, bad.what) {
+			fail("malformed request %x: status %q message %q err %v", bad.body, st, msg, err)
+		}
+	}
 	if _, err := gpu.Allocate(ctx, &api.AllocateRequest{ContainerRequests: []*api.ContainerAllocateRequest{{DevicesIds: []string{uuid(4)}}}}); err != nil {
 		fail("Allocate after the errors: %v", err)
 	}
-	ok("bad input: unknown ID -> InvalidArgument, units of two GPUs -> FailedPrecondition, unknown method -> Unimplemented; still serving")
+	ok("bad input: malformed gRPC framing -> Internal, undecodable protobuf / unknown ID -> InvalidArgument, units of two GPUs -> FailedPrecondition, unknown method -> Unimplemented; still serving")
 
 	// 7. GetPreferredAllocation: one GPU, best fit.
 	avail := []string{}

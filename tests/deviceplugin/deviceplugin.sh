@@ -28,7 +28,8 @@ for _ in $(seq 100); do [ -S "$T/dp/kubelet.sock" ] && break; sleep 0.1; done
 GF_FAKE_NVML_STATE="$T/state" "$GPUFLEET" agent --nvml-lib "$FAKE" --no-kubernetes --address 127.0.0.1:0 \
 	--interval-ms 100 --device-plugin --device-plugin-dir "$T/dp" --memcap-lib "$MEMCAP" \
 	--memcap-dir "$T/memcap" 2>"$T/agent.log" &
-PIDS="$PIDS $!"
+APID=$!
+PIDS="$PIDS $APID"
 rc=0
 wait "$HPID" || rc=$?
 cat "$T/harness.out"
@@ -37,3 +38,11 @@ if [ $rc != 0 ]; then
 	exit 1
 fi
 grep -q "device plugin nvidia.com/gpu registered" "$T/agent.log" || { echo "FAIL: agent log: $(cat "$T/agent.log")"; exit 1; }
+# A clean stop (SIGTERM): exit 0, sockets removed (and, under the
+# sanitizers, no leak or error reported at exit).
+kill -TERM "$APID"
+arc=0; wait "$APID" || arc=$?
+[ $arc = 0 ] || { echo "FAIL: agent exit $arc after SIGTERM"; tail -30 "$T/agent.log"; exit 1; }
+[ ! -e "$T/dp/gpufleet-gpu.sock" ] && [ ! -e "$T/dp/gpufleet-gpu-milli.sock" ] ||
+	{ echo "FAIL: plugin sockets left behind: $(ls "$T/dp")"; exit 1; }
+echo "ok: SIGTERM: agent exits 0 and removes its plugin sockets"

@@ -15,8 +15,12 @@
  */
 #include "agent/deviceplugin.h"
 #include "agent/agent_impl.h"
+#include "agent/dp_match.h"
 #include "agent/grpc.h"
+#include "k8s/client.h"
 #include "agent/proto/deviceplugin_v1beta1.pb-c.h"
+
+#include <cjson/cJSON.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -58,7 +62,21 @@ struct gf_dp {
 	pthread_mutex_t view_mu;
 	struct gpu_view view[GF_AGENT_MAX_GPUS];
 	unsigned nview;
+	/* Pod matching (NULL kc: off).  A claim is one container of a pending
+	 * pod admitted for a resource; claims of pods no longer pending are
+	 * dropped at the next listing. */
+	gf_kube_client *kc;
+	char node[256];
+	pthread_mutex_t claim_mu;
+	struct claim {
+		char uid[64];
+		int res;        /* 0 = nvidia.com/gpu, 1 = gpu-milli */
+		unsigned used;
+	} claims[512];
+	unsigned nclaims;
 };
+
+#define MAX_PENDING 256
 
 /* From the agent (collecting if its values are older than its interval). */
 static unsigned collect_view(gf_dp *dp, struct gpu_view *v)
@@ -158,6 +176,84 @@ static int pack(const ProtobufCMessage *msg, struct gf_obuf *out, char *err, siz
 		return GF_GRPC_RESOURCE_EXHAUSTED;
 	}
 	return GF_GRPC_OK;
+}
+
+/* ---- pending pods ---- */
+
+/* This node's Pending pods asking for pl's resource, oldest first; drops
+ * the claims of pods no longer pending.  -1 when the API cannot tell. */
+static int list_pending(struct plugin *pl, struct gf_dp_pod *pods, char *msg, size_t msglen)
+{
+	gf_dp *dp = pl->dp;
+	char path[512], err[256];
+	long status = 0;
+	cJSON *doc = NULL;
+	snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%.200s%%2Cstatus.phase%%3DPending",
+		 dp->node);
+	gf_err e = gf_kube_json(dp->kc, "GET", path, NULL, NULL, &status, &doc, err, sizeof(err));
+	if (e || !doc) {
+		snprintf(msg, msglen, "listing the pending pods of node %.200s: %s", dp->node,
+			 e ? err : "no answer");
+		cJSON_Delete(doc);
+		return -1;
+	}
+	unsigned skipped;
+	unsigned n = gf_dp_pods_decode(doc, pl->resource, pods, MAX_PENDING, &skipped);
+	cJSON_Delete(doc);
+	int res = pl->milli;
+	pthread_mutex_lock(&dp->claim_mu);
+	for (unsigned i = 0; i < dp->nclaims;) {
+		bool pending = dp->claims[i].res != res;
+		for (unsigned j = 0; j < n && !pending; j++)
+			pending = strcmp(pods[j].uid, dp->claims[i].uid) == 0;
+		if (pending)
+			i++;
+		else
+			dp->claims[i] = dp->claims[--dp->nclaims];
+	}
+	pthread_mutex_unlock(&dp->claim_mu);
+	return (int)n;
+}
+
+static unsigned claimed(gf_dp *dp, const char *uid, int res)
+{
+	unsigned used = 0;
+	pthread_mutex_lock(&dp->claim_mu);
+	for (unsigned i = 0; i < dp->nclaims; i++)
+		if (dp->claims[i].res == res && strcmp(dp->claims[i].uid, uid) == 0)
+			used = dp->claims[i].used;
+	pthread_mutex_unlock(&dp->claim_mu);
+	return used;
+}
+
+static void claim(gf_dp *dp, const char *uid, int res)
+{
+	pthread_mutex_lock(&dp->claim_mu);
+	unsigned i = 0;
+	while (i < dp->nclaims && !(dp->claims[i].res == res && strcmp(dp->claims[i].uid, uid) == 0))
+		i++;
+	if (i == dp->nclaims && dp->nclaims < sizeof(dp->claims) / sizeof(dp->claims[0])) {
+		snprintf(dp->claims[i].uid, sizeof(dp->claims[i].uid), "%s", uid);
+		dp->claims[i].res = res;
+		dp->claims[i].used = 0;
+		dp->nclaims++;
+	}
+	if (i < dp->nclaims)
+		dp->claims[i].used++;
+	pthread_mutex_unlock(&dp->claim_mu);
+}
+
+/* The oldest pending pod with a container left to admit whose assignment
+ * is exactly these GPUs and units; extra[k] counts claims taken earlier in
+ * the same call.  -1 if none. */
+static int find_pod(struct plugin *pl, const struct gf_dp_pod *pods, unsigned n, const unsigned *extra,
+		    const char *const *uuids, unsigned nu, unsigned units)
+{
+	for (unsigned k = 0; k < n; k++)
+		if (claimed(pl->dp, pods[k].uid, pl->milli) + extra[k] < pods[k].containers &&
+		    gf_dp_pod_matches(&pods[k], uuids, nu, units))
+			return (int)k;
+	return -1;
 }
 
 /* ---- GetDevicePluginOptions, PreStartContainer ---- */
@@ -278,10 +374,77 @@ static void prefer(const struct plugin *pl, const V1beta1__ContainerPreferredAll
 	rs->deviceids = pick;
 }
 
+/* The scheduler's choice for this request: the oldest pending pod with a
+ * container left whose assigned GPUs (whole) or GPU (share of exactly
+ * `size` units) are all available.  True with pick filled. */
+static bool prefer_assigned(struct plugin *pl, const V1beta1__ContainerPreferredAllocationRequest *rq,
+			    const struct gf_dp_pod *pods, unsigned n, unsigned *extra,
+			    V1beta1__ContainerPreferredAllocationResponse *rs, char **pick)
+{
+	size_t want = rq->allocation_size > 0 ? (size_t)rq->allocation_size : 0;
+	char g[GF_NVML_UUID_LEN];
+	unsigned unit;
+	for (unsigned k = 0; k < n; k++) {
+		const struct gf_dp_pod *p = &pods[k];
+		if (claimed(pl->dp, p->uid, pl->milli) + extra[k] >= p->containers)
+			continue;
+		size_t np = 0;
+		if (pl->milli) {
+			if (p->nuuids != 1 || p->milli != want)
+				continue;
+			for (size_t i = 0; i < rq->n_must_include_deviceids && np < want; i++)
+				if (gf_dp_parse_unit_id(rq->must_include_deviceids[i], g, sizeof(g), &unit) &&
+				    strcmp(g, p->uuids[0]) == 0)
+					pick[np++] = rq->must_include_deviceids[i];
+			if (np != rq->n_must_include_deviceids)
+				continue;
+			for (size_t i = 0; i < rq->n_available_deviceids && np < want; i++) {
+				char *id = rq->available_deviceids[i];
+				bool dup = false;
+				for (size_t j = 0; j < np && !dup; j++)
+					dup = strcmp(pick[j], id) == 0;
+				if (!dup && gf_dp_parse_unit_id(id, g, sizeof(g), &unit) && strcmp(g, p->uuids[0]) == 0)
+					pick[np++] = id;
+			}
+		} else {
+			if (p->milli != 1000 || p->nuuids != want)
+				continue;
+			for (unsigned u = 0; u < p->nuuids; u++)
+				for (size_t i = 0; i < rq->n_available_deviceids; i++)
+					if (strcmp(rq->available_deviceids[i], p->uuids[u]) == 0) {
+						pick[np++] = rq->available_deviceids[i];
+						break;
+					}
+		}
+		if (np == want) {
+			extra[k]++;
+			rs->n_deviceids = np;
+			rs->deviceids = pick;
+			return true;
+		}
+	}
+	return false;
+}
+
 static int h_preferred(void *ud, const uint8_t *req, size_t len, struct gf_obuf *out, char *msg, size_t msglen)
 {
 	struct plugin *pl = ud;
+	struct gf_dp_pod *pods = NULL;
+	unsigned extra[MAX_PENDING] = { 0 };
+	int npods = 0;
+	if (pl->dp->kc) {
+		pods = malloc(sizeof(*pods) * MAX_PENDING);
+		npods = pods ? list_pending(pl, pods, msg, msglen) : -1;
+		if (npods < 0) {
+			free(pods);
+			if (!msg[0])
+				snprintf(msg, msglen, "out of memory");
+			return GF_GRPC_UNAVAILABLE;
+		}
+	}
 	V1beta1__PreferredAllocationRequest *rq = v1beta1__preferred_allocation_request__unpack(NULL, len, req);
+	if (!rq)
+		free(pods);
 	if (!rq) {
 		snprintf(msg, msglen, "GetPreferredAllocation: the request is not a valid PreferredAllocationRequest");
 		return GF_GRPC_INVALID_ARGUMENT;
@@ -300,7 +463,8 @@ static int h_preferred(void *ud, const uint8_t *req, size_t len, struct gf_obuf 
 			st = GF_GRPC_RESOURCE_EXHAUSTED;
 			break;
 		}
-		prefer(pl, cr, &rs[c], picks[c]);
+		if (!pods || !prefer_assigned(pl, cr, pods, (unsigned)npods, extra, &rs[c], picks[c]))
+			prefer(pl, cr, &rs[c], picks[c]);
 	}
 	if (st == GF_GRPC_OK) {
 		V1beta1__PreferredAllocationResponse r = V1BETA1__PREFERRED_ALLOCATION_RESPONSE__INIT;
@@ -315,6 +479,7 @@ static int h_preferred(void *ud, const uint8_t *req, size_t len, struct gf_obuf 
 	free(picks);
 	free(rs);
 	free(rp);
+	free(pods);
 	v1beta1__preferred_allocation_request__free_unpacked(rq, NULL);
 	return st;
 }
@@ -327,6 +492,8 @@ struct cresp {
 	V1beta1__ContainerAllocateResponse__EnvsEntry env[4], *envp[4];
 	V1beta1__CDIDevice cdi[GF_AGENT_MAX_GPUS], *cdip[GF_AGENT_MAX_GPUS];
 	V1beta1__Mount mnt[3], *mntp[3];
+	V1beta1__ContainerAllocateResponse__AnnotationsEntry ann, *annp[1];
+	char pod[320];
 	char cdi_names[GF_AGENT_MAX_GPUS][GF_NVML_UUID_LEN + 32];
 	char visible[GF_AGENT_MAX_GPUS * (GF_NVML_UUID_LEN + 1)];
 	char milli[16], limit_path[700], ledger_dir[700];
@@ -465,14 +632,72 @@ static int allocate_one(struct plugin *pl, const struct gpu_view *v, unsigned n,
 	return GF_GRPC_OK;
 }
 
+/* Which pending pod container request rq is for; its index in pods, or a
+ * FAILED_PRECONDITION with the reason. */
+static int match_container(struct plugin *pl, const V1beta1__ContainerAllocateRequest *rq, const struct gf_dp_pod *pods,
+			   unsigned n, unsigned *extra, struct cresp *c, char *msg, size_t msglen)
+{
+	const char *uuids[GF_DP_MATCH_MAX_GPUS];
+	char one[GF_NVML_UUID_LEN];
+	unsigned nu = 0, units = 0, unit;
+	if (pl->milli) {
+		gf_dp_parse_unit_id(rq->devices_ids[0], one, sizeof(one), &unit); /* checked by allocate_one */
+		uuids[nu++] = one;
+		units = (unsigned)rq->n_devices_ids;
+	} else {
+		if (rq->n_devices_ids > GF_DP_MATCH_MAX_GPUS) {
+			snprintf(msg, msglen, "Allocate: %zu GPUs: no assignment names more than %d", rq->n_devices_ids,
+				 GF_DP_MATCH_MAX_GPUS);
+			return GF_GRPC_FAILED_PRECONDITION;
+		}
+		for (size_t i = 0; i < rq->n_devices_ids; i++)
+			uuids[nu++] = rq->devices_ids[i];
+	}
+	int k = find_pod(pl, pods, n, extra, uuids, nu, units);
+	if (k < 0) {
+		char what[160];
+		if (pl->milli)
+			snprintf(what, sizeof(what), "%u/1000 of GPU %.96s", units, one);
+		else
+			snprintf(what, sizeof(what), "%u whole GPU(s) starting with %.96s", nu, uuids[0]);
+		snprintf(msg, msglen,
+			 "Allocate: no pending pod on node %.200s is assigned %s by the scheduler (%u pending pod(s) ask for %s): refusing rather than giving the container other GPUs",
+			 pl->dp->node, what, n, pl->resource);
+		return GF_GRPC_FAILED_PRECONDITION;
+	}
+	extra[k]++;
+	snprintf(c->pod, sizeof(c->pod), "%s/%s", pods[k].ns, pods[k].name);
+	v1beta1__container_allocate_response__annotations_entry__init(&c->ann);
+	c->ann.key = "gpufleet.io/pod";
+	c->ann.value = c->pod;
+	c->annp[0] = &c->ann;
+	c->r.n_annotations = 1;
+	c->r.annotations = c->annp;
+	return GF_GRPC_OK;
+}
+
 static int h_allocate(void *ud, const uint8_t *req, size_t len, struct gf_obuf *out, char *msg, size_t msglen)
 {
 	struct plugin *pl = ud;
 	struct gpu_view v[GF_AGENT_MAX_GPUS];
+	struct gf_dp_pod *pods = NULL;
+	unsigned extra[MAX_PENDING] = { 0 };
+	int npods = 0;
 	V1beta1__AllocateRequest *rq = v1beta1__allocate_request__unpack(NULL, len, req);
 	if (!rq) {
 		snprintf(msg, msglen, "Allocate: the request is not a valid AllocateRequest");
 		return GF_GRPC_INVALID_ARGUMENT;
+	}
+	if (pl->dp->kc) {
+		pods = malloc(sizeof(*pods) * MAX_PENDING);
+		npods = pods ? list_pending(pl, pods, msg, msglen) : -1;
+		if (npods < 0) {
+			free(pods);
+			v1beta1__allocate_request__free_unpacked(rq, NULL);
+			if (!msg[0])
+				snprintf(msg, msglen, "out of memory");
+			return GF_GRPC_UNAVAILABLE;
+		}
 	}
 	unsigned n = snapshot(pl->dp, v);
 	size_t nc = rq->n_container_requests;
@@ -483,6 +708,9 @@ static int h_allocate(void *ud, const uint8_t *req, size_t len, struct gf_obuf *
 		snprintf(msg, msglen, "out of memory");
 	for (size_t i = 0; st == GF_GRPC_OK && i < nc; i++) {
 		st = allocate_one(pl, v, n, rq->container_requests[i], &cs[i], msg, msglen);
+		if (st == GF_GRPC_OK && pods)
+			st = match_container(pl, rq->container_requests[i], pods, (unsigned)npods, extra, &cs[i], msg,
+					     msglen);
 		rp[i] = &cs[i].r;
 	}
 	if (st == GF_GRPC_OK) {
@@ -491,6 +719,11 @@ static int h_allocate(void *ud, const uint8_t *req, size_t len, struct gf_obuf *
 		r.container_responses = rp;
 		st = pack(&r.base, out, msg, msglen);
 	}
+	/* Claims only for an Allocate that succeeded as a whole. */
+	for (int k = 0; st == GF_GRPC_OK && k < npods; k++)
+		for (unsigned j = 0; j < extra[k]; j++)
+			claim(pl->dp, pods[k].uid, pl->milli);
+	free(pods);
 	free(cs);
 	free(rp);
 	v1beta1__allocate_request__free_unpacked(rq, NULL);
@@ -601,7 +834,17 @@ gf_err gf_dp_start(gf_agent *a, const struct gf_dp_config *cfg, gf_dp **out, cha
 	pthread_mutex_init(&dp->mu, NULL);
 	pthread_cond_init(&dp->cv, NULL);
 	pthread_mutex_init(&dp->view_mu, NULL);
+	pthread_mutex_init(&dp->claim_mu, NULL);
 	refresh_view(dp);
+	if (cfg->kube) {
+		struct gf_kube_client_opts ko = { .timeout_ms = 5000, .retries = 1 };
+		snprintf(dp->node, sizeof(dp->node), "%s", cfg->node ? cfg->node : "");
+		if (!dp->node[0] || gf_kube_client_create(cfg->kube, &ko, &dp->kc) != GF_OK) {
+			snprintf(err, errlen, "pod matching: %s", dp->node[0] ? "out of memory" : "no node name");
+			free(dp);
+			return GF_INVAL;
+		}
+	}
 	dp->plugins[0] = (struct plugin){ dp, GF_DP_RESOURCE_GPU, "gpufleet-gpu.sock", false, NULL, { { 0 } }, false };
 	dp->plugins[1] = (struct plugin){ dp, GF_DP_RESOURCE_MILLI, "gpufleet-gpu-milli.sock", true, NULL, { { 0 } },
 					  false };
@@ -610,6 +853,7 @@ gf_err gf_dp_start(gf_agent *a, const struct gf_dp_config *cfg, gf_dp **out, cha
 		e = start_server(&dp->plugins[i], err, errlen);
 	if (e) {
 		gf_grpc_server_stop(dp->plugins[0].srv);
+		gf_kube_client_destroy(dp->kc);
 		free(dp);
 		return e;
 	}
@@ -645,5 +889,7 @@ void gf_dp_stop(gf_dp *dp)
 	pthread_cond_destroy(&dp->cv);
 	pthread_mutex_destroy(&dp->mu);
 	pthread_mutex_destroy(&dp->view_mu);
+	pthread_mutex_destroy(&dp->claim_mu);
+	gf_kube_client_destroy(dp->kc);
 	free(dp);
 }

@@ -30,6 +30,7 @@
 
 #include "agent/agent.h"
 #include "core/error.h"
+#include "k8s/conn.h"
 
 #define GF_DP_RESOURCE_GPU "nvidia.com/gpu"
 #define GF_DP_RESOURCE_MILLI "gpufleet.io/gpu-milli"
@@ -39,6 +40,12 @@ struct gf_dp_config {
 	const char *plugin_dir;  /* NULL = /var/lib/kubelet/device-plugins */
 	const char *memcap_lib;  /* host path of libgpufleet-memcap.so; NULL = shares are not capped */
 	const char *memcap_dir;  /* host folder for per-allocation limit files; NULL = /var/run/gpufleet/memcap */
+	/* Match allocations to this node's pending pods through the scheduler's
+	 * assignment annotations (agent/dp_match.h).  NULL kube: no matching;
+	 * the IDs alone decide (shares still from one GPU).  The connection
+	 * must outlive the plugin. */
+	const struct gf_kube_conn *kube;
+	const char *node;
 };
 
 typedef struct gf_dp gf_dp;

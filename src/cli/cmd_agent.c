@@ -38,7 +38,7 @@ struct opts {
 	const char *cdi_dir;  /* write the CDI spec there at start (NULL = not) */
 	const char *cdi_dev_root;
 	bool cdi_spec;        /* write (or print) the CDI spec and exit */
-	bool device_plugin;
+	bool device_plugin, match_pods;
 	struct gf_dp_config dp;
 };
 
@@ -73,6 +73,8 @@ static void usage(FILE *f)
 		"      --device-plugin        serve nvidia.com/gpu and gpufleet.io/gpu-milli to the kubelet\n"
 		"      --device-plugin-dir DIR  the kubelet's device-plugin folder\n"
 		"                             (default /var/lib/kubelet/device-plugins)\n"
+		"      --match-pods           admit an allocation only for the pending pod the scheduler\n"
+		"                             assigned those GPUs (API access as --kubeconfig)\n"
 		"      --memcap-lib PATH      host path of libgpufleet-memcap.so: cap shares' GPU memory\n"
 		"      --memcap-dir DIR       host folder for the shares' limit files (default\n"
 		"                             /var/run/gpufleet/memcap)\n");
@@ -105,6 +107,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "device-plugin", no_argument, NULL, 'G' },
 		{ "device-plugin-dir", required_argument, NULL, 'g' },
 		{ "memcap-lib", required_argument, NULL, 'M' },
+		{ "match-pods", no_argument, NULL, 'X' },
 		{ "memcap-dir", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -163,6 +166,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'G': o->device_plugin = true; break;
 		case 'g': o->dp.plugin_dir = optarg; break;
 		case 'M': o->dp.memcap_lib = optarg; break;
+		case 'X': o->match_pods = true; break;
 		case 'm': o->dp.memcap_dir = optarg; break;
 		case 'c':
 			if (!gf_cli_parse_ulong(optarg, 3600000, &n)) {
@@ -333,11 +337,11 @@ int gf_cmd_agent(int argc, char **argv)
 
 	struct gf_kube_conn kc;
 	bool have_kube = false;
-	if (o.publish) {
+	if (o.publish || (o.device_plugin && o.match_pods)) {
 		e = o.kubeconfig ? gf_kube_conn_from_kubeconfig(&kc, o.kubeconfig, err, sizeof(err))
 				 : gf_kube_conn_in_cluster(&kc, err, sizeof(err));
 		if (e) {
-			fprintf(stderr, "gpufleet agent: --publish-node: %s\n", err);
+			fprintf(stderr, "gpufleet agent: %s: %s\n", o.publish ? "--publish-node" : "--match-pods", err);
 			gf_agent_destroy(agent);
 			return 1;
 		}
@@ -373,6 +377,10 @@ int gf_cmd_agent(int argc, char **argv)
 
 	gf_dp *dp = NULL;
 	if (o.device_plugin) {
+		if (o.match_pods) {
+			o.dp.kube = &kc;
+			o.dp.node = o.node;
+		}
 		e = gf_dp_start(agent, &o.dp, &dp, err, sizeof(err));
 		if (e && !dp) {
 			fprintf(stderr, "gpufleet agent: device plugin: %s\n", err);
@@ -385,14 +393,14 @@ int gf_cmd_agent(int argc, char **argv)
 		if (e) /* the kubelet is not there (yet): retried every second */
 			fprintf(stderr, "gpufleet agent: device plugin: %s (retrying every second)\n", err);
 	}
-	if (have_kube)
+	if (o.publish)
 		publish(agent, &o, &kc);
 	for (;;) {
-		struct timespec ts = { have_kube ? (time_t)o.publish_s : 3600, 0 };
+		struct timespec ts = { o.publish ? (time_t)o.publish_s : 3600, 0 };
 		int sig = sigtimedwait(&sigs, NULL, &ts);
 		if (sig == SIGINT || sig == SIGTERM)
 			break;
-		if (sig < 0 && errno == EAGAIN && have_kube)
+		if (sig < 0 && errno == EAGAIN && o.publish)
 			publish(agent, &o, &kc);
 	}
 	fprintf(stderr, "gpufleet agent: stopping\n");

@@ -156,6 +156,7 @@ func main() {
 	state := flag.String("state", "", "the FAKE NVML's state file")
 	gpus := flag.Int("gpus", 8, "GPUs in the fake state")
 	memMiB := flag.Int("mem-mib", 81920, "each GPU's memory in MiB")
+	match := flag.Bool("match", false, "only the pod-matching checks (pods made by tests/deviceplugin/match.sh)")
 	flag.Parse()
 	ctx := context.Background()
 
@@ -183,6 +184,16 @@ func main() {
 		got["gpufleet.io/gpu-milli"].Endpoint)
 	gconn, gpu := dial(*dir, got["nvidia.com/gpu"].Endpoint)
 	mconn, milli := dial(*dir, got["gpufleet.io/gpu-milli"].Endpoint)
+	if *match {
+		matchChecks(ctx, gpu, milli, *gpus)
+		srv.Stop()
+		if failures > 0 {
+			fmt.Printf("%d check(s) failed\n", failures)
+			os.Exit(1)
+		}
+		fmt.Println("all checks passed")
+		return
+	}
 
 	// 2. Options.
 	for name, c := range map[string]api.DevicePluginClient{"gpu": gpu, "milli": milli} {
@@ -474,4 +485,86 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println("all checks passed")
+}
+
+func units(g, from, n int) []string {
+	var ids []string
+	for k := from; k < from+n; k++ {
+		ids = append(ids, fmt.Sprintf("%s::%d", uuid(g), k))
+	}
+	return ids
+}
+
+func gpuOf(ids []string) string {
+	g := ""
+	for _, id := range ids {
+		u := strings.SplitN(id, "::", 2)[0]
+		if g != "" && g != u {
+			return "several"
+		}
+		g = u
+	}
+	return g
+}
+
+// matchChecks: pods (made by match.sh, oldest first) p-share-a 250/1000 of
+// GPU 2, p-share-b 250/1000 of GPU 5, p-whole GPUs 0 and 1.
+func matchChecks(ctx context.Context, gpu, milli api.DevicePluginClient, gpus int) {
+	all := []string{}
+	for g := 0; g < gpus; g++ {
+		all = append(all, units(g, 0, 1000)...)
+	}
+	prefer := func(c api.DevicePluginClient, avail []string, n int32) []string {
+		r, err := c.GetPreferredAllocation(ctx, &api.PreferredAllocationRequest{ContainerRequests: []*api.ContainerPreferredAllocationRequest{
+			{AvailableDeviceIDs: avail, AllocationSize: n}}})
+		if err != nil {
+			fail("GetPreferredAllocation: %v", err)
+			return nil
+		}
+		return r.ContainerResponses[0].DeviceIDs
+	}
+	alloc := func(c api.DevicePluginClient, ids []string) (string, error) {
+		r, err := c.Allocate(ctx, &api.AllocateRequest{ContainerRequests: []*api.ContainerAllocateRequest{{DevicesIds: ids}}})
+		if err != nil {
+			return "", err
+		}
+		return r.ContainerResponses[0].Annotations["gpufleet.io/pod"], nil
+	}
+	if p := prefer(milli, all, 250); len(p) != 250 || gpuOf(p) != uuid(2) {
+		fail("preferred for 250 units: %d units of %s, want GPU 2 (p-share-a)", len(p), gpuOf(p))
+	}
+	_, err := alloc(milli, units(3, 0, 250))
+	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(status.Convert(err).Message(), "no pending pod on node") {
+		fail("Allocate of GPU 3's units with no pod assigned there: %v", err)
+	}
+	if pod, err := alloc(milli, units(2, 0, 250)); err != nil || pod != "default/p-share-a" {
+		fail("Allocate GPU 2: pod %q, %v", pod, err)
+	}
+	if p := prefer(milli, all, 250); gpuOf(p) != uuid(5) {
+		fail("second preference for 250 units: %s, want GPU 5 (p-share-b)", gpuOf(p))
+	}
+	if pod, err := alloc(milli, units(5, 0, 250)); err != nil || pod != "default/p-share-b" {
+		fail("Allocate GPU 5: pod %q, %v", pod, err)
+	}
+	if _, err := alloc(milli, units(5, 250, 250)); status.Code(err) != codes.FailedPrecondition {
+		fail("a third 250-unit Allocate with both pods admitted: %v", err)
+	}
+	ok("shares: the kubelet steered to the assigned GPU of the oldest pending pod; Allocate admits only an assigned GPU, once per pod")
+	wholes := []string{}
+	for g := 0; g < gpus; g++ {
+		wholes = append(wholes, uuid(g))
+	}
+	if p := prefer(gpu, wholes, 2); len(p) != 2 || p[0] != uuid(0) || p[1] != uuid(1) {
+		fail("preferred for 2 GPUs: %v", p)
+	}
+	if _, err := alloc(gpu, []string{uuid(6), uuid(7)}); status.Code(err) != codes.FailedPrecondition {
+		fail("Allocate of GPUs 6,7 (not assigned): %v", err)
+	}
+	if pod, err := alloc(gpu, []string{uuid(1), uuid(0)}); err != nil || pod != "default/p-whole" {
+		fail("Allocate GPUs 1,0: pod %q, %v", pod, err)
+	}
+	if _, err := alloc(gpu, []string{uuid(0), uuid(1)}); status.Code(err) != codes.FailedPrecondition {
+		fail("second Allocate of GPUs 0,1: %v", err)
+	}
+	ok("whole GPUs: steered to the assigned pair; other GPUs refused; admitted once")
 }

@@ -19,6 +19,7 @@
 #include "agent/grpc.h"
 #include "k8s/client.h"
 #include "agent/proto/deviceplugin_v1beta1.pb-c.h"
+#include "agent/proto/podresources_v1.pb-c.h"
 
 #include <cjson/cJSON.h>
 
@@ -74,6 +75,16 @@ struct gf_dp {
 		unsigned used;
 	} claims[512];
 	unsigned nclaims;
+	/* What Allocate admitted, for the reconciliation: a container's first
+	 * device ID -> "namespace/name" (a ring: the oldest is overwritten). */
+	struct attr {
+		int res;
+		char id[80], pod[320];
+	} attrs[1024];
+	unsigned nattrs, attr_next;
+	char podres[512];
+	unsigned mismatched, unattributed; /* last reconciliation */
+	unsigned long long reconcile_ok, reconcile_err;
 };
 
 #define MAX_PENDING 256
@@ -240,6 +251,109 @@ static void claim(gf_dp *dp, const char *uid, int res)
 	}
 	if (i < dp->nclaims)
 		dp->claims[i].used++;
+	pthread_mutex_unlock(&dp->claim_mu);
+}
+
+static void attribute(struct plugin *pl, const char *first_id, const char *pod)
+{
+	gf_dp *dp = pl->dp;
+	pthread_mutex_lock(&dp->claim_mu);
+	struct attr *a = &dp->attrs[dp->attr_next];
+	dp->attr_next = (dp->attr_next + 1) % (sizeof(dp->attrs) / sizeof(dp->attrs[0]));
+	if (dp->nattrs < sizeof(dp->attrs) / sizeof(dp->attrs[0]))
+		dp->nattrs++;
+	a->res = pl->milli;
+	snprintf(a->id, sizeof(a->id), "%s", first_id);
+	snprintf(a->pod, sizeof(a->pod), "%s", pod);
+	pthread_mutex_unlock(&dp->claim_mu);
+}
+
+/* The pod Allocate admitted for the container holding device ID id; NULL
+ * if none.  Caller holds claim_mu. */
+static const char *attributed(gf_dp *dp, int res, const char *id)
+{
+	for (unsigned i = 0; i < dp->nattrs; i++)
+		if (dp->attrs[i].res == res && strcmp(dp->attrs[i].id, id) == 0)
+			return dp->attrs[i].pod;
+	return NULL;
+}
+
+/* One pass over the kubelet's pod-resources List: a container with our
+ * devices is mismatched when a device of it was admitted for another pod,
+ * unattributed when none was admitted by this process. */
+static void reconcile(gf_dp *dp)
+{
+	char msg[512];
+	struct gf_obuf resp;
+	gf_obuf_init(&resp, 64u << 20);
+	int st = gf_grpc_call(dp->podres, "/v1.PodResourcesLister/List", NULL, 0, &resp, 5000, msg, sizeof(msg));
+	V1__ListPodResourcesResponse *r =
+		st == GF_GRPC_OK ? v1__list_pod_resources_response__unpack(NULL, resp.len, (const uint8_t *)resp.data) : NULL;
+	gf_obuf_release(&resp);
+	if (!r) {
+		pthread_mutex_lock(&dp->claim_mu);
+		dp->reconcile_err++;
+		pthread_mutex_unlock(&dp->claim_mu);
+		return;
+	}
+	unsigned mism = 0, unattr = 0;
+	pthread_mutex_lock(&dp->claim_mu);
+	for (size_t p = 0; p < r->n_pod_resources; p++) {
+		const V1__PodResources *pr = r->pod_resources[p];
+		char me[320];
+		snprintf(me, sizeof(me), "%s/%s", pr->namespace_, pr->name);
+		for (size_t c = 0; c < pr->n_containers; c++) {
+			for (size_t d = 0; d < pr->containers[c]->n_devices; d++) {
+				const V1__ContainerDevices *cd = pr->containers[c]->devices[d];
+				int res = strcmp(cd->resource_name, GF_DP_RESOURCE_GPU) == 0     ? 0
+					  : strcmp(cd->resource_name, GF_DP_RESOURCE_MILLI) == 0 ? 1
+												   : -1;
+				if (res < 0 || cd->n_device_ids == 0)
+					continue;
+				const char *who = NULL;
+				bool other = false;
+				for (size_t i = 0; i < cd->n_device_ids; i++) {
+					const char *w = attributed(dp, res, cd->device_ids[i]);
+					if (w && strcmp(w, me) != 0)
+						other = true;
+					if (w)
+						who = w;
+				}
+				if (other) {
+					mism++;
+					fprintf(stderr, "gpufleet agent: device plugin: the kubelet lists devices (%s %s...) under "
+							"pod %s; they were admitted for %s\n",
+						cd->resource_name, cd->device_ids[0], me, who);
+				} else if (!who) {
+					unattr++;
+				}
+			}
+		}
+	}
+	dp->mismatched = mism;
+	dp->unattributed = unattr;
+	dp->reconcile_ok++;
+	pthread_mutex_unlock(&dp->claim_mu);
+	v1__list_pod_resources_response__free_unpacked(r, NULL);
+}
+
+void gf_dp_render_metrics(gf_dp *dp, struct gf_obuf *out)
+{
+	if (!dp || !dp->kc)
+		return;
+	pthread_mutex_lock(&dp->claim_mu);
+	gf_obuf_printf(out,
+		       "# HELP gpufleet_deviceplugin_mismatched_containers Containers the kubelet's pod-resources API lists with devices the device plugin admitted for another pod (last reconciliation).\n"
+		       "# TYPE gpufleet_deviceplugin_mismatched_containers gauge\n"
+		       "gpufleet_deviceplugin_mismatched_containers %u\n"
+		       "# HELP gpufleet_deviceplugin_unattributed_containers Containers with gpufleet devices that no Allocate of this agent process admitted (last reconciliation).\n"
+		       "# TYPE gpufleet_deviceplugin_unattributed_containers gauge\n"
+		       "gpufleet_deviceplugin_unattributed_containers %u\n"
+		       "# HELP gpufleet_deviceplugin_reconciliations_total Reconciliations with the kubelet's pod-resources API, by result.\n"
+		       "# TYPE gpufleet_deviceplugin_reconciliations_total counter\n"
+		       "gpufleet_deviceplugin_reconciliations_total{result=\"ok\"} %llu\n"
+		       "gpufleet_deviceplugin_reconciliations_total{result=\"error\"} %llu\n",
+		       dp->mismatched, dp->unattributed, dp->reconcile_ok, dp->reconcile_err);
 	pthread_mutex_unlock(&dp->claim_mu);
 }
 
@@ -723,6 +837,8 @@ static int h_allocate(void *ud, const uint8_t *req, size_t len, struct gf_obuf *
 	for (int k = 0; st == GF_GRPC_OK && k < npods; k++)
 		for (unsigned j = 0; j < extra[k]; j++)
 			claim(pl->dp, pods[k].uid, pl->milli);
+	for (size_t i = 0; st == GF_GRPC_OK && pods && i < nc; i++)
+		attribute(pl, rq->container_requests[i]->devices_ids[0], cs[i].pod);
 	free(pods);
 	free(cs);
 	free(rp);
@@ -778,7 +894,7 @@ static void *watch_main(void *arg)
 	while (!dp->stopping) {
 		struct timespec t;
 		clock_gettime(CLOCK_REALTIME, &t);
-		t.tv_nsec += 100 * 1000000L; /* every 100 ms: the view; every second: sockets */
+		t.tv_nsec += 100 * 1000000L; /* every 100 ms: the view; every second: sockets; 5 s: reconcile */
 		if (t.tv_nsec >= 1000000000L) {
 			t.tv_sec++;
 			t.tv_nsec -= 1000000000L;
@@ -788,7 +904,10 @@ static void *watch_main(void *arg)
 			break;
 		pthread_mutex_unlock(&dp->mu);
 		refresh_view(dp);
-		if (++tick % 10 != 0) {
+		tick++;
+		if (dp->kc && tick % 50 == 0) /* every 5 s */
+			reconcile(dp);
+		if (tick % 10 != 0) {
 			pthread_mutex_lock(&dp->mu);
 			continue;
 		}
@@ -839,6 +958,8 @@ gf_err gf_dp_start(gf_agent *a, const struct gf_dp_config *cfg, gf_dp **out, cha
 	if (cfg->kube) {
 		struct gf_kube_client_opts ko = { .timeout_ms = 5000, .retries = 1 };
 		snprintf(dp->node, sizeof(dp->node), "%s", cfg->node ? cfg->node : "");
+		snprintf(dp->podres, sizeof(dp->podres), "%s",
+			 cfg->podres_socket ? cfg->podres_socket : "/var/lib/kubelet/pod-resources/kubelet.sock");
 		if (!dp->node[0] || gf_kube_client_create(cfg->kube, &ko, &dp->kc) != GF_OK) {
 			snprintf(err, errlen, "pod matching: %s", dp->node[0] ? "out of memory" : "no node name");
 			free(dp);

@@ -30,6 +30,7 @@
 
 #include "agent/agent.h"
 #include "core/error.h"
+#include "core/obuf.h"
 #include "k8s/conn.h"
 
 #define GF_DP_RESOURCE_GPU "nvidia.com/gpu"
@@ -46,6 +47,10 @@ struct gf_dp_config {
 	 * must outlive the plugin. */
 	const struct gf_kube_conn *kube;
 	const char *node;
+	/* With kube: every 5 s the kubelet's pod-resources API (List) is
+	 * compared with what Allocate admitted; NULL =
+	 * /var/lib/kubelet/pod-resources/kubelet.sock. */
+	const char *podres_socket;
 };
 
 typedef struct gf_dp gf_dp;
@@ -56,6 +61,13 @@ typedef struct gf_dp gf_dp;
  * thread retries every second).  The agent must outlive the plugin. */
 gf_err gf_dp_start(gf_agent *a, const struct gf_dp_config *cfg, gf_dp **out, char *err, size_t errlen);
 void gf_dp_stop(gf_dp *dp);
+
+/* Appends the plugin's Prometheus metrics to out: the last reconciliation
+ * with the kubelet's pod-resources API (containers whose devices it lists
+ * under another pod than the one Allocate admitted; containers with our
+ * devices that no Allocate of this process admitted) and the count of
+ * reconciliations by result.  NULL dp: nothing. */
+void gf_dp_render_metrics(gf_dp *dp, struct gf_obuf *out);
 
 /* Splits a share unit's device ID "<UUID>::<unit>" (unit 0..999) into the
  * UUID (copied into uuid, uuidlen bytes) and the unit.  False if id is not

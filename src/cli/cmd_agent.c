@@ -75,6 +75,8 @@ static void usage(FILE *f)
 		"                             (default /var/lib/kubelet/device-plugins)\n"
 		"      --match-pods           admit an allocation only for the pending pod the scheduler\n"
 		"                             assigned those GPUs (API access as --kubeconfig)\n"
+		"      --pod-resources-socket PATH  the kubelet's pod-resources API, reconciled every 5 s with\n"
+		"                             --match-pods (default /var/lib/kubelet/pod-resources/kubelet.sock)\n"
 		"      --memcap-lib PATH      host path of libgpufleet-memcap.so: cap shares' GPU memory\n"
 		"      --memcap-dir DIR       host folder for the shares' limit files (default\n"
 		"                             /var/run/gpufleet/memcap)\n");
@@ -108,6 +110,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "device-plugin-dir", required_argument, NULL, 'g' },
 		{ "memcap-lib", required_argument, NULL, 'M' },
 		{ "match-pods", no_argument, NULL, 'X' },
+		{ "pod-resources-socket", required_argument, NULL, 'Q' },
 		{ "memcap-dir", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -167,6 +170,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'g': o->dp.plugin_dir = optarg; break;
 		case 'M': o->dp.memcap_lib = optarg; break;
 		case 'X': o->match_pods = true; break;
+		case 'Q': o->dp.podres_socket = optarg; break;
 		case 'm': o->dp.memcap_dir = optarg; break;
 		case 'c':
 			if (!gf_cli_parse_ulong(optarg, 3600000, &n)) {
@@ -194,6 +198,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 struct serve_ctx {
 	gf_agent *agent;
 	const char *node;
+	gf_dp *dp; /* NULL without --device-plugin; set before serving */
 };
 
 static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
@@ -202,6 +207,8 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 	(void)req;
 	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
 	gf_err e = gf_agent_render_metrics(c->agent, &resp->body);
+	if (!e)
+		gf_dp_render_metrics(c->dp, &resp->body);
 	if (e)
 		gf_http_response_error(resp, 500, "metrics: %s", gf_strerror(e));
 }
@@ -348,7 +355,25 @@ int gf_cmd_agent(int argc, char **argv)
 		have_kube = true;
 	}
 
-	struct serve_ctx ctx = { agent, o.node };
+	gf_dp *dp = NULL;
+	if (o.device_plugin) {
+		if (o.match_pods) {
+			o.dp.kube = &kc;
+			o.dp.node = o.node;
+		}
+		e = gf_dp_start(agent, &o.dp, &dp, err, sizeof(err));
+		if (e && !dp) {
+			fprintf(stderr, "gpufleet agent: device plugin: %s\n", err);
+			if (have_kube)
+				gf_kube_conn_release(&kc);
+			gf_agent_destroy(agent);
+			return 1;
+		}
+		if (e) /* the kubelet is not there (yet): retried every second */
+			fprintf(stderr, "gpufleet agent: device plugin: %s (retrying every second)\n", err);
+	}
+
+	struct serve_ctx ctx = { agent, o.node, dp };
 	const struct gf_http_route routes[] = {
 		{ "GET", "/metrics", h_metrics, &ctx },
 		{ "GET", "/inventory", h_inventory, &ctx },
@@ -367,6 +392,7 @@ int gf_cmd_agent(int argc, char **argv)
 	e = gf_http_server_create(&hc, &srv);
 	if (e) {
 		fprintf(stderr, "gpufleet agent: cannot listen on %s: %s\n", o.address, gf_strerror(e));
+		gf_dp_stop(dp);
 		if (have_kube)
 			gf_kube_conn_release(&kc);
 		gf_agent_destroy(agent);
@@ -375,24 +401,6 @@ int gf_cmd_agent(int argc, char **argv)
 	fprintf(stderr, "gpufleet agent: %u GPUs, serving on http://%s:%u/metrics\n",
 		gf_agent_gpu_count(agent), host[0] ? host : "0.0.0.0", gf_http_server_port(srv));
 
-	gf_dp *dp = NULL;
-	if (o.device_plugin) {
-		if (o.match_pods) {
-			o.dp.kube = &kc;
-			o.dp.node = o.node;
-		}
-		e = gf_dp_start(agent, &o.dp, &dp, err, sizeof(err));
-		if (e && !dp) {
-			fprintf(stderr, "gpufleet agent: device plugin: %s\n", err);
-			gf_http_server_destroy(srv);
-			if (have_kube)
-				gf_kube_conn_release(&kc);
-			gf_agent_destroy(agent);
-			return 1;
-		}
-		if (e) /* the kubelet is not there (yet): retried every second */
-			fprintf(stderr, "gpufleet agent: device plugin: %s (retrying every second)\n", err);
-	}
 	if (o.publish)
 		publish(agent, &o, &kc);
 	for (;;) {

@@ -4,7 +4,8 @@
 # Pending pods bound to node dp-node carrying the scheduler's assignment
 # annotations; dp-harness -match (the kubelet's v1beta1 client library)
 # checks that GetPreferredAllocation steers to the assigned GPUs of the
-# oldest pod and that Allocate admits only assigned GPUs, once per pod.
+# oldest pod and that Allocate admits only assigned GPUs, once per pod;
+# then the reconciliation with a pod-resources API served by the harness.
 set -eu
 GPUFLEET=$1 FAKE=$2
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -50,8 +51,27 @@ PIDS="$PIDS $HPID"
 for _ in $(seq 100); do [ -S "$T/dp/kubelet.sock" ] && break; sleep 0.1; done
 GF_FAKE_NVML_STATE="$T/state" "$GPUFLEET" agent --nvml-lib "$FAKE" --no-kubernetes --address 127.0.0.1:0 \
 	--device-plugin --device-plugin-dir "$T/dp" --match-pods --kubeconfig "$KUBECONFIG" --node-name dp-node \
-	2>"$T/agent.log" &
+	--pod-resources-socket "$T/dp/podres.sock" 2>"$T/agent.log" &
 PIDS="$PIDS $!"
+
+# Reconciliation with the kubelet's pod-resources API (served by the
+# harness once its checks are done): one container listed under another pod
+# than the one admitted, one never admitted, counted in /metrics.
+for _ in $(seq 300); do grep -q "pod-resources ready" "$T/harness.out" 2>/dev/null && break; sleep 0.1; done
+port=$(sed -n 's|.*serving on http://127.0.0.1:\([0-9]*\)/metrics|\1|p' "$T/agent.log")
+got=""
+for _ in $(seq 150); do
+	got=$(curl -sf "http://127.0.0.1:$port/metrics" | grep '^gpufleet_deviceplugin_' || true)
+	echo "$got" | grep -q 'reconciliations_total{result="ok"} [1-9]' && break
+	sleep 0.1
+done
+touch "$T/dp/done"
+echo "$got" | grep -qx "gpufleet_deviceplugin_mismatched_containers 1" &&
+	echo "$got" | grep -qx "gpufleet_deviceplugin_unattributed_containers 1" ||
+	{ echo "FAIL: reconciliation metrics: $got"; tail -5 "$T/agent.log"; exit 1; }
+grep -q "the kubelet lists devices (gpufleet.io/gpu-milli GPU-00000000-0000-0000-0000-000000000005::0...) under pod default/intruder; they were admitted for default/p-share-b" "$T/agent.log" ||
+	{ echo "FAIL: no mismatch line in the agent log: $(tail -5 "$T/agent.log")"; exit 1; }
+echo "ok: reconciliation: 1 container under another pod and 1 never admitted, in /metrics and the log"
 rc=0
 wait "$HPID" || rc=$?
 cat "$T/harness.out"

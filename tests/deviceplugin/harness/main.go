@@ -33,6 +33,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	api "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+	podres "k8s.io/kubelet/pkg/apis/podresources/v1"
 )
 
 var failures int
@@ -78,6 +79,25 @@ func rawCall(sock, method string, body []byte) (string, string, error) {
 		st, msg = resp.Trailer.Get("grpc-status"), resp.Trailer.Get("grpc-message")
 	}
 	return st, msg, nil
+}
+
+// podLister answers the kubelet's pod-resources List.
+type podLister struct {
+	podres.UnimplementedPodResourcesListerServer
+}
+
+func (podLister) List(ctx context.Context, req *podres.ListPodResourcesRequest) (*podres.ListPodResourcesResponse, error) {
+	pod := func(name, res string, ids []string) *podres.PodResources {
+		return &podres.PodResources{Name: name, Namespace: "default", Containers: []*podres.ContainerResources{
+			{Name: "c", Devices: []*podres.ContainerDevices{{ResourceName: res, DeviceIds: ids}}}}}
+	}
+	return &podres.ListPodResourcesResponse{PodResources: []*podres.PodResources{
+		pod("p-share-a", "gpufleet.io/gpu-milli", units(2, 0, 250)),
+		pod("intruder", "gpufleet.io/gpu-milli", units(5, 0, 250)),
+		pod("p-whole", "nvidia.com/gpu", []string{uuid(1), uuid(0)}),
+		pod("old", "nvidia.com/gpu", []string{uuid(7)}),
+		pod("cpu-only", "cpu", []string{"0"}),
+	}}, nil
 }
 
 // registrar is the kubelet's Registration service.
@@ -186,6 +206,25 @@ func main() {
 	mconn, milli := dial(*dir, got["gpufleet.io/gpu-milli"].Endpoint)
 	if *match {
 		matchChecks(ctx, gpu, milli, *gpus)
+		// The kubelet's pod-resources API as it would look after those pods
+		// started, with one container under a pod other than the one its
+		// devices were admitted for, and one the plugin never admitted.
+		l, err := net.Listen("unix", filepath.Join(*dir, "podres.sock"))
+		if err != nil {
+			fail("pod-resources socket: %v", err)
+			os.Exit(1)
+		}
+		ps := grpc.NewServer()
+		podres.RegisterPodResourcesListerServer(ps, podLister{})
+		go ps.Serve(l)
+		fmt.Println("pod-resources ready")
+		for i := 0; i < 300; i++ {
+			if _, err := os.Stat(filepath.Join(*dir, "done")); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		ps.Stop()
 		srv.Stop()
 		if failures > 0 {
 			fmt.Printf("%d check(s) failed\n", failures)

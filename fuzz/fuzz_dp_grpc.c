@@ -2,7 +2,8 @@
  * fuzz/fuzz_dp_grpc.c - what the device plugin decodes from the kubelet's
  * bytes: the gRPC message framing (gf_grpc_unframe), the protobuf decoding
  * of every request type the plugin accepts (protobuf-c code generated from
- * the upstream api.proto), and the share-unit device IDs
+ * the upstream api.proto) and of the kubelet's pod-resources List answer,
+ * and the share-unit device IDs
  * (gf_dp_parse_unit_id) in what decodes.  Invariants checked: no crash, no
  * leak (ASan), an unframed message lies inside the input and has the
  * prefix's length, a parsed unit is 0..999 with a non-empty UUID.
@@ -14,6 +15,7 @@
 #include "agent/deviceplugin.h"
 #include "agent/grpc.h"
 #include "agent/proto/deviceplugin_v1beta1.pb-c.h"
+#include "agent/proto/podresources_v1.pb-c.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -57,6 +59,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	V1beta1__ListAndWatchResponse *l = v1beta1__list_and_watch_response__unpack(NULL, size, data);
 	if (l)
 		v1beta1__list_and_watch_response__free_unpacked(l, NULL);
+	/* The kubelet's pod-resources List answer (reconciliation). */
+	V1__ListPodResourcesResponse *pr = v1__list_pod_resources_response__unpack(NULL, size, data);
+	if (pr) {
+		for (size_t i = 0; i < pr->n_pod_resources; i++)
+			for (size_t c = 0; c < pr->pod_resources[i]->n_containers; c++)
+				for (size_t d = 0; d < pr->pod_resources[i]->containers[c]->n_devices; d++) {
+					const V1__ContainerDevices *cd = pr->pod_resources[i]->containers[c]->devices[d];
+					for (size_t k = 0; k < cd->n_device_ids; k++)
+						check_id(cd->device_ids[k]);
+				}
+		v1__list_pod_resources_response__free_unpacked(pr, NULL);
+	}
 	/* The input as an ID. */
 	char id[128];
 	size_t n = size < sizeof(id) - 1 ? size : sizeof(id) - 1;

@@ -5,7 +5,8 @@
 # registration, options, ListAndWatch (8 GPUs, 8,000 share units), Allocate
 # (whole and share, with the memory-cap files), bad input, GetPreferred-
 # Allocation, an unhealthy GPU (FAKE NVML `lost=1`) withdrawn, re-registration
-# after the kubelet's folder is cleared.  Prints the figures measured.
+# after the kubelet's folder is cleared and after an agent restart.  Prints
+# the figures measured.
 set -eu
 GPUFLEET=$1 FAKE=$2 MEMCAP=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -25,11 +26,26 @@ for i in 0 1 2 3 4 5 6 7; do echo "gpu $i mem_total_mib=81920 mem_used_mib=0"; d
 HPID=$!
 PIDS="$PIDS $HPID"
 for _ in $(seq 100); do [ -S "$T/dp/kubelet.sock" ] && break; sleep 0.1; done
-GF_FAKE_NVML_STATE="$T/state" "$GPUFLEET" agent --nvml-lib "$FAKE" --no-kubernetes --address 127.0.0.1:0 \
-	--interval-ms 100 --device-plugin --device-plugin-dir "$T/dp" --memcap-lib "$MEMCAP" \
-	--memcap-dir "$T/memcap" 2>"$T/agent.log" &
-APID=$!
-PIDS="$PIDS $APID"
+start_agent() {
+	GF_FAKE_NVML_STATE="$T/state" "$GPUFLEET" agent --nvml-lib "$FAKE" --no-kubernetes --address 127.0.0.1:0 \
+		--interval-ms 100 --device-plugin --device-plugin-dir "$T/dp" --memcap-lib "$MEMCAP" \
+		--memcap-dir "$T/memcap" 2>>"$T/agent.log" &
+	APID=$!
+	PIDS="$PIDS $APID"
+}
+start_agent
+# The harness asks for one agent restart near its end.
+for _ in $(seq 1200); do
+	grep -q "^restart the agent" "$T/harness.out" 2>/dev/null && break
+	kill -0 "$HPID" 2>/dev/null || break
+	sleep 0.1
+done
+if grep -q "^restart the agent" "$T/harness.out"; then
+	kill -TERM "$APID"
+	arc=0; wait "$APID" || arc=$?
+	[ $arc = 0 ] || { echo "FAIL: agent exit $arc at the restart"; tail -30 "$T/agent.log"; exit 1; }
+	start_agent
+fi
 rc=0
 wait "$HPID" || rc=$?
 cat "$T/harness.out"

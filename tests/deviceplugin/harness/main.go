@@ -518,6 +518,39 @@ func main() {
 			ok("kubelet restart: sockets recreated, both resources re-registered and devices resent within 5 s")
 		}
 	}
+
+	// 10. Agent restart: the test script stops the agent and starts a new
+	// one when it reads "restart the agent"; both resources must register
+	// again and resend their devices.
+	writeState(*state, *gpus, *memMiB, -1) // GPU 5 back (a lost GPU is not identified at start)
+	fmt.Println("restart the agent")
+	t0 = time.Now()
+	got = waitRegistrations(reg, 20*time.Second)
+	took = time.Since(t0)
+	if len(got) != 2 {
+		fail("after an agent restart: %d registrations", len(got))
+	} else {
+		_, milli2 := dial(*dir, got["gpufleet.io/gpu-milli"].Endpoint)
+		s, err := milli2.ListAndWatch(ctx, &api.Empty{})
+		var r *api.ListAndWatchResponse
+		if err == nil {
+			r, err = s.Recv()
+		}
+		took = time.Since(t0)
+		fmt.Printf("figure: agent restart (stop, start, NVML, register, list) -> %d units resent %v after the stop was asked\n",
+			len(r.GetDevices()), took.Round(time.Millisecond))
+		healthy := 0
+		for _, d := range r.GetDevices() {
+			if d.Health == "Healthy" {
+				healthy++
+			}
+		}
+		if err != nil || len(r.Devices) != *gpus*1000 || healthy != *gpus*1000 {
+			fail("ListAndWatch after the agent restart: %d devices, %d healthy, %v", len(r.GetDevices()), healthy, err)
+		} else {
+			ok("agent restart: both resources re-registered, %d units resent", len(r.Devices))
+		}
+	}
 	srv.Stop()
 	if failures > 0 {
 		fmt.Printf("%d check(s) failed\n", failures)

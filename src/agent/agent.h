@@ -52,6 +52,11 @@ gf_err gf_agent_render_metrics(gf_agent *a, struct gf_obuf *out);
 /* Append the inventory/topology document (docs/agent.md) as compact JSON. */
 gf_err gf_agent_render_inventory(gf_agent *a, const char *node, struct gf_obuf *out);
 
+/* The node's CDI spec (agent/cdi.h) for the GPUs NVML identified: device
+ * names are the UUIDs, /dev/nvidiaN from nvmlDeviceGetMinorNumber (the
+ * index where the driver lacks it).  dev_root as for gf_cdi_render. */
+gf_err gf_agent_render_cdi(gf_agent *a, const char *dev_root, struct gf_obuf *out, char *err, size_t errlen);
+
 /* Number of GPUs enumerated, and how many answered at the last collection. */
 unsigned gf_agent_gpu_count(gf_agent *a);
 unsigned gf_agent_gpus_up(gf_agent *a);

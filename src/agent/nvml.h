@@ -38,6 +38,8 @@
 	  "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex")                            \
 	X(index, gf_nvml_return, (gf_nvml_device, unsigned *), false, "nvmlDeviceGetIndex")         \
 	X(uuid, gf_nvml_return, (gf_nvml_device, char *, unsigned), true, "nvmlDeviceGetUUID")      \
+	X(minor_number, gf_nvml_return, (gf_nvml_device, unsigned *), false,                        \
+	  "nvmlDeviceGetMinorNumber")                                                               \
 	X(name, gf_nvml_return, (gf_nvml_device, char *, unsigned), false, "nvmlDeviceGetName")     \
 	X(pci_info, gf_nvml_return, (gf_nvml_device, gf_nvml_pci_info *), false,                    \
 	  "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2")                                     \

@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/cdi.h"
+#include "agent/deviceplugin.h"
 #include "agent/kube.h"
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -33,6 +35,11 @@ struct opts {
 	const char *kubeconfig;
 	bool once, inventory, publish, no_hostname;
 	unsigned long publish_s;
+	const char *cdi_dir;  /* write the CDI spec there at start (NULL = not) */
+	const char *cdi_dev_root;
+	bool cdi_spec;        /* write (or print) the CDI spec and exit */
+	bool device_plugin, match_pods;
+	struct gf_dp_config dp;
 };
 
 static void usage(FILE *f)
@@ -58,7 +65,21 @@ static void usage(FILE *f)
 		"      --inventory            print the inventory/topology JSON and exit\n"
 		"      --publish-node         publish GPU labels and topology annotation on the Node\n"
 		"      --kubeconfig PATH      API server access (default: in-cluster service account)\n"
-		"      --publish-interval-s N republish period (default 300)\n");
+		"      --publish-interval-s N republish period (default 300)\n"
+		"      --cdi                  write the GPUs' CDI spec into /var/run/cdi at start\n"
+		"      --cdi-dir DIR          ... into DIR instead (implies --cdi)\n"
+		"      --cdi-dev-root DIR     host folder of the nvidia device nodes (default /dev)\n"
+		"      --cdi-spec             write the CDI spec (to --cdi-dir, else stdout) and exit\n"
+		"      --device-plugin        serve nvidia.com/gpu and gpufleet.io/gpu-milli to the kubelet\n"
+		"      --device-plugin-dir DIR  the kubelet's device-plugin folder\n"
+		"                             (default /var/lib/kubelet/device-plugins)\n"
+		"      --match-pods           admit an allocation only for the pending pod the scheduler\n"
+		"                             assigned those GPUs (API access as --kubeconfig)\n"
+		"      --pod-resources-socket PATH  the kubelet's pod-resources API, reconciled every 5 s with\n"
+		"                             --match-pods (default /var/lib/kubelet/pod-resources/kubelet.sock)\n"
+		"      --memcap-lib PATH      host path of libgpufleet-memcap.so: cap shares' GPU memory\n"
+		"      --memcap-dir DIR       host folder for the shares' limit files (default\n"
+		"                             /var/run/gpufleet/memcap)\n");
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -81,6 +102,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "publish-node", no_argument, NULL, 'p' },
 		{ "kubeconfig", required_argument, NULL, 'k' },
 		{ "publish-interval-s", required_argument, NULL, 'I' },
+		{ "cdi", no_argument, NULL, 'C' },
+		{ "cdi-dir", required_argument, NULL, 'D' },
+		{ "cdi-dev-root", required_argument, NULL, 'R' },
+		{ "cdi-spec", no_argument, NULL, 'S' },
+		{ "device-plugin", no_argument, NULL, 'G' },
+		{ "device-plugin-dir", required_argument, NULL, 'g' },
+		{ "memcap-lib", required_argument, NULL, 'M' },
+		{ "match-pods", no_argument, NULL, 'X' },
+		{ "pod-resources-socket", required_argument, NULL, 'Q' },
+		{ "memcap-dir", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -131,6 +162,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'i': o->inventory = true; break;
 		case 'p': o->publish = true; break;
 		case 'k': o->kubeconfig = optarg; break;
+		case 'C': if (!o->cdi_dir) o->cdi_dir = "/var/run/cdi"; break;
+		case 'D': o->cdi_dir = optarg; break;
+		case 'R': o->cdi_dev_root = optarg; break;
+		case 'S': o->cdi_spec = true; break;
+		case 'G': o->device_plugin = true; break;
+		case 'g': o->dp.plugin_dir = optarg; break;
+		case 'M': o->dp.memcap_lib = optarg; break;
+		case 'X': o->match_pods = true; break;
+		case 'Q': o->dp.podres_socket = optarg; break;
+		case 'm': o->dp.memcap_dir = optarg; break;
 		case 'c':
 			if (!gf_cli_parse_ulong(optarg, 3600000, &n)) {
 				fprintf(stderr, "gpufleet agent: --interval-ms: '%s' is not 0..3600000\n", optarg);
@@ -157,6 +198,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 struct serve_ctx {
 	gf_agent *agent;
 	const char *node;
+	gf_dp *dp; /* NULL without --device-plugin; set before serving */
 };
 
 static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
@@ -165,6 +207,8 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 	(void)req;
 	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
 	gf_err e = gf_agent_render_metrics(c->agent, &resp->body);
+	if (!e)
+		gf_dp_render_metrics(c->dp, &resp->body);
 	if (e)
 		gf_http_response_error(resp, 500, "metrics: %s", gf_strerror(e));
 }
@@ -210,6 +254,29 @@ static int print_once(gf_agent *a, const struct opts *o)
 	gf_obuf_release(&b);
 	if (e) {
 		fprintf(stderr, "gpufleet agent: %s\n", gf_strerror(e));
+		return 1;
+	}
+	return 0;
+}
+
+/* The CDI spec: printed (no --cdi-dir) or written atomically into the
+ * folder.  0, or 1 after one message naming the cause. */
+static int cdi(gf_agent *a, const struct opts *o)
+{
+	char err[512];
+	struct gf_obuf b;
+	gf_obuf_init(&b, 1u << 20);
+	gf_err e = gf_agent_render_cdi(a, o->cdi_dev_root, &b, err, sizeof(err));
+	if (!e && o->cdi_dir)
+		e = gf_cdi_write(o->cdi_dir, b.data, b.len, err, sizeof(err));
+	else if (!e)
+		fwrite(b.data, 1, b.len, stdout);
+	if (!e && o->cdi_dir)
+		fprintf(stderr, "gpufleet agent: CDI spec for %u GPU(s) written to %s/%s\n", gf_agent_gpu_count(a),
+			o->cdi_dir, GF_CDI_SPEC_FILE);
+	gf_obuf_release(&b);
+	if (e) {
+		fprintf(stderr, "gpufleet agent: CDI: %s\n", err);
 		return 1;
 	}
 	return 0;
@@ -265,26 +332,48 @@ int gf_cmd_agent(int argc, char **argv)
 			     : "");
 		return 1;
 	}
-	if (o.once || o.inventory) {
-		rc = print_once(agent, &o);
+	if (o.once || o.inventory || o.cdi_spec) {
+		rc = o.cdi_spec ? cdi(agent, &o) : print_once(agent, &o);
 		gf_agent_destroy(agent);
 		return rc;
+	}
+	if (o.cdi_dir && cdi(agent, &o) != 0) {
+		gf_agent_destroy(agent);
+		return 1;
 	}
 
 	struct gf_kube_conn kc;
 	bool have_kube = false;
-	if (o.publish) {
+	if (o.publish || (o.device_plugin && o.match_pods)) {
 		e = o.kubeconfig ? gf_kube_conn_from_kubeconfig(&kc, o.kubeconfig, err, sizeof(err))
 				 : gf_kube_conn_in_cluster(&kc, err, sizeof(err));
 		if (e) {
-			fprintf(stderr, "gpufleet agent: --publish-node: %s\n", err);
+			fprintf(stderr, "gpufleet agent: %s: %s\n", o.publish ? "--publish-node" : "--match-pods", err);
 			gf_agent_destroy(agent);
 			return 1;
 		}
 		have_kube = true;
 	}
 
-	struct serve_ctx ctx = { agent, o.node };
+	gf_dp *dp = NULL;
+	if (o.device_plugin) {
+		if (o.match_pods) {
+			o.dp.kube = &kc;
+			o.dp.node = o.node;
+		}
+		e = gf_dp_start(agent, &o.dp, &dp, err, sizeof(err));
+		if (e && !dp) {
+			fprintf(stderr, "gpufleet agent: device plugin: %s\n", err);
+			if (have_kube)
+				gf_kube_conn_release(&kc);
+			gf_agent_destroy(agent);
+			return 1;
+		}
+		if (e) /* the kubelet is not there (yet): retried every second */
+			fprintf(stderr, "gpufleet agent: device plugin: %s (retrying every second)\n", err);
+	}
+
+	struct serve_ctx ctx = { agent, o.node, dp };
 	const struct gf_http_route routes[] = {
 		{ "GET", "/metrics", h_metrics, &ctx },
 		{ "GET", "/inventory", h_inventory, &ctx },
@@ -303,6 +392,7 @@ int gf_cmd_agent(int argc, char **argv)
 	e = gf_http_server_create(&hc, &srv);
 	if (e) {
 		fprintf(stderr, "gpufleet agent: cannot listen on %s: %s\n", o.address, gf_strerror(e));
+		gf_dp_stop(dp);
 		if (have_kube)
 			gf_kube_conn_release(&kc);
 		gf_agent_destroy(agent);
@@ -311,17 +401,18 @@ int gf_cmd_agent(int argc, char **argv)
 	fprintf(stderr, "gpufleet agent: %u GPUs, serving on http://%s:%u/metrics\n",
 		gf_agent_gpu_count(agent), host[0] ? host : "0.0.0.0", gf_http_server_port(srv));
 
-	if (have_kube)
+	if (o.publish)
 		publish(agent, &o, &kc);
 	for (;;) {
-		struct timespec ts = { have_kube ? (time_t)o.publish_s : 3600, 0 };
+		struct timespec ts = { o.publish ? (time_t)o.publish_s : 3600, 0 };
 		int sig = sigtimedwait(&sigs, NULL, &ts);
 		if (sig == SIGINT || sig == SIGTERM)
 			break;
-		if (sig < 0 && errno == EAGAIN && have_kube)
+		if (sig < 0 && errno == EAGAIN && o.publish)
 			publish(agent, &o, &kc);
 	}
 	fprintf(stderr, "gpufleet agent: stopping\n");
+	gf_dp_stop(dp);
 	gf_http_server_destroy(srv);
 	if (have_kube)
 		gf_kube_conn_release(&kc);

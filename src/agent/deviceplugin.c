@@ -1,0 +1,1016 @@
+/*
+ * agent/deviceplugin.c - the kubelet device plugin (see deviceplugin.h).
+ *
+ * Two gRPC servers (agent/grpc.c) on <plugin_dir>/gpufleet-gpu.sock and
+ * <plugin_dir>/gpufleet-gpu-milli.sock, each serving v1beta1.DevicePlugin
+ * for one resource.  Messages are the protobuf-c code generated from the
+ * upstream api.proto (agent/proto).  The device list is derived from the
+ * agent's last NVML collection on demand: a GPU is Healthy while NVML
+ * answers for it.  The list's version is a hash of (UUID, health) over the
+ * GPUs, so a ListAndWatch stream resends exactly when that changes.
+ * Allocate and GetPreferredAllocation are pure functions of the request
+ * and that list (O(IDs x GPUs)); the only side effect is a share's limit
+ * file.  A watch thread checks every second that both sockets are still
+ * ours (the kubelet removes them when it restarts) and re-registers.
+ */
+#include "agent/deviceplugin.h"
+#include "agent/agent_impl.h"
+#include "agent/dp_match.h"
+#include "agent/grpc.h"
+#include "k8s/client.h"
+#include "agent/proto/deviceplugin_v1beta1.pb-c.h"
+#include "agent/proto/podresources_v1.pb-c.h"
+
+#include <cjson/cJSON.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CDI_PREFIX "gpufleet.io/gpu="
+#define MEMCAP_IN_CONTAINER "/usr/lib/gpufleet/libgpufleet-memcap.so"
+
+struct gpu_view {
+	char uuid[GF_NVML_UUID_LEN];
+	bool healthy;
+	unsigned long long mem_total; /* bytes; 0 unknown */
+};
+
+struct plugin {
+	struct gf_dp *dp;
+	const char *resource, *sock_name;
+	bool milli;
+	gf_grpc_server *srv;
+	struct gf_grpc_method methods[5];
+	bool registered;
+};
+
+struct gf_dp {
+	gf_agent *agent;
+	char plugin_dir[512], memcap_dir[512], memcap_lib[512];
+	struct plugin plugins[2];
+	pthread_t watcher;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stopping;
+	/* The GPUs as of the watch thread's last look: the RPCs read this, never
+	 * NVML, so an Allocate does not wait for a collection. */
+	pthread_mutex_t view_mu;
+	struct gpu_view view[GF_AGENT_MAX_GPUS];
+	unsigned nview;
+	/* Pod matching (NULL kc: off).  A claim is one container of a pending
+	 * pod admitted for a resource; claims of pods no longer pending are
+	 * dropped at the next listing. */
+	gf_kube_client *kc;
+	char node[256];
+	pthread_mutex_t claim_mu;
+	struct claim {
+		char uid[64];
+		int res;        /* 0 = nvidia.com/gpu, 1 = gpu-milli */
+		unsigned used;
+	} claims[512];
+	unsigned nclaims;
+	/* What Allocate admitted, for the reconciliation: a container's first
+	 * device ID -> "namespace/name" (a ring: the oldest is overwritten). */
+	struct attr {
+		int res;
+		char id[80], pod[320];
+	} attrs[1024];
+	unsigned nattrs, attr_next;
+	char podres[512];
+	unsigned mismatched, unattributed; /* last reconciliation */
+	unsigned long long reconcile_ok, reconcile_err;
+};
+
+#define MAX_PENDING 256
+
+/* From the agent (collecting if its values are older than its interval). */
+static unsigned collect_view(gf_dp *dp, struct gpu_view *v)
+{
+	gf_agent *a = dp->agent;
+	unsigned n = 0;
+	pthread_mutex_lock(&a->lock);
+	gf_agent_maybe_collect_locked(a);
+	for (unsigned i = 0; i < a->ngpus; i++) {
+		struct gf_agent_gpu *g = &a->gpus[i];
+		if (!g->identified)
+			continue;
+		memcpy(v[n].uuid, g->uuid, sizeof(v[n].uuid));
+		v[n].healthy = g->up;
+		v[n].mem_total = g->mem_total;
+		n++;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return n;
+}
+
+static void refresh_view(gf_dp *dp)
+{
+	struct gpu_view v[GF_AGENT_MAX_GPUS];
+	unsigned n = collect_view(dp, v);
+	pthread_mutex_lock(&dp->view_mu);
+	memcpy(dp->view, v, sizeof(v[0]) * n);
+	dp->nview = n;
+	pthread_mutex_unlock(&dp->view_mu);
+}
+
+static unsigned snapshot(gf_dp *dp, struct gpu_view *v)
+{
+	pthread_mutex_lock(&dp->view_mu);
+	unsigned n = dp->nview;
+	memcpy(v, dp->view, sizeof(v[0]) * n);
+	pthread_mutex_unlock(&dp->view_mu);
+	return n;
+}
+
+static uint64_t list_version(const struct gpu_view *v, unsigned n)
+{
+	uint64_t h = UINT64_C(1469598103934665603);
+	for (unsigned i = 0; i < n; i++) {
+		for (const char *p = v[i].uuid; *p; p++)
+			h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
+		h = (h ^ (v[i].healthy ? 2u : 1u)) * UINT64_C(1099511628211);
+	}
+	return h | 1; /* never 0, the stream's start */
+}
+
+bool gf_dp_parse_unit_id(const char *id, char *uuid, size_t uuidlen, unsigned *unit)
+{
+	const char *sep = strstr(id, "::");
+	if (!sep || sep == id || (size_t)(sep - id) >= uuidlen)
+		return false;
+	const char *u = sep + 2;
+	unsigned v = 0;
+	size_t digits = strlen(u);
+	if (digits == 0 || digits > 3 || (digits > 1 && u[0] == '0'))
+		return false;
+	for (const char *p = u; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return false;
+		v = v * 10 + (unsigned)(*p - '0');
+	}
+	if (v >= GF_DP_MILLI_PER_GPU)
+		return false;
+	memcpy(uuid, id, (size_t)(sep - id));
+	uuid[sep - id] = '\0';
+	*unit = v;
+	return true;
+}
+
+static const struct gpu_view *find_gpu(const struct gpu_view *v, unsigned n, const char *uuid)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(v[i].uuid, uuid) == 0)
+			return &v[i];
+	return NULL;
+}
+
+/* Packs msg into out. */
+static int pack(const ProtobufCMessage *msg, struct gf_obuf *out, char *err, size_t errlen)
+{
+	size_t n = protobuf_c_message_get_packed_size(msg);
+	uint8_t *buf = malloc(n ? n : 1);
+	if (!buf) {
+		snprintf(err, errlen, "out of memory");
+		return GF_GRPC_RESOURCE_EXHAUSTED;
+	}
+	protobuf_c_message_pack(msg, buf);
+	gf_obuf_append(out, buf, n);
+	free(buf);
+	if (out->err) {
+		snprintf(err, errlen, "response larger than %u bytes", GF_GRPC_MAX_MESSAGE);
+		return GF_GRPC_RESOURCE_EXHAUSTED;
+	}
+	return GF_GRPC_OK;
+}
+
+/* ---- pending pods ---- */
+
+/* This node's Pending pods asking for pl's resource, oldest first; drops
+ * the claims of pods no longer pending.  -1 when the API cannot tell. */
+static int list_pending(struct plugin *pl, struct gf_dp_pod *pods, char *msg, size_t msglen)
+{
+	gf_dp *dp = pl->dp;
+	char path[512], err[256];
+	long status = 0;
+	cJSON *doc = NULL;
+	snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%.200s%%2Cstatus.phase%%3DPending",
+		 dp->node);
+	gf_err e = gf_kube_json(dp->kc, "GET", path, NULL, NULL, &status, &doc, err, sizeof(err));
+	if (e || !doc) {
+		snprintf(msg, msglen, "listing the pending pods of node %.200s: %s", dp->node,
+			 e ? err : "no answer");
+		cJSON_Delete(doc);
+		return -1;
+	}
+	unsigned skipped;
+	unsigned n = gf_dp_pods_decode(doc, pl->resource, pods, MAX_PENDING, &skipped);
+	cJSON_Delete(doc);
+	int res = pl->milli;
+	pthread_mutex_lock(&dp->claim_mu);
+	for (unsigned i = 0; i < dp->nclaims;) {
+		bool pending = dp->claims[i].res != res;
+		for (unsigned j = 0; j < n && !pending; j++)
+			pending = strcmp(pods[j].uid, dp->claims[i].uid) == 0;
+		if (pending)
+			i++;
+		else
+			dp->claims[i] = dp->claims[--dp->nclaims];
+	}
+	pthread_mutex_unlock(&dp->claim_mu);
+	return (int)n;
+}
+
+static unsigned claimed(gf_dp *dp, const char *uid, int res)
+{
+	unsigned used = 0;
+	pthread_mutex_lock(&dp->claim_mu);
+	for (unsigned i = 0; i < dp->nclaims; i++)
+		if (dp->claims[i].res == res && strcmp(dp->claims[i].uid, uid) == 0)
+			used = dp->claims[i].used;
+	pthread_mutex_unlock(&dp->claim_mu);
+	return used;
+}
+
+static void claim(gf_dp *dp, const char *uid, int res)
+{
+	pthread_mutex_lock(&dp->claim_mu);
+	unsigned i = 0;
+	while (i < dp->nclaims && !(dp->claims[i].res == res && strcmp(dp->claims[i].uid, uid) == 0))
+		i++;
+	if (i == dp->nclaims && dp->nclaims < sizeof(dp->claims) / sizeof(dp->claims[0])) {
+		snprintf(dp->claims[i].uid, sizeof(dp->claims[i].uid), "%s", uid);
+		dp->claims[i].res = res;
+		dp->claims[i].used = 0;
+		dp->nclaims++;
+	}
+	if (i < dp->nclaims)
+		dp->claims[i].used++;
+	pthread_mutex_unlock(&dp->claim_mu);
+}
+
+static void attribute(struct plugin *pl, const char *first_id, const char *pod)
+{
+	gf_dp *dp = pl->dp;
+	pthread_mutex_lock(&dp->claim_mu);
+	struct attr *a = &dp->attrs[dp->attr_next];
+	dp->attr_next = (dp->attr_next + 1) % (sizeof(dp->attrs) / sizeof(dp->attrs[0]));
+	if (dp->nattrs < sizeof(dp->attrs) / sizeof(dp->attrs[0]))
+		dp->nattrs++;
+	a->res = pl->milli;
+	snprintf(a->id, sizeof(a->id), "%s", first_id);
+	snprintf(a->pod, sizeof(a->pod), "%s", pod);
+	pthread_mutex_unlock(&dp->claim_mu);
+}
+
+/* The pod Allocate admitted for the container holding device ID id; NULL
+ * if none.  Caller holds claim_mu. */
+static const char *attributed(gf_dp *dp, int res, const char *id)
+{
+	for (unsigned i = 0; i < dp->nattrs; i++)
+		if (dp->attrs[i].res == res && strcmp(dp->attrs[i].id, id) == 0)
+			return dp->attrs[i].pod;
+	return NULL;
+}
+
+/* One pass over the kubelet's pod-resources List: a container with our
+ * devices is mismatched when a device of it was admitted for another pod,
+ * unattributed when none was admitted by this process. */
+static void reconcile(gf_dp *dp)
+{
+	char msg[512];
+	struct gf_obuf resp;
+	gf_obuf_init(&resp, 64u << 20);
+	int st = gf_grpc_call(dp->podres, "/v1.PodResourcesLister/List", NULL, 0, &resp, 5000, msg, sizeof(msg));
+	V1__ListPodResourcesResponse *r =
+		st == GF_GRPC_OK ? v1__list_pod_resources_response__unpack(NULL, resp.len, (const uint8_t *)resp.data) : NULL;
+	gf_obuf_release(&resp);
+	if (!r) {
+		pthread_mutex_lock(&dp->claim_mu);
+		dp->reconcile_err++;
+		pthread_mutex_unlock(&dp->claim_mu);
+		return;
+	}
+	unsigned mism = 0, unattr = 0;
+	pthread_mutex_lock(&dp->claim_mu);
+	for (size_t p = 0; p < r->n_pod_resources; p++) {
+		const V1__PodResources *pr = r->pod_resources[p];
+		char me[320];
+		snprintf(me, sizeof(me), "%s/%s", pr->namespace_, pr->name);
+		for (size_t c = 0; c < pr->n_containers; c++) {
+			for (size_t d = 0; d < pr->containers[c]->n_devices; d++) {
+				const V1__ContainerDevices *cd = pr->containers[c]->devices[d];
+				int res = strcmp(cd->resource_name, GF_DP_RESOURCE_GPU) == 0     ? 0
+					  : strcmp(cd->resource_name, GF_DP_RESOURCE_MILLI) == 0 ? 1
+												   : -1;
+				if (res < 0 || cd->n_device_ids == 0)
+					continue;
+				const char *who = NULL;
+				bool other = false;
+				for (size_t i = 0; i < cd->n_device_ids; i++) {
+					const char *w = attributed(dp, res, cd->device_ids[i]);
+					if (w && strcmp(w, me) != 0)
+						other = true;
+					if (w)
+						who = w;
+				}
+				if (other) {
+					mism++;
+					fprintf(stderr, "gpufleet agent: device plugin: the kubelet lists devices (%s %s...) under "
+							"pod %s; they were admitted for %s\n",
+						cd->resource_name, cd->device_ids[0], me, who);
+				} else if (!who) {
+					unattr++;
+				}
+			}
+		}
+	}
+	dp->mismatched = mism;
+	dp->unattributed = unattr;
+	dp->reconcile_ok++;
+	pthread_mutex_unlock(&dp->claim_mu);
+	v1__list_pod_resources_response__free_unpacked(r, NULL);
+}
+
+void gf_dp_render_metrics(gf_dp *dp, struct gf_obuf *out)
+{
+	if (!dp || !dp->kc)
+		return;
+	pthread_mutex_lock(&dp->claim_mu);
+	gf_obuf_printf(out,
+		       "# HELP gpufleet_deviceplugin_mismatched_containers Containers the kubelet's pod-resources API lists with devices the device plugin admitted for another pod (last reconciliation).\n"
+		       "# TYPE gpufleet_deviceplugin_mismatched_containers gauge\n"
+		       "gpufleet_deviceplugin_mismatched_containers %u\n"
+		       "# HELP gpufleet_deviceplugin_unattributed_containers Containers with gpufleet devices that no Allocate of this agent process admitted (last reconciliation).\n"
+		       "# TYPE gpufleet_deviceplugin_unattributed_containers gauge\n"
+		       "gpufleet_deviceplugin_unattributed_containers %u\n"
+		       "# HELP gpufleet_deviceplugin_reconciliations_total Reconciliations with the kubelet's pod-resources API, by result.\n"
+		       "# TYPE gpufleet_deviceplugin_reconciliations_total counter\n"
+		       "gpufleet_deviceplugin_reconciliations_total{result=\"ok\"} %llu\n"
+		       "gpufleet_deviceplugin_reconciliations_total{result=\"error\"} %llu\n",
+		       dp->mismatched, dp->unattributed, dp->reconcile_ok, dp->reconcile_err);
+	pthread_mutex_unlock(&dp->claim_mu);
+}
+
+/* The oldest pending pod with a container left to admit whose assignment
+ * is exactly these GPUs and units; extra[k] counts claims taken earlier in
+ * the same call.  -1 if none. */
+static int find_pod(struct plugin *pl, const struct gf_dp_pod *pods, unsigned n, const unsigned *extra,
+		    const char *const *uuids, unsigned nu, unsigned units)
+{
+	for (unsigned k = 0; k < n; k++)
+		if (claimed(pl->dp, pods[k].uid, pl->milli) + extra[k] < pods[k].containers &&
+		    gf_dp_pod_matches(&pods[k], uuids, nu, units))
+			return (int)k;
+	return -1;
+}
+
+/* ---- GetDevicePluginOptions, PreStartContainer ---- */
+
+static int h_options(void *ud, const uint8_t *req, size_t len, struct gf_obuf *out, char *msg, size_t msglen)
+{
+	(void)ud;
+	(void)req;
+	(void)len;
+	V1beta1__DevicePluginOptions o = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
+	o.get_preferred_allocation_available = 1;
+	return pack(&o.base, out, msg, msglen);
+}
+
+static int h_prestart(void *ud, const uint8_t *req, size_t len, struct gf_obuf *out, char *msg, size_t msglen)
+{
+	(void)ud;
+	(void)req;
+	(void)len;
+	V1beta1__PreStartContainerResponse r = V1BETA1__PRE_START_CONTAINER_RESPONSE__INIT;
+	return pack(&r.base, out, msg, msglen);
+}
+
+/* ---- ListAndWatch ---- */
+
+static bool s_list(void *ud, const uint8_t *req, size_t len, uint64_t *version, struct gf_obuf *out)
+{
+	struct plugin *pl = ud;
+	struct gpu_view v[GF_AGENT_MAX_GPUS];
+	(void)req;
+	(void)len;
+	unsigned n = snapshot(pl->dp, v);
+	uint64_t ver = list_version(v, n);
+	if (ver == *version)
+		return false;
+	unsigned per = pl->milli ? GF_DP_MILLI_PER_GPU : 1;
+	size_t total = (size_t)n * per;
+	V1beta1__Device *devs = calloc(total ? total : 1, sizeof(*devs));
+	V1beta1__Device **ptrs = calloc(total ? total : 1, sizeof(*ptrs));
+	char *ids = calloc(total ? total : 1, 80);
+	bool ok = devs && ptrs && ids;
+	for (unsigned g = 0; ok && g < n; g++) {
+		for (unsigned k = 0; k < per; k++) {
+			size_t i = (size_t)g * per + k;
+			char *id = ids + i * 80;
+			if (pl->milli)
+				snprintf(id, 80, "%.56s::%u", v[g].uuid, k);
+			else
+				snprintf(id, 80, "%.63s", v[g].uuid);
+			v1beta1__device__init(&devs[i]);
+			devs[i].id = id;
+			devs[i].health = v[g].healthy ? "Healthy" : "Unhealthy";
+			ptrs[i] = &devs[i];
+		}
+	}
+	if (ok) {
+		V1beta1__ListAndWatchResponse r = V1BETA1__LIST_AND_WATCH_RESPONSE__INIT;
+		char err[64];
+		r.n_devices = total;
+		r.devices = ptrs;
+		ok = pack(&r.base, out, err, sizeof(err)) == GF_GRPC_OK;
+	}
+	free(devs);
+	free(ptrs);
+	free(ids);
+	if (ok)
+		*version = ver;
+	return ok;
+}
+
+/* ---- GetPreferredAllocation ---- */
+
+/* Whole GPUs: must_include first, then the available ones in list order.
+ * Shares: all units from one GPU: must_include's GPU, else the GPU with the
+ * fewest available units that still has size (best fit, ties by UUID). */
+static void prefer(const struct plugin *pl, const V1beta1__ContainerPreferredAllocationRequest *rq,
+		   V1beta1__ContainerPreferredAllocationResponse *rs, char **pick)
+{
+	size_t want = rq->allocation_size > 0 ? (size_t)rq->allocation_size : 0, np = 0;
+	for (size_t i = 0; i < rq->n_must_include_deviceids && np < want; i++)
+		pick[np++] = rq->must_include_deviceids[i];
+	char gpu[GF_NVML_UUID_LEN] = "";
+	unsigned unit;
+	if (pl->milli) {
+		if (np > 0 && !gf_dp_parse_unit_id(pick[0], gpu, sizeof(gpu), &unit))
+			gpu[0] = '\0';
+		if (!gpu[0]) {
+			size_t best = SIZE_MAX;
+			char cand[GF_NVML_UUID_LEN], other[GF_NVML_UUID_LEN];
+			for (size_t i = 0; i < rq->n_available_deviceids; i++) {
+				if (!gf_dp_parse_unit_id(rq->available_deviceids[i], cand, sizeof(cand), &unit))
+					continue;
+				size_t cnt = 0;
+				for (size_t j = 0; j < rq->n_available_deviceids; j++)
+					if (gf_dp_parse_unit_id(rq->available_deviceids[j], other, sizeof(other), &unit) &&
+					    strcmp(cand, other) == 0)
+						cnt++;
+				if (cnt >= want && (cnt < best || (cnt == best && strcmp(cand, gpu) < 0))) {
+					best = cnt;
+					memcpy(gpu, cand, sizeof(gpu));
+				}
+			}
+		}
+	}
+	for (size_t i = 0; i < rq->n_available_deviceids && np < want; i++) {
+		char *id = rq->available_deviceids[i];
+		char g[GF_NVML_UUID_LEN];
+		bool dup = false;
+		for (size_t j = 0; j < np && !dup; j++)
+			dup = strcmp(pick[j], id) == 0;
+		if (dup)
+			continue;
+		if (pl->milli && gpu[0] && (!gf_dp_parse_unit_id(id, g, sizeof(g), &unit) || strcmp(g, gpu) != 0))
+			continue;
+		pick[np++] = id;
+	}
+	rs->n_deviceids = np;
+	rs->deviceids = pick;
+}
+
+/* The scheduler's choice for this request: the oldest pending pod with a
+ * container left whose assigned GPUs (whole) or GPU (share of exactly
+ * `size` units) are all available.  True with pick filled. */
+static bool prefer_assigned(struct plugin *pl, const V1beta1__ContainerPreferredAllocationRequest *rq,
+			    const struct gf_dp_pod *pods, unsigned n, unsigned *extra,
+			    V1beta1__ContainerPreferredAllocationResponse *rs, char **pick)
+{
+	size_t want = rq->allocation_size > 0 ? (size_t)rq->allocation_size : 0;
+	char g[GF_NVML_UUID_LEN];
+	unsigned unit;
+	for (unsigned k = 0; k < n; k++) {
+		const struct gf_dp_pod *p = &pods[k];
+		if (claimed(pl->dp, p->uid, pl->milli) + extra[k] >= p->containers)
+			continue;
+		size_t np = 0;
+		if (pl->milli) {
+			if (p->nuuids != 1 || p->milli != want)
+				continue;
+			for (size_t i = 0; i < rq->n_must_include_deviceids && np < want; i++)
+				if (gf_dp_parse_unit_id(rq->must_include_deviceids[i], g, sizeof(g), &unit) &&
+				    strcmp(g, p->uuids[0]) == 0)
+					pick[np++] = rq->must_include_deviceids[i];
+			if (np != rq->n_must_include_deviceids)
+				continue;
+			for (size_t i = 0; i < rq->n_available_deviceids && np < want; i++) {
+				char *id = rq->available_deviceids[i];
+				bool dup = false;
+				for (size_t j = 0; j < np && !dup; j++)
+					dup = strcmp(pick[j], id) == 0;
+				if (!dup && gf_dp_parse_unit_id(id, g, sizeof(g), &unit) && strcmp(g, p->uuids[0]) == 0)
+					pick[np++] = id;
+			}
+		} else {
+			if (p->milli != 1000 || p->nuuids != want)
+				continue;
+			for (unsigned u = 0; u < p->nuuids; u++)
+				for (size_t i = 0; i < rq->n_available_deviceids; i++)
+					if (strcmp(rq->available_deviceids[i], p->uuids[u]) == 0) {
+						pick[np++] = rq->available_deviceids[i];
+						break;
+					}
+		}
+		if (np == want) {
+			extra[k]++;
+			rs->n_deviceids = np;
+			rs->deviceids = pick;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int h_preferred(void *ud, const uint8_t *req, size_t len, struct gf_obuf *out, char *msg, size_t msglen)
+{
+	struct plugin *pl = ud;
+	struct gf_dp_pod *pods = NULL;
+	unsigned extra[MAX_PENDING] = { 0 };
+	int npods = 0;
+	if (pl->dp->kc) {
+		pods = malloc(sizeof(*pods) * MAX_PENDING);
+		npods = pods ? list_pending(pl, pods, msg, msglen) : -1;
+		if (npods < 0) {
+			free(pods);
+			if (!msg[0])
+				snprintf(msg, msglen, "out of memory");
+			return GF_GRPC_UNAVAILABLE;
+		}
+	}
+	V1beta1__PreferredAllocationRequest *rq = v1beta1__preferred_allocation_request__unpack(NULL, len, req);
+	if (!rq)
+		free(pods);
+	if (!rq) {
+		snprintf(msg, msglen, "GetPreferredAllocation: the request is not a valid PreferredAllocationRequest");
+		return GF_GRPC_INVALID_ARGUMENT;
+	}
+	size_t nc = rq->n_container_requests;
+	V1beta1__ContainerPreferredAllocationResponse *rs = calloc(nc ? nc : 1, sizeof(*rs));
+	V1beta1__ContainerPreferredAllocationResponse **rp = calloc(nc ? nc : 1, sizeof(*rp));
+	char ***picks = calloc(nc ? nc : 1, sizeof(*picks));
+	int st = rs && rp && picks ? GF_GRPC_OK : GF_GRPC_RESOURCE_EXHAUSTED;
+	for (size_t c = 0; st == GF_GRPC_OK && c < nc; c++) {
+		V1beta1__ContainerPreferredAllocationRequest *cr = rq->container_requests[c];
+		v1beta1__container_preferred_allocation_response__init(&rs[c]);
+		rp[c] = &rs[c];
+		picks[c] = calloc(cr->n_available_deviceids + cr->n_must_include_deviceids + 1, sizeof(char *));
+		if (!picks[c]) {
+			st = GF_GRPC_RESOURCE_EXHAUSTED;
+			break;
+		}
+		if (!pods || !prefer_assigned(pl, cr, pods, (unsigned)npods, extra, &rs[c], picks[c]))
+			prefer(pl, cr, &rs[c], picks[c]);
+	}
+	if (st == GF_GRPC_OK) {
+		V1beta1__PreferredAllocationResponse r = V1BETA1__PREFERRED_ALLOCATION_RESPONSE__INIT;
+		r.n_container_responses = nc;
+		r.container_responses = rp;
+		st = pack(&r.base, out, msg, msglen);
+	} else {
+		snprintf(msg, msglen, "out of memory");
+	}
+	for (size_t c = 0; picks && c < nc; c++)
+		free(picks[c]);
+	free(picks);
+	free(rs);
+	free(rp);
+	free(pods);
+	v1beta1__preferred_allocation_request__free_unpacked(rq, NULL);
+	return st;
+}
+
+/* ---- Allocate ---- */
+
+/* The strings one container response points to (freed after packing). */
+struct cresp {
+	V1beta1__ContainerAllocateResponse r;
+	V1beta1__ContainerAllocateResponse__EnvsEntry env[4], *envp[4];
+	V1beta1__CDIDevice cdi[GF_AGENT_MAX_GPUS], *cdip[GF_AGENT_MAX_GPUS];
+	V1beta1__Mount mnt[3], *mntp[3];
+	V1beta1__ContainerAllocateResponse__AnnotationsEntry ann, *annp[1];
+	char pod[320];
+	char cdi_names[GF_AGENT_MAX_GPUS][GF_NVML_UUID_LEN + 32];
+	char visible[GF_AGENT_MAX_GPUS * (GF_NVML_UUID_LEN + 1)];
+	char milli[16], limit_path[700], ledger_dir[700];
+};
+
+static void add_env(struct cresp *c, const char *k, char *v)
+{
+	size_t i = c->r.n_envs++;
+	v1beta1__container_allocate_response__envs_entry__init(&c->env[i]);
+	c->env[i].key = (char *)k;
+	c->env[i].value = v;
+	c->envp[i] = &c->env[i];
+	c->r.envs = c->envp;
+}
+
+static void add_mount(struct cresp *c, const char *container, char *host, bool ro)
+{
+	size_t i = c->r.n_mounts++;
+	v1beta1__mount__init(&c->mnt[i]);
+	c->mnt[i].container_path = (char *)container;
+	c->mnt[i].host_path = host;
+	c->mnt[i].read_only = ro;
+	c->mntp[i] = &c->mnt[i];
+	c->r.mounts = c->mntp;
+}
+
+static void add_gpu(struct cresp *c, const char *uuid)
+{
+	size_t i = c->r.n_cdi_devices++;
+	snprintf(c->cdi_names[i], sizeof(c->cdi_names[i]), CDI_PREFIX "%s", uuid);
+	v1beta1__cdidevice__init(&c->cdi[i]);
+	c->cdi[i].name = c->cdi_names[i];
+	c->cdip[i] = &c->cdi[i];
+	c->r.cdi_devices = c->cdip;
+	size_t l = strlen(c->visible);
+	snprintf(c->visible + l, sizeof(c->visible) - l, "%s%s", l ? "," : "", uuid);
+}
+
+/* The share's limit file and ledger folder under memcap_dir; named after
+ * the GPU and the units, so a container's restart (same IDs) reuses them. */
+static int write_cap(gf_dp *dp, struct cresp *c, const struct gpu_view *g, unsigned first, size_t units,
+		     char *msg, size_t msglen)
+{
+	char dir[600];
+	snprintf(dir, sizeof(dir), "%.400s/%.96s-u%u-n%zu", dp->memcap_dir, g->uuid, first, units);
+	snprintf(c->ledger_dir, sizeof(c->ledger_dir), "%s/ledger", dir);
+	snprintf(c->limit_path, sizeof(c->limit_path), "%s/limit", dir);
+	if ((mkdir(dir, 0755) != 0 && errno != EEXIST) || (mkdir(c->ledger_dir, 0777) != 0 && errno != EEXIST)) {
+		snprintf(msg, msglen, "memory cap: %s: %s", dir, strerror(errno));
+		return GF_GRPC_INTERNAL;
+	}
+	chmod(c->ledger_dir, 0777); /* the container's user, whoever it is, maps the ledger */
+	unsigned long long cap = g->mem_total / GF_DP_MILLI_PER_GPU * units;
+	FILE *f = fopen(c->limit_path, "w");
+	if (!f || fprintf(f, "# gpufleet agent: %zu/%u of %s\nlimit_bytes = %llu\n", units, GF_DP_MILLI_PER_GPU,
+			  g->uuid, cap) < 0 || fclose(f) != 0) {
+		snprintf(msg, msglen, "memory cap: %s: %s", c->limit_path, strerror(errno));
+		return GF_GRPC_INTERNAL;
+	}
+	add_mount(c, "/etc/gpufleet/memcap/limit", c->limit_path, true);
+	add_mount(c, "/var/run/gpufleet/memcap", c->ledger_dir, false);
+	add_mount(c, MEMCAP_IN_CONTAINER, dp->memcap_lib, true);
+	add_env(c, "LD_PRELOAD", MEMCAP_IN_CONTAINER);
+	return GF_GRPC_OK;
+}
+
+static int allocate_one(struct plugin *pl, const struct gpu_view *v, unsigned n,
+			const V1beta1__ContainerAllocateRequest *rq, struct cresp *c, char *msg, size_t msglen)
+{
+	v1beta1__container_allocate_response__init(&c->r);
+	if (rq->n_devices_ids == 0) {
+		snprintf(msg, msglen, "Allocate: a container request with no device IDs");
+		return GF_GRPC_INVALID_ARGUMENT;
+	}
+	for (size_t i = 0; i < rq->n_devices_ids; i++)
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(rq->devices_ids[i], rq->devices_ids[j]) == 0) {
+				snprintf(msg, msglen, "Allocate: device ID '%.64s' given twice", rq->devices_ids[i]);
+				return GF_GRPC_INVALID_ARGUMENT;
+			}
+	if (!pl->milli) {
+		if (rq->n_devices_ids > GF_AGENT_MAX_GPUS) {
+			snprintf(msg, msglen, "Allocate: %zu GPUs asked, this node has %u", rq->n_devices_ids, n);
+			return GF_GRPC_INVALID_ARGUMENT;
+		}
+		for (size_t i = 0; i < rq->n_devices_ids; i++) {
+			const struct gpu_view *g = find_gpu(v, n, rq->devices_ids[i]);
+			if (!g) {
+				snprintf(msg, msglen, "Allocate: unknown device ID '%.64s' for %s", rq->devices_ids[i],
+					 pl->resource);
+				return GF_GRPC_INVALID_ARGUMENT;
+			}
+			if (!g->healthy) {
+				snprintf(msg, msglen, "Allocate: GPU %s is unhealthy", g->uuid);
+				return GF_GRPC_FAILED_PRECONDITION;
+			}
+			add_gpu(c, g->uuid);
+		}
+		add_env(c, "NVIDIA_VISIBLE_DEVICES", c->visible);
+		return GF_GRPC_OK;
+	}
+	char first_gpu[GF_NVML_UUID_LEN] = "", uuid[GF_NVML_UUID_LEN];
+	unsigned unit, first_unit = GF_DP_MILLI_PER_GPU;
+	for (size_t i = 0; i < rq->n_devices_ids; i++) {
+		if (!gf_dp_parse_unit_id(rq->devices_ids[i], uuid, sizeof(uuid), &unit) || !find_gpu(v, n, uuid)) {
+			snprintf(msg, msglen, "Allocate: unknown device ID '%.64s' for %s (want <GPU UUID>::<0..999>)",
+				 rq->devices_ids[i], pl->resource);
+			return GF_GRPC_INVALID_ARGUMENT;
+		}
+		if (!first_gpu[0])
+			memcpy(first_gpu, uuid, sizeof(uuid));
+		if (strcmp(first_gpu, uuid) != 0) {
+			snprintf(msg, msglen,
+				 "Allocate: %s units from two GPUs (%s and %s): a share must come from one GPU", pl->resource,
+				 first_gpu, uuid);
+			return GF_GRPC_FAILED_PRECONDITION;
+		}
+		if (unit < first_unit)
+			first_unit = unit;
+	}
+	const struct gpu_view *g = find_gpu(v, n, first_gpu);
+	if (!g->healthy) {
+		snprintf(msg, msglen, "Allocate: GPU %s is unhealthy", g->uuid);
+		return GF_GRPC_FAILED_PRECONDITION;
+	}
+	if (pl->dp->memcap_lib[0] && !g->mem_total) {
+		snprintf(msg, msglen, "Allocate: memory cap: NVML does not tell GPU %s's memory size", g->uuid);
+		return GF_GRPC_FAILED_PRECONDITION;
+	}
+	add_gpu(c, g->uuid);
+	add_env(c, "NVIDIA_VISIBLE_DEVICES", c->visible);
+	snprintf(c->milli, sizeof(c->milli), "%zu", rq->n_devices_ids);
+	add_env(c, "GPUFLEET_GPU_MILLI", c->milli);
+	if (pl->dp->memcap_lib[0])
+		return write_cap(pl->dp, c, g, first_unit, rq->n_devices_ids, msg, msglen);
+	return GF_GRPC_OK;
+}
+
+/* Which pending pod container request rq is for; its index in pods, or a
+ * FAILED_PRECONDITION with the reason. */
+static int match_container(struct plugin *pl, const V1beta1__ContainerAllocateRequest *rq, const struct gf_dp_pod *pods,
+			   unsigned n, unsigned *extra, struct cresp *c, char *msg, size_t msglen)
+{
+	const char *uuids[GF_DP_MATCH_MAX_GPUS];
+	char one[GF_NVML_UUID_LEN];
+	unsigned nu = 0, units = 0, unit;
+	if (pl->milli) {
+		gf_dp_parse_unit_id(rq->devices_ids[0], one, sizeof(one), &unit); /* checked by allocate_one */
+		uuids[nu++] = one;
+		units = (unsigned)rq->n_devices_ids;
+	} else {
+		if (rq->n_devices_ids > GF_DP_MATCH_MAX_GPUS) {
+			snprintf(msg, msglen, "Allocate: %zu GPUs: no assignment names more than %d", rq->n_devices_ids,
+				 GF_DP_MATCH_MAX_GPUS);
+			return GF_GRPC_FAILED_PRECONDITION;
+		}
+		for (size_t i = 0; i < rq->n_devices_ids; i++)
+			uuids[nu++] = rq->devices_ids[i];
+	}
+	int k = find_pod(pl, pods, n, extra, uuids, nu, units);
+	if (k < 0) {
+		char what[160];
+		if (pl->milli)
+			snprintf(what, sizeof(what), "%u/1000 of GPU %.96s", units, one);
+		else
+			snprintf(what, sizeof(what), "%u whole GPU(s) starting with %.96s", nu, uuids[0]);
+		snprintf(msg, msglen,
+			 "Allocate: no pending pod on node %.200s is assigned %s by the scheduler (%u pending pod(s) ask for %s): refusing rather than giving the container other GPUs",
+			 pl->dp->node, what, n, pl->resource);
+		return GF_GRPC_FAILED_PRECONDITION;
+	}
+	extra[k]++;
+	snprintf(c->pod, sizeof(c->pod), "%s/%s", pods[k].ns, pods[k].name);
+	v1beta1__container_allocate_response__annotations_entry__init(&c->ann);
+	c->ann.key = "gpufleet.io/pod";
+	c->ann.value = c->pod;
+	c->annp[0] = &c->ann;
+	c->r.n_annotations = 1;
+	c->r.annotations = c->annp;
+	return GF_GRPC_OK;
+}
+
+static int h_allocate(void *ud, const uint8_t *req, size_t len, struct gf_obuf *out, char *msg, size_t msglen)
+{
+	struct plugin *pl = ud;
+	struct gpu_view v[GF_AGENT_MAX_GPUS];
+	struct gf_dp_pod *pods = NULL;
+	unsigned extra[MAX_PENDING] = { 0 };
+	int npods = 0;
+	V1beta1__AllocateRequest *rq = v1beta1__allocate_request__unpack(NULL, len, req);
+	if (!rq) {
+		snprintf(msg, msglen, "Allocate: the request is not a valid AllocateRequest");
+		return GF_GRPC_INVALID_ARGUMENT;
+	}
+	if (pl->dp->kc) {
+		pods = malloc(sizeof(*pods) * MAX_PENDING);
+		npods = pods ? list_pending(pl, pods, msg, msglen) : -1;
+		if (npods < 0) {
+			free(pods);
+			v1beta1__allocate_request__free_unpacked(rq, NULL);
+			if (!msg[0])
+				snprintf(msg, msglen, "out of memory");
+			return GF_GRPC_UNAVAILABLE;
+		}
+	}
+	unsigned n = snapshot(pl->dp, v);
+	size_t nc = rq->n_container_requests;
+	struct cresp *cs = calloc(nc ? nc : 1, sizeof(*cs));
+	V1beta1__ContainerAllocateResponse **rp = calloc(nc ? nc : 1, sizeof(*rp));
+	int st = cs && rp ? GF_GRPC_OK : GF_GRPC_RESOURCE_EXHAUSTED;
+	if (st != GF_GRPC_OK)
+		snprintf(msg, msglen, "out of memory");
+	for (size_t i = 0; st == GF_GRPC_OK && i < nc; i++) {
+		st = allocate_one(pl, v, n, rq->container_requests[i], &cs[i], msg, msglen);
+		if (st == GF_GRPC_OK && pods)
+			st = match_container(pl, rq->container_requests[i], pods, (unsigned)npods, extra, &cs[i], msg,
+					     msglen);
+		rp[i] = &cs[i].r;
+	}
+	if (st == GF_GRPC_OK) {
+		V1beta1__AllocateResponse r = V1BETA1__ALLOCATE_RESPONSE__INIT;
+		r.n_container_responses = nc;
+		r.container_responses = rp;
+		st = pack(&r.base, out, msg, msglen);
+	}
+	/* Claims only for an Allocate that succeeded as a whole. */
+	for (int k = 0; st == GF_GRPC_OK && k < npods; k++)
+		for (unsigned j = 0; j < extra[k]; j++)
+			claim(pl->dp, pods[k].uid, pl->milli);
+	for (size_t i = 0; st == GF_GRPC_OK && pods && i < nc; i++)
+		attribute(pl, rq->container_requests[i]->devices_ids[0], cs[i].pod);
+	free(pods);
+	free(cs);
+	free(rp);
+	v1beta1__allocate_request__free_unpacked(rq, NULL);
+	return st;
+}
+
+/* ---- servers, registration, watch ---- */
+
+static gf_err start_server(struct plugin *pl, char *err, size_t errlen)
+{
+	char path[600];
+	snprintf(path, sizeof(path), "%s/%s", pl->dp->plugin_dir, pl->sock_name);
+	pl->methods[0] = (struct gf_grpc_method){ "/v1beta1.DevicePlugin/GetDevicePluginOptions", h_options, NULL, pl };
+	pl->methods[1] = (struct gf_grpc_method){ "/v1beta1.DevicePlugin/ListAndWatch", NULL, s_list, pl };
+	pl->methods[2] = (struct gf_grpc_method){ "/v1beta1.DevicePlugin/GetPreferredAllocation", h_preferred, NULL, pl };
+	pl->methods[3] = (struct gf_grpc_method){ "/v1beta1.DevicePlugin/Allocate", h_allocate, NULL, pl };
+	pl->methods[4] = (struct gf_grpc_method){ "/v1beta1.DevicePlugin/PreStartContainer", h_prestart, NULL, pl };
+	return gf_grpc_server_start(path, pl->methods, 5, &pl->srv, err, errlen);
+}
+
+static gf_err register_plugin(struct plugin *pl, char *err, size_t errlen)
+{
+	char kubelet[600], msg[512];
+	snprintf(kubelet, sizeof(kubelet), "%s/kubelet.sock", pl->dp->plugin_dir);
+	V1beta1__RegisterRequest rq = V1BETA1__REGISTER_REQUEST__INIT;
+	V1beta1__DevicePluginOptions o = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
+	o.get_preferred_allocation_available = 1;
+	rq.version = "v1beta1";
+	rq.endpoint = (char *)pl->sock_name;
+	rq.resource_name = (char *)pl->resource;
+	rq.options = &o;
+	uint8_t buf[1024];
+	size_t n = v1beta1__register_request__pack(&rq, buf);
+	int st = gf_grpc_call(kubelet, "/v1beta1.Registration/Register", buf, n, NULL, 5000, msg, sizeof(msg));
+	pl->registered = st == GF_GRPC_OK;
+	if (!pl->registered) {
+		snprintf(err, errlen, "registering %s with the kubelet (%.200s): status %d: %.300s", pl->resource, kubelet, st,
+			 msg);
+		return GF_UNAVAILABLE;
+	}
+	fprintf(stderr, "gpufleet agent: device plugin %s registered with the kubelet (endpoint %s)\n", pl->resource,
+		pl->sock_name);
+	return GF_OK;
+}
+
+static void *watch_main(void *arg)
+{
+	gf_dp *dp = arg;
+	char err[700], last_err[700] = "";
+	unsigned tick = 0;
+	pthread_mutex_lock(&dp->mu);
+	while (!dp->stopping) {
+		struct timespec t;
+		clock_gettime(CLOCK_REALTIME, &t);
+		t.tv_nsec += 100 * 1000000L; /* every 100 ms: the view; every second: sockets; 5 s: reconcile */
+		if (t.tv_nsec >= 1000000000L) {
+			t.tv_sec++;
+			t.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&dp->cv, &dp->mu, &t);
+		if (dp->stopping)
+			break;
+		pthread_mutex_unlock(&dp->mu);
+		refresh_view(dp);
+		tick++;
+		if (dp->kc && tick % 50 == 0) /* every 5 s */
+			reconcile(dp);
+		if (tick % 10 != 0) {
+			pthread_mutex_lock(&dp->mu);
+			continue;
+		}
+		for (int i = 0; i < 2; i++) {
+			struct plugin *pl = &dp->plugins[i];
+			if (pl->srv && !gf_grpc_server_socket_alive(pl->srv)) {
+				/* The kubelet restarted and cleared its folder. */
+				fprintf(stderr, "gpufleet agent: device plugin %s: socket removed (kubelet restart?): serving anew\n",
+					pl->resource);
+				gf_grpc_server_stop(pl->srv);
+				pl->srv = NULL;
+				pl->registered = false;
+			}
+			if (!pl->srv && start_server(pl, err, sizeof(err)) != GF_OK) {
+				fprintf(stderr, "gpufleet agent: device plugin: %s\n", err);
+				continue;
+			}
+			if (!pl->registered && register_plugin(pl, err, sizeof(err)) != GF_OK &&
+			    strcmp(err, last_err) != 0) {
+				fprintf(stderr, "gpufleet agent: device plugin: %s (retrying every second)\n", err);
+				snprintf(last_err, sizeof(last_err), "%s", err);
+			}
+		}
+		pthread_mutex_lock(&dp->mu);
+	}
+	pthread_mutex_unlock(&dp->mu);
+	return NULL;
+}
+
+gf_err gf_dp_start(gf_agent *a, const struct gf_dp_config *cfg, gf_dp **out, char *err, size_t errlen)
+{
+	gf_dp *dp = calloc(1, sizeof(*dp));
+	if (!dp) {
+		snprintf(err, errlen, "out of memory");
+		return GF_NOMEM;
+	}
+	dp->agent = a;
+	snprintf(dp->plugin_dir, sizeof(dp->plugin_dir), "%s",
+		 cfg->plugin_dir ? cfg->plugin_dir : "/var/lib/kubelet/device-plugins");
+	snprintf(dp->memcap_dir, sizeof(dp->memcap_dir), "%s",
+		 cfg->memcap_dir ? cfg->memcap_dir : "/var/run/gpufleet/memcap");
+	snprintf(dp->memcap_lib, sizeof(dp->memcap_lib), "%s", cfg->memcap_lib ? cfg->memcap_lib : "");
+	pthread_mutex_init(&dp->mu, NULL);
+	pthread_cond_init(&dp->cv, NULL);
+	pthread_mutex_init(&dp->view_mu, NULL);
+	pthread_mutex_init(&dp->claim_mu, NULL);
+	refresh_view(dp);
+	if (cfg->kube) {
+		struct gf_kube_client_opts ko = { .timeout_ms = 5000, .retries = 1 };
+		snprintf(dp->node, sizeof(dp->node), "%s", cfg->node ? cfg->node : "");
+		snprintf(dp->podres, sizeof(dp->podres), "%s",
+			 cfg->podres_socket ? cfg->podres_socket : "/var/lib/kubelet/pod-resources/kubelet.sock");
+		if (!dp->node[0] || gf_kube_client_create(cfg->kube, &ko, &dp->kc) != GF_OK) {
+			snprintf(err, errlen, "pod matching: %s", dp->node[0] ? "out of memory" : "no node name");
+			free(dp);
+			return GF_INVAL;
+		}
+	}
+	dp->plugins[0] = (struct plugin){ dp, GF_DP_RESOURCE_GPU, "gpufleet-gpu.sock", false, NULL, { { 0 } }, false };
+	dp->plugins[1] = (struct plugin){ dp, GF_DP_RESOURCE_MILLI, "gpufleet-gpu-milli.sock", true, NULL, { { 0 } },
+					  false };
+	gf_err e = GF_OK;
+	for (int i = 0; i < 2 && !e; i++)
+		e = start_server(&dp->plugins[i], err, errlen);
+	if (e) {
+		gf_grpc_server_stop(dp->plugins[0].srv);
+		gf_kube_client_destroy(dp->kc);
+		free(dp);
+		return e;
+	}
+	for (int i = 0; i < 2; i++) {
+		char e2[700];
+		if (register_plugin(&dp->plugins[i], e2, sizeof(e2)) != GF_OK && e == GF_OK) {
+			snprintf(err, errlen, "%s", e2);
+			e = GF_UNAVAILABLE;
+		}
+	}
+	if (pthread_create(&dp->watcher, NULL, watch_main, dp) != 0) {
+		for (int i = 0; i < 2; i++)
+			gf_grpc_server_stop(dp->plugins[i].srv);
+		free(dp);
+		snprintf(err, errlen, "cannot start the device plugin's watch thread");
+		return GF_NOMEM;
+	}
+	*out = dp;
+	return e;
+}
+
+void gf_dp_stop(gf_dp *dp)
+{
+	if (!dp)
+		return;
+	pthread_mutex_lock(&dp->mu);
+	dp->stopping = true;
+	pthread_cond_signal(&dp->cv);
+	pthread_mutex_unlock(&dp->mu);
+	pthread_join(dp->watcher, NULL);
+	for (int i = 0; i < 2; i++)
+		gf_grpc_server_stop(dp->plugins[i].srv);
+	pthread_cond_destroy(&dp->cv);
+	pthread_mutex_destroy(&dp->mu);
+	pthread_mutex_destroy(&dp->view_mu);
+	pthread_mutex_destroy(&dp->claim_mu);
+	gf_kube_client_destroy(dp->kc);
+	free(dp);
+}

@@ -1,0 +1,727 @@
+/*
+ * agent/grpc.c - gRPC over HTTP/2 on a unix socket with libnghttp2 (see
+ * grpc.h).
+ *
+ * Server: an accept thread; per connection a thread that owns one
+ * nghttp2 server session and loops: poll(fd, GF_GRPC_STREAM_POLL_MS) ->
+ * read -> nghttp2_session_mem_recv -> (requests complete: dispatch) ->
+ * poll open server streams -> nghttp2_session_send.  Per stream: the
+ * request's :path, its body (capped at GF_GRPC_MAX_MESSAGE + 5; past it the
+ * stream is answered RESOURCE_EXHAUSTED and its body discarded), and the
+ * response bytes not yet handed to nghttp2.  The response body goes out
+ * through a data provider reading that buffer; a unary call ends with the
+ * trailers (grpc-status) once the buffer is drained; a server stream's
+ * provider answers NGHTTP2_ERR_DEFERRED while it has nothing and is resumed
+ * when the poll produced a message.  Errors before any message use the
+ * "trailers-only" form: one HEADERS frame with the status, END_STREAM.
+ * Nothing here parses protobuf: handlers get and give message bytes.
+ *
+ * Client (gf_grpc_call): connect, one nghttp2 client session, one request
+ * with the framed message, read until the stream closes; status from the
+ * trailers (or a trailers-only HEADERS).
+ */
+#include "agent/grpc.h"
+
+#include <errno.h>
+#include <nghttp2/nghttp2.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CONNS 16
+
+struct stream {
+	int32_t id;
+	char path[128];
+	struct gf_obuf body;  /* request, framed */
+	bool too_big;
+	bool dispatched;
+	const struct gf_grpc_method *m;
+	struct gf_obuf out;   /* response bytes, framed, from off on not yet sent */
+	size_t off;
+	bool finished;        /* unary: no more data; send the trailers */
+	bool deferred;        /* the data provider is waiting for out */
+	uint64_t version;     /* server stream: handler's version */
+	struct stream *next;
+};
+
+struct conn {
+	struct gf_grpc_server *srv;
+	int fd;
+	pthread_t thread;
+	bool used, done;
+	nghttp2_session *ng;
+	struct stream *streams;
+	struct gf_obuf *sink; /* gf_grpc_serve_bytes: output goes here, not to fd */
+};
+
+struct gf_grpc_server {
+	char path[108];
+	int lfd;
+	ino_t ino;
+	dev_t dev;
+	const struct gf_grpc_method *methods;
+	size_t nmethods;
+	pthread_t acceptor;
+	volatile bool stopping;
+	pthread_mutex_t mu;
+	struct conn conns[MAX_CONNS];
+};
+
+/* ---- framing ---- */
+
+int gf_grpc_unframe(const uint8_t *body, size_t len, const uint8_t **msg, size_t *mlen, char *why, size_t whylen)
+{
+	if (len < 5) {
+		snprintf(why, whylen, "gRPC message framing: %zu bytes, a message needs a 5-byte prefix", len);
+		return GF_GRPC_INTERNAL;
+	}
+	if (body[0] != 0) {
+		snprintf(why, whylen, "gRPC message framing: compressed flag %u, but no compression was negotiated",
+			 body[0]);
+		return GF_GRPC_INTERNAL;
+	}
+	size_t n = (size_t)body[1] << 24 | (size_t)body[2] << 16 | (size_t)body[3] << 8 | body[4];
+	if (n != len - 5) {
+		snprintf(why, whylen, "gRPC message framing: prefix says %zu bytes, the body holds %zu (one message per unary call)",
+			 n, len - 5);
+		return GF_GRPC_INTERNAL;
+	}
+	*msg = body + 5;
+	*mlen = n;
+	return GF_GRPC_OK;
+}
+
+static void frame_prefix(uint8_t p[5], size_t n)
+{
+	p[0] = 0;
+	p[1] = (uint8_t)(n >> 24);
+	p[2] = (uint8_t)(n >> 16);
+	p[3] = (uint8_t)(n >> 8);
+	p[4] = (uint8_t)n;
+}
+
+/* grpc-message is percent-encoded outside printable ASCII and '%'. */
+static void pct_encode(char *out, size_t outlen, const char *in)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+	for (; *in && o + 4 < outlen; in++) {
+		unsigned char c = (unsigned char)*in;
+		if (c >= 0x20 && c <= 0x7e && c != '%') {
+			out[o++] = (char)c;
+		} else {
+			out[o++] = '%';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	out[o] = '\0';
+}
+
+#define NV(n, v) { (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NONE }
+
+/* ---- server ---- */
+
+static struct stream *find_stream(struct conn *c, int32_t id)
+{
+	for (struct stream *s = c->streams; s; s = s->next)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+static ssize_t srv_send(nghttp2_session *ng, const uint8_t *data, size_t len, int flags, void *ud)
+{
+	struct conn *c = ud;
+	(void)ng;
+	(void)flags;
+	if (c->sink)
+		return gf_obuf_append(c->sink, data, len) == GF_OK ? (ssize_t)len : NGHTTP2_ERR_CALLBACK_FAILURE;
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = send(c->fd, data + off, len - off, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return NGHTTP2_ERR_CALLBACK_FAILURE;
+		off += (size_t)w;
+	}
+	return (ssize_t)len;
+}
+
+static int srv_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
+{
+	struct conn *c = ud;
+	(void)ng;
+	if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
+		return 0;
+	struct stream *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NGHTTP2_ERR_CALLBACK_FAILURE;
+	s->id = f->hd.stream_id;
+	gf_obuf_init(&s->body, GF_GRPC_MAX_MESSAGE + 5);
+	gf_obuf_init(&s->out, 64u << 20);
+	s->next = c->streams;
+	c->streams = s;
+	return 0;
+}
+
+static int srv_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t *name, size_t nlen,
+		      const uint8_t *value, size_t vlen, uint8_t flags, void *ud)
+{
+	struct conn *c = ud;
+	(void)ng;
+	(void)flags;
+	struct stream *s = find_stream(c, f->hd.stream_id);
+	if (s && nlen == 5 && memcmp(name, ":path", 5) == 0) {
+		size_t n = vlen < sizeof(s->path) - 1 ? vlen : sizeof(s->path) - 1;
+		memcpy(s->path, value, n);
+		s->path[n] = '\0';
+	}
+	return 0;
+}
+
+static int srv_data(nghttp2_session *ng, uint8_t flags, int32_t id, const uint8_t *data, size_t len, void *ud)
+{
+	struct conn *c = ud;
+	(void)ng;
+	(void)flags;
+	struct stream *s = find_stream(c, id);
+	if (!s || s->too_big)
+		return 0;
+	if (gf_obuf_append(&s->body, data, len) != GF_OK)
+		s->too_big = true;
+	return 0;
+}
+
+static ssize_t srv_read(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t len, uint32_t *flags,
+			nghttp2_data_source *src, void *ud)
+{
+	struct stream *s = src->ptr;
+	(void)ud;
+	size_t left = s->out.len - s->off;
+	if (left == 0) {
+		if (!s->finished) {
+			s->deferred = true;
+			return NGHTTP2_ERR_DEFERRED;
+		}
+		*flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+		nghttp2_nv tr[] = { NV("grpc-status", "0") };
+		if (nghttp2_submit_trailer(ng, id, tr, 1) != 0)
+			return NGHTTP2_ERR_CALLBACK_FAILURE;
+		return 0;
+	}
+	size_t n = left < len ? left : len;
+	memcpy(buf, s->out.data + s->off, n);
+	s->off += n;
+	if (s->off == s->out.len) { /* keep the buffer small on long streams */
+		gf_obuf_reset(&s->out);
+		s->off = 0;
+	}
+	return (ssize_t)n;
+}
+
+static void respond_status(struct conn *c, struct stream *s, int status, const char *msg)
+{
+	char st[16], enc[1024];
+	snprintf(st, sizeof(st), "%d", status);
+	pct_encode(enc, sizeof(enc), msg);
+	nghttp2_nv hdrs[] = { NV(":status", "200"), NV("content-type", "application/grpc"), NV("grpc-status", st),
+			      NV("grpc-message", enc) };
+	nghttp2_submit_response(c->ng, s->id, hdrs, status == GF_GRPC_OK ? 3 : 4, NULL);
+	s->dispatched = true;
+}
+
+static void start_data(struct conn *c, struct stream *s)
+{
+	nghttp2_nv hdrs[] = { NV(":status", "200"), NV("content-type", "application/grpc") };
+	nghttp2_data_provider dp = { .source.ptr = s, .read_callback = srv_read };
+	nghttp2_submit_response(c->ng, s->id, hdrs, 2, &dp);
+	s->dispatched = true;
+}
+
+static bool append_framed(struct gf_obuf *dst, const struct gf_obuf *msg)
+{
+	uint8_t p[5];
+	frame_prefix(p, msg->len);
+	gf_obuf_append(dst, p, 5);
+	gf_obuf_append(dst, msg->data ? msg->data : "", msg->len);
+	return dst->err == GF_OK;
+}
+
+/* Poll a server stream's handler; queue what it produced. */
+static void poll_stream(struct conn *c, struct stream *s)
+{
+	const uint8_t *req;
+	size_t rlen;
+	char why[8];
+	if (gf_grpc_unframe((const uint8_t *)s->body.data, s->body.len, &req, &rlen, why, sizeof(why)) != 0)
+		return;
+	struct gf_obuf msg;
+	gf_obuf_init(&msg, GF_GRPC_MAX_MESSAGE);
+	if (s->m->stream(s->m->ud, req, rlen, &s->version, &msg) && append_framed(&s->out, &msg) && s->deferred) {
+		s->deferred = false;
+		nghttp2_session_resume_data(c->ng, s->id);
+	}
+	gf_obuf_release(&msg);
+}
+
+static void dispatch(struct conn *c, struct stream *s)
+{
+	char msg[512] = "";
+	const uint8_t *req;
+	size_t rlen;
+
+	if (s->too_big) {
+		snprintf(msg, sizeof(msg), "request larger than %u bytes", GF_GRPC_MAX_MESSAGE);
+		respond_status(c, s, GF_GRPC_RESOURCE_EXHAUSTED, msg);
+		return;
+	}
+	for (size_t i = 0; i < c->srv->nmethods && !s->m; i++)
+		if (strcmp(s->path, c->srv->methods[i].path) == 0)
+			s->m = &c->srv->methods[i];
+	if (!s->m) {
+		snprintf(msg, sizeof(msg), "unknown method %.100s", s->path);
+		respond_status(c, s, GF_GRPC_UNIMPLEMENTED, msg);
+		return;
+	}
+	int st = gf_grpc_unframe((const uint8_t *)s->body.data, s->body.len, &req, &rlen, msg, sizeof(msg));
+	if (st != GF_GRPC_OK) {
+		respond_status(c, s, st, msg);
+		return;
+	}
+	if (s->m->stream) {
+		start_data(c, s);
+		poll_stream(c, s);
+		return;
+	}
+	struct gf_obuf resp;
+	gf_obuf_init(&resp, GF_GRPC_MAX_MESSAGE);
+	st = s->m->unary(s->m->ud, req, rlen, &resp, msg, sizeof(msg));
+	if (st == GF_GRPC_OK && resp.err)
+		st = GF_GRPC_RESOURCE_EXHAUSTED, snprintf(msg, sizeof(msg), "response too large");
+	if (st != GF_GRPC_OK) {
+		respond_status(c, s, st, msg);
+	} else {
+		append_framed(&s->out, &resp);
+		s->finished = true;
+		start_data(c, s);
+	}
+	gf_obuf_release(&resp);
+}
+
+static int srv_frame(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
+{
+	struct conn *c = ud;
+	(void)ng;
+	if ((f->hd.type == NGHTTP2_HEADERS || f->hd.type == NGHTTP2_DATA) && (f->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
+		struct stream *s = find_stream(c, f->hd.stream_id);
+		if (s && !s->dispatched)
+			dispatch(c, s);
+	}
+	return 0;
+}
+
+static int srv_close(nghttp2_session *ng, int32_t id, uint32_t code, void *ud)
+{
+	struct conn *c = ud;
+	(void)ng;
+	(void)code;
+	for (struct stream **p = &c->streams; *p; p = &(*p)->next) {
+		if ((*p)->id == id) {
+			struct stream *s = *p;
+			*p = s->next;
+			gf_obuf_release(&s->body);
+			gf_obuf_release(&s->out);
+			free(s);
+			break;
+		}
+	}
+	return 0;
+}
+
+/* The server side of one connection's nghttp2 session. */
+static bool session_new(struct conn *c)
+{
+	nghttp2_session_callbacks *cb;
+	if (nghttp2_session_callbacks_new(&cb) != 0)
+		return false;
+	nghttp2_session_callbacks_set_send_callback(cb, srv_send);
+	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, srv_begin_headers);
+	nghttp2_session_callbacks_set_on_header_callback(cb, srv_header);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, srv_data);
+	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, srv_frame);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cb, srv_close);
+	int r = nghttp2_session_server_new(&c->ng, cb, c);
+	nghttp2_session_callbacks_del(cb);
+	if (r != 0)
+		return false;
+	nghttp2_settings_entry iv[] = { { NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 100 },
+					{ NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1u << 20 } };
+	nghttp2_submit_settings(c->ng, NGHTTP2_FLAG_NONE, iv, 2);
+	return true;
+}
+
+static void session_end(struct conn *c)
+{
+	nghttp2_session_send(c->ng);
+	while (c->streams)
+		srv_close(c->ng, c->streams->id, 0, c);
+	nghttp2_session_del(c->ng);
+}
+
+void gf_grpc_serve_bytes(const struct gf_grpc_method *methods, size_t n, const uint8_t *in, size_t len,
+			 struct gf_obuf *out)
+{
+	struct gf_grpc_server srv = { .methods = methods, .nmethods = n };
+	struct conn c = { .srv = &srv, .fd = -1, .sink = out };
+	if (!session_new(&c))
+		return;
+	if (nghttp2_session_mem_recv(c.ng, in, len) >= 0) {
+		for (struct stream *s = c.streams; s; s = s->next)
+			if (s->dispatched && s->m && s->m->stream)
+				poll_stream(&c, s);
+	}
+	session_end(&c);
+}
+
+static void *conn_main(void *arg)
+{
+	struct conn *c = arg;
+	uint8_t buf[16384];
+
+	if (!session_new(c))
+		goto out;
+	while (!c->srv->stopping) {
+		if (nghttp2_session_send(c->ng) != 0)
+			break;
+		if (!nghttp2_session_want_read(c->ng) && !nghttp2_session_want_write(c->ng))
+			break;
+		struct pollfd p = { c->fd, POLLIN, 0 };
+		int pr = poll(&p, 1, GF_GRPC_STREAM_POLL_MS);
+		if (pr < 0 && errno != EINTR)
+			break;
+		if (pr > 0) {
+			ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
+			if (n <= 0)
+				break;
+			/* A malformed frame: nghttp2 answers GOAWAY itself and
+			 * the session ends; other connections are unaffected. */
+			if (nghttp2_session_mem_recv(c->ng, buf, (size_t)n) < 0)
+				break;
+		}
+		for (struct stream *s = c->streams; s; s = s->next)
+			if (s->dispatched && s->m && s->m->stream)
+				poll_stream(c, s);
+	}
+	session_end(c);
+out:
+	close(c->fd);
+	pthread_mutex_lock(&c->srv->mu);
+	c->done = true;
+	pthread_mutex_unlock(&c->srv->mu);
+	return NULL;
+}
+
+static void reap_conns(gf_grpc_server *s, bool all)
+{
+	for (int i = 0; i < MAX_CONNS; i++) {
+		pthread_mutex_lock(&s->mu);
+		bool join = s->conns[i].used && (s->conns[i].done || all);
+		pthread_mutex_unlock(&s->mu);
+		if (join) {
+			if (all)
+				shutdown(s->conns[i].fd, SHUT_RDWR);
+			pthread_join(s->conns[i].thread, NULL);
+			s->conns[i].used = false;
+		}
+	}
+}
+
+static void *accept_main(void *arg)
+{
+	gf_grpc_server *s = arg;
+	while (!s->stopping) {
+		struct pollfd p = { s->lfd, POLLIN, 0 };
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		int fd = accept(s->lfd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		reap_conns(s, false);
+		int slot = -1;
+		for (int i = 0; i < MAX_CONNS && slot < 0; i++)
+			if (!s->conns[i].used)
+				slot = i;
+		if (slot < 0) {
+			close(fd); /* more clients than a kubelet ever opens */
+			continue;
+		}
+		struct conn *c = &s->conns[slot];
+		memset(c, 0, sizeof(*c));
+		c->srv = s;
+		c->fd = fd;
+		c->used = true;
+		if (pthread_create(&c->thread, NULL, conn_main, c) != 0) {
+			close(fd);
+			c->used = false;
+		}
+	}
+	return NULL;
+}
+
+gf_err gf_grpc_server_start(const char *path, const struct gf_grpc_method *methods, size_t n,
+			    gf_grpc_server **out, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "%s: socket path longer than %zu bytes", path, sizeof(sa.sun_path) - 1);
+		return GF_INVAL;
+	}
+	gf_grpc_server *s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return GF_NOMEM;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	memcpy(s->path, path, strlen(path) + 1);
+	s->methods = methods;
+	s->nmethods = n;
+	pthread_mutex_init(&s->mu, NULL);
+	unlink(path);
+	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct stat st;
+	if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(s->lfd, 16) != 0 ||
+	    stat(path, &st) != 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	s->ino = st.st_ino;
+	s->dev = st.st_dev;
+	if (pthread_create(&s->acceptor, NULL, accept_main, s) != 0) {
+		snprintf(err, errlen, "%s: cannot start a thread", path);
+		goto fail;
+	}
+	*out = s;
+	return GF_OK;
+fail:
+	if (s->lfd >= 0)
+		close(s->lfd);
+	unlink(path);
+	free(s);
+	return GF_IO;
+}
+
+void gf_grpc_server_stop(gf_grpc_server *s)
+{
+	if (!s)
+		return;
+	s->stopping = true;
+	pthread_join(s->acceptor, NULL);
+	reap_conns(s, true);
+	close(s->lfd);
+	if (gf_grpc_server_socket_alive(s))
+		unlink(s->path);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+bool gf_grpc_server_socket_alive(const gf_grpc_server *s)
+{
+	struct stat st;
+	return stat(s->path, &st) == 0 && st.st_ino == s->ino && st.st_dev == s->dev;
+}
+
+/* ---- client ---- */
+
+struct call {
+	int fd;
+	int32_t id;
+	const uint8_t *req;
+	size_t reqlen, sent;
+	struct gf_obuf body;
+	int status;        /* -1 until grpc-status is seen */
+	char msg[512];
+	bool closed;
+};
+
+static ssize_t cli_send(nghttp2_session *ng, const uint8_t *data, size_t len, int flags, void *ud)
+{
+	struct call *k = ud;
+	(void)ng;
+	(void)flags;
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = send(k->fd, data + off, len - off, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return NGHTTP2_ERR_CALLBACK_FAILURE;
+		off += (size_t)w;
+	}
+	return (ssize_t)len;
+}
+
+static ssize_t cli_read(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t len, uint32_t *flags,
+			nghttp2_data_source *src, void *ud)
+{
+	struct call *k = ud;
+	(void)ng;
+	(void)id;
+	(void)src;
+	size_t left = k->reqlen - k->sent;
+	size_t n = left < len ? left : len;
+	memcpy(buf, k->req + k->sent, n);
+	k->sent += n;
+	if (k->sent == k->reqlen)
+		*flags |= NGHTTP2_DATA_FLAG_EOF;
+	return (ssize_t)n;
+}
+
+static int cli_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t *name, size_t nlen,
+		      const uint8_t *value, size_t vlen, uint8_t flags, void *ud)
+{
+	struct call *k = ud;
+	(void)ng;
+	(void)f;
+	(void)flags;
+	if (nlen == 11 && memcmp(name, "grpc-status", 11) == 0) {
+		int v = 0;
+		for (size_t i = 0; i < vlen && i < 4; i++)
+			v = v * 10 + (value[i] >= '0' && value[i] <= '9' ? value[i] - '0' : 0);
+		k->status = v;
+	} else if (nlen == 12 && memcmp(name, "grpc-message", 12) == 0) {
+		size_t n = vlen < sizeof(k->msg) - 1 ? vlen : sizeof(k->msg) - 1;
+		memcpy(k->msg, value, n);
+		k->msg[n] = '\0';
+	}
+	return 0;
+}
+
+static int cli_data(nghttp2_session *ng, uint8_t flags, int32_t id, const uint8_t *data, size_t len, void *ud)
+{
+	struct call *k = ud;
+	(void)ng;
+	(void)flags;
+	if (id == k->id)
+		gf_obuf_append(&k->body, data, len);
+	return 0;
+}
+
+static int cli_close(nghttp2_session *ng, int32_t id, uint32_t code, void *ud)
+{
+	struct call *k = ud;
+	(void)ng;
+	(void)code;
+	if (id == k->id)
+		k->closed = true;
+	return 0;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+int gf_grpc_call(const char *path, const char *method, const uint8_t *req, size_t len, struct gf_obuf *resp,
+		 unsigned timeout_ms, char *msg, size_t msglen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct call k = { .fd = -1, .status = -1 };
+	nghttp2_session *ng = NULL;
+	nghttp2_session_callbacks *cb = NULL;
+	uint8_t *framed = NULL, buf[16384];
+	int st = GF_GRPC_UNAVAILABLE;
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	gf_obuf_init(&k.body, GF_GRPC_MAX_MESSAGE + 5);
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(msg, msglen, "%s: socket path too long", path);
+		goto out;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	k.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (k.fd < 0 || connect(k.fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		snprintf(msg, msglen, "%s: connect: %s", path, strerror(errno));
+		goto out;
+	}
+	framed = malloc(len + 5);
+	if (!framed || nghttp2_session_callbacks_new(&cb) != 0) {
+		snprintf(msg, msglen, "out of memory");
+		goto out;
+	}
+	frame_prefix(framed, len);
+	if (len)
+		memcpy(framed + 5, req, len);
+	k.req = framed;
+	k.reqlen = len + 5;
+	nghttp2_session_callbacks_set_send_callback(cb, cli_send);
+	nghttp2_session_callbacks_set_on_header_callback(cb, cli_header);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, cli_data);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cb, cli_close);
+	if (nghttp2_session_client_new(&ng, cb, &k) != 0) {
+		snprintf(msg, msglen, "out of memory");
+		goto out;
+	}
+	nghttp2_submit_settings(ng, NGHTTP2_FLAG_NONE, NULL, 0);
+	nghttp2_nv hdrs[] = { NV(":method", "POST"), NV(":scheme", "http"), NV(":path", method),
+			      NV(":authority", "localhost"), NV("content-type", "application/grpc"),
+			      NV("te", "trailers") };
+	nghttp2_data_provider dp = { .read_callback = cli_read };
+	k.id = nghttp2_submit_request(ng, NULL, hdrs, sizeof(hdrs) / sizeof(hdrs[0]), &dp, NULL);
+	if (k.id < 0) {
+		snprintf(msg, msglen, "nghttp2: %s", nghttp2_strerror(k.id));
+		goto out;
+	}
+	while (!k.closed) {
+		if (nghttp2_session_send(ng) != 0)
+			break;
+		long left = (long)timeout_ms - ms_since(&t0);
+		if (left <= 0) {
+			snprintf(msg, msglen, "%s %s: no answer within %u ms", path, method, timeout_ms);
+			goto out;
+		}
+		struct pollfd p = { k.fd, POLLIN, 0 };
+		if (poll(&p, 1, (int)left) <= 0)
+			continue;
+		ssize_t n = recv(k.fd, buf, sizeof(buf), 0);
+		if (n <= 0 || nghttp2_session_mem_recv(ng, buf, (size_t)n) < 0)
+			break;
+	}
+	if (!k.closed || k.status < 0) {
+		snprintf(msg, msglen, "%s %s: connection ended without a gRPC status", path, method);
+		goto out;
+	}
+	st = k.status;
+	snprintf(msg, msglen, "%s", k.msg);
+	if (st == GF_GRPC_OK && resp) {
+		const uint8_t *m;
+		size_t mlen;
+		int fs = gf_grpc_unframe((const uint8_t *)k.body.data, k.body.len, &m, &mlen, msg, msglen);
+		if (fs != GF_GRPC_OK)
+			st = fs;
+		else
+			gf_obuf_append(resp, m, mlen);
+	}
+out:
+	if (ng)
+		nghttp2_session_del(ng);
+	if (cb)
+		nghttp2_session_callbacks_del(cb);
+	free(framed);
+	if (k.fd >= 0)
+		close(k.fd);
+	gf_obuf_release(&k.body);
+	return st;
+}

@@ -1,0 +1,516 @@
+/*
+ * tests/memcap/test_memcap.c - the GPU-memory cap (libgpufleet-memcap.so)
+ * against the FAKE CUDA driver and FAKE NVML (fake_cuda.h).  Run with the
+ * cap preloaded (ctest sets LD_PRELOAD); the program writes its own limit
+ * file and ledger in a fresh temporary folder before the first CUDA call.
+ *
+ *   test_memcap paths CAP       every allocation path x every way of
+ *                               reaching it: bytes handed out never exceed
+ *                               CAP, the reported totals equal CAP, frees
+ *                               are credited
+ *   test_memcap processes CAP N N processes of one container allocate and
+ *                               free at random: the driver's peak stays <= CAP,
+ *                               some allocations hit the cap, all is credited
+ *                               back; a process killed holding memory is
+ *                               reaped
+ *   test_memcap badfile         a limit file that does not parse: fail closed
+ *   test_memcap nolimit         no limit file: nothing capped
+ *
+ * Each check prints both values when it fails; the exit status is the
+ * number of failed checks (capped at 100).
+ */
+#define _GNU_SOURCE 1
+#include "fake_cuda.h"
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+typedef unsigned long long CUmemGenericAllocationHandle;
+typedef struct {
+	int type, requestedHandleTypes;
+	struct {
+		int type, id;
+	} location;
+	void *win32;
+	unsigned char flags[8];
+} CUmemAllocationProp;
+typedef struct {
+	unsigned long long total, free, used;
+} nvmlMemory_t;
+typedef struct {
+	unsigned int version;
+	unsigned long long total, reserved, free, used;
+} nvmlMemory_v2_t;
+typedef struct nvml_dev *nvmlDevice_t;
+
+/* Linked directly against the FAKE libraries (the "direct" path). */
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n);
+CUresult cuMemAllocPitch_v2(CUdeviceptr *p, size_t *pitch, size_t w, size_t h, unsigned int e);
+CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags);
+CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, void *s);
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *p, size_t n, void *s);
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t n, void *pool, void *s);
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *p, size_t n, void *pool, void *s);
+CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t n, const CUmemAllocationProp *prop,
+		     unsigned long long flags);
+CUresult cuMemFree_v2(CUdeviceptr p);
+CUresult cuMemFreeAsync(CUdeviceptr p, void *s);
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, void *s);
+CUresult cuMemRelease(CUmemGenericAllocationHandle h);
+CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total_b);
+CUresult cuGetProcAddress(const char *sym, void **pfn, int version, unsigned long long flags);
+CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int version, unsigned long long flags, int *status);
+int nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *d);
+int nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m);
+int nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m);
+void *fakenvml_dlsym_next(const char *name);
+
+#define OOM 2
+
+static int failures;
+
+#define CHECK_EQ(what, got, want)                                                                    \
+	do {                                                                                         \
+		unsigned long long g_ = (unsigned long long)(got), w_ = (unsigned long long)(want);  \
+		if (g_ != w_) {                                                                      \
+			fprintf(stderr, "FAIL %s:%d [%s] %s: got %llu, want %llu\n", __FILE__, __LINE__, \
+				ctx, what, g_, w_);                                                  \
+			failures++;                                                                  \
+		}                                                                                    \
+	} while (0)
+#define CHECK_LE(what, got, max)                                                                     \
+	do {                                                                                         \
+		unsigned long long g_ = (unsigned long long)(got), m_ = (unsigned long long)(max);   \
+		if (g_ > m_) {                                                                       \
+			fprintf(stderr, "FAIL %s:%d [%s] %s: got %llu, more than %llu\n", __FILE__,     \
+				__LINE__, ctx, what, g_, m_);                                        \
+			failures++;                                                                  \
+		}                                                                                    \
+	} while (0)
+
+/* ---- the ways a program reaches the driver's functions ---- */
+struct api {
+	CUresult (*alloc)(CUdeviceptr *, size_t);
+	CUresult (*pitch)(CUdeviceptr *, size_t *, size_t, size_t, unsigned int);
+	CUresult (*managed)(CUdeviceptr *, size_t, unsigned int);
+	CUresult (*async)(CUdeviceptr *, size_t, void *);
+	CUresult (*pool)(CUdeviceptr *, size_t, void *, void *);
+	CUresult (*create)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
+			   unsigned long long);
+	CUresult (*free)(CUdeviceptr);
+	CUresult (*free_async)(CUdeviceptr, void *);
+	CUresult (*release)(CUmemGenericAllocationHandle);
+	CUresult (*info)(size_t *, size_t *);
+};
+
+enum way { DIRECT, DIRECT_PTSZ, DLSYM_HANDLE, DLSYM_DEFAULT, GPA_V1, GPA_V2, GPA_V2_PTSZ, GPA_FROM_DLSYM, NWAYS };
+static const char *const way_name[NWAYS] = {
+	"direct",     "direct _ptsz",       "dlsym(handle)",           "dlsym(RTLD_DEFAULT)",
+	"cuGetProcAddress", "cuGetProcAddress_v2", "cuGetProcAddress_v2 per-thread",
+	"cuGetProcAddress_v2 found by dlsym",
+};
+
+#define SET(field, p) memcpy(&a->field, &(void *){ p }, sizeof(void *))
+
+static void by_dlsym(struct api *a, void *h)
+{
+	SET(alloc, dlsym(h, "cuMemAlloc_v2"));
+	SET(pitch, dlsym(h, "cuMemAllocPitch_v2"));
+	SET(managed, dlsym(h, "cuMemAllocManaged"));
+	SET(async, dlsym(h, "cuMemAllocAsync"));
+	SET(pool, dlsym(h, "cuMemAllocFromPoolAsync"));
+	SET(create, dlsym(h, "cuMemCreate"));
+	SET(free, dlsym(h, "cuMemFree_v2"));
+	SET(free_async, dlsym(h, "cuMemFreeAsync"));
+	SET(release, dlsym(h, "cuMemRelease"));
+	SET(info, dlsym(h, "cuMemGetInfo_v2"));
+}
+
+static void *gpa(enum way w, CUresult (*gpa2)(const char *, void **, int, unsigned long long, int *),
+		 const char *name)
+{
+	void *p = NULL;
+	int status;
+	if (w == GPA_V1)
+		cuGetProcAddress(name, &p, 12020, 0);
+	else
+		gpa2(name, &p, 12020, w == GPA_V2_PTSZ ? 2 : 0, &status);
+	return p;
+}
+
+static void by_gpa(struct api *a, enum way w, void *h)
+{
+	CUresult (*g2)(const char *, void **, int, unsigned long long, int *) = cuGetProcAddress_v2;
+	if (w == GPA_FROM_DLSYM)
+		memcpy(&g2, &(void *){ dlsym(h, "cuGetProcAddress_v2") }, sizeof(void *));
+	SET(alloc, gpa(w, g2, "cuMemAlloc"));
+	SET(pitch, gpa(w, g2, "cuMemAllocPitch"));
+	SET(managed, gpa(w, g2, "cuMemAllocManaged"));
+	SET(async, gpa(w, g2, "cuMemAllocAsync"));
+	SET(pool, gpa(w, g2, "cuMemAllocFromPoolAsync"));
+	SET(create, gpa(w, g2, "cuMemCreate"));
+	SET(free, gpa(w, g2, "cuMemFree"));
+	SET(free_async, gpa(w, g2, "cuMemFreeAsync"));
+	SET(release, gpa(w, g2, "cuMemRelease"));
+	SET(info, gpa(w, g2, "cuMemGetInfo"));
+}
+
+static void resolve(struct api *a, enum way w)
+{
+	static void *h;
+	if (!h)
+		h = dlopen("libcuda.so.1", RTLD_NOW);
+	*a = (struct api){ cuMemAlloc_v2, cuMemAllocPitch_v2, cuMemAllocManaged, cuMemAllocAsync,
+			   cuMemAllocFromPoolAsync, cuMemCreate, cuMemFree_v2, cuMemFreeAsync,
+			   cuMemRelease, cuMemGetInfo_v2 };
+	switch (w) {
+	case DIRECT:
+		break;
+	case DIRECT_PTSZ:
+		a->async = cuMemAllocAsync_ptsz;
+		a->pool = cuMemAllocFromPoolAsync_ptsz;
+		a->free_async = cuMemFreeAsync_ptsz;
+		break;
+	case DLSYM_HANDLE:
+		by_dlsym(a, h);
+		break;
+	case DLSYM_DEFAULT:
+		by_dlsym(a, RTLD_DEFAULT);
+		break;
+	default:
+		by_gpa(a, w, h);
+		break;
+	}
+}
+
+/* ---- one allocation kind through one api ---- */
+enum kind { K_ALLOC, K_PITCH, K_MANAGED, K_ASYNC, K_POOL, K_CREATE, NKINDS };
+static const char *const kind_name[NKINDS] = { "cuMemAlloc", "cuMemAllocPitch", "cuMemAllocManaged",
+					       "cuMemAllocAsync", "cuMemAllocFromPoolAsync", "cuMemCreate" };
+
+static CUresult do_alloc(const struct api *a, enum kind k, uint64_t bytes, int dev, CUdeviceptr *out)
+{
+	size_t pitch;
+	CUmemAllocationProp prop = { .type = 1, .location = { 1, dev } };
+	switch (k) {
+	case K_ALLOC:
+		return a->alloc(out, bytes);
+	case K_PITCH: /* 8 rows of a 512-byte multiple: exactly `bytes` */
+		return a->pitch(out, &pitch, bytes / 8, 8, 4);
+	case K_MANAGED:
+		return a->managed(out, bytes, 1);
+	case K_ASYNC:
+		return a->async(out, bytes, NULL);
+	case K_POOL:
+		return a->pool(out, bytes, NULL, NULL);
+	default:
+		return a->create(out, bytes, &prop, 0);
+	}
+}
+
+static CUresult do_free(const struct api *a, enum kind k, CUdeviceptr p)
+{
+	switch (k) {
+	case K_ASYNC:
+	case K_POOL:
+		return a->free_async(p, NULL);
+	case K_CREATE:
+		return a->release(p);
+	default:
+		return a->free(p);
+	}
+}
+
+static void check_reported(const char *ctx, uint64_t cap, uint64_t used, int dev)
+{
+	size_t f = 0, t = 0;
+	nvmlDevice_t d;
+	nvmlMemory_t m1;
+	nvmlMemory_v2_t m2 = { .version = 2 };
+	fakecuda_set_device(dev);
+	CHECK_EQ("cuMemGetInfo_v2 rc", cuMemGetInfo_v2(&f, &t), 0);
+	CHECK_EQ("cuMemGetInfo_v2 total", t, cap);
+	CHECK_EQ("cuMemGetInfo_v2 free", f, cap - used);
+	CHECK_EQ("nvml handle", nvmlDeviceGetHandleByIndex_v2((unsigned)dev, &d), 0);
+	CHECK_EQ("nvmlDeviceGetMemoryInfo rc", nvmlDeviceGetMemoryInfo(d, &m1), 0);
+	CHECK_EQ("nvmlDeviceGetMemoryInfo total", m1.total, cap);
+	CHECK_EQ("nvmlDeviceGetMemoryInfo used", m1.used, used);
+	CHECK_EQ("nvmlDeviceGetMemoryInfo free", m1.free, cap - used);
+	CHECK_EQ("nvmlDeviceGetMemoryInfo_v2 rc", nvmlDeviceGetMemoryInfo_v2(d, &m2), 0);
+	CHECK_EQ("nvmlDeviceGetMemoryInfo_v2 total", m2.total, cap);
+	CHECK_EQ("nvmlDeviceGetMemoryInfo_v2 used", m2.used, used);
+	CHECK_EQ("nvmlDeviceGetMemoryInfo_v2 free", m2.free, cap - used);
+}
+
+/* Fill device `dev` (cap `cap`) with 8 allocations of cap/8, one more must
+ * fail with CUDA_ERROR_OUT_OF_MEMORY, then free them all. */
+static void fill_and_free(const struct api *a, enum way w, enum kind k, uint64_t cap, int dev)
+{
+	char ctx[160];
+	CUdeviceptr p[8], extra;
+	snprintf(ctx, sizeof(ctx), "%s via %s, cap %" PRIu64 ", device %d", kind_name[k], way_name[w], cap, dev);
+	fakecuda_set_device(dev);
+	check_reported(ctx, cap, 0, dev);
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ("allocation within the cap", do_alloc(a, k, cap / 8, dev, &p[i]), 0);
+	CHECK_EQ("allocation past the cap", do_alloc(a, k, cap / 8, dev, &extra), OOM);
+	CHECK_EQ("one byte past the cap", do_alloc(a, k == K_PITCH ? K_ALLOC : k, 1, dev, &extra), OOM);
+	CHECK_EQ("driver's live bytes", fakecuda_live(dev), cap);
+	CHECK_LE("driver's peak bytes", fakecuda_peak(dev), cap);
+	check_reported(ctx, cap, cap, dev);
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ("free", do_free(a, k, p[i]), 0);
+	CHECK_EQ("driver's live bytes after the frees", fakecuda_live(dev), 0);
+	check_reported(ctx, cap, 0, dev);
+	/* Credited: the whole cap is available again. */
+	CHECK_EQ("whole cap after the frees", do_alloc(a, k, cap, dev, &p[0]), 0);
+	CHECK_EQ("free of the whole cap", do_free(a, k, p[0]), 0);
+	fakecuda_set_device(0);
+}
+
+static char dir[] = "/tmp/gf-memcap-test.XXXXXX";
+
+static void cleanup(void)
+{
+	char path[128];
+	static const char *const names[] = { "limit", "ledger", "fake-ledger" };
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+/* The container: a limit file, the ledger, the fake driver's usage file. */
+static void setup(const char *limit_text)
+{
+	char path[128];
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		exit(100);
+	}
+	atexit(cleanup);
+	snprintf(path, sizeof(path), "%s/limit", dir);
+	if (limit_text) {
+		FILE *f = fopen(path, "w");
+		if (!f || fputs(limit_text, f) < 0 || fclose(f) != 0) {
+			perror(path);
+			exit(100);
+		}
+	}
+	setenv("GPUFLEET_MEMCAP_LIMIT_FILE", path, 1);
+	snprintf(path, sizeof(path), "%s/ledger", dir);
+	setenv("GPUFLEET_MEMCAP_LEDGER", path, 1);
+	snprintf(path, sizeof(path), "%s/fake-ledger", dir);
+	setenv("FAKE_CUDA_LEDGER", path, 1);
+}
+
+static uint64_t parse_u64(const char *s)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (*s == '\0' || *end != '\0') {
+		fprintf(stderr, "not a number: %s\n", s);
+		exit(100);
+	}
+	return v;
+}
+
+static void run_paths(uint64_t cap)
+{
+	char text[128];
+	struct api a;
+	const char *ctx = "paths";
+	snprintf(text, sizeof(text), "# test\nlimit_bytes = %" PRIu64 "\nlimit_bytes.1 = %" PRIu64 "\n", cap,
+		 cap / 2);
+	setup(text);
+	for (enum way w = 0; w < NWAYS; w++) {
+		resolve(&a, w);
+		for (enum kind k = 0; k < NKINDS; k++)
+			fill_and_free(&a, w, k, cap, 0);
+	}
+	/* A second device with its own cap; cuMemCreate names the device. */
+	resolve(&a, DIRECT);
+	for (enum kind k = 0; k < NKINDS; k++)
+		fill_and_free(&a, DIRECT, k, cap / 2, 1);
+	/* Device 2 shares the all-devices cap while device 0 is full. */
+	CUdeviceptr p0, p2;
+	fakecuda_set_device(0);
+	CHECK_EQ("device 0 full", a.alloc(&p0, cap), 0);
+	fakecuda_set_device(2);
+	CHECK_EQ("device 2 independent of device 0", a.alloc(&p2, cap), 0);
+	CHECK_EQ("free device 2", a.free(p2), 0);
+	fakecuda_set_device(0);
+	CHECK_EQ("free device 0", a.free(p0), 0);
+	/* dlsym(RTLD_NEXT) keeps its meaning through the interposed dlsym: asked
+	 * from libnvidia-ml (loaded after libcuda and the cap), the next
+	 * cuMemAlloc_v2 does not exist; from the test program it is the cap's. */
+	CHECK_EQ("RTLD_NEXT cuMemAlloc_v2 from libnvidia-ml", (uintptr_t)fakenvml_dlsym_next("cuMemAlloc_v2"), 0);
+	CHECK_EQ("RTLD_NEXT getpid from libnvidia-ml is libc's", (uintptr_t)fakenvml_dlsym_next("getpid"),
+		 (uintptr_t)dlsym(RTLD_DEFAULT, "getpid"));
+	CHECK_EQ("RTLD_NEXT cuMemAlloc_v2 from the program", (uintptr_t)dlsym(RTLD_NEXT, "cuMemAlloc_v2"),
+		 (uintptr_t)dlsym(RTLD_DEFAULT, "cuMemAlloc_v2"));
+	/* An unknown pointer is passed to the driver, nothing credited. */
+	CHECK_EQ("free of an unknown pointer", a.free(12345), 1);
+	check_reported(ctx, cap, 0, 0);
+}
+
+/* One process of the container: random sizes up to cap/4 through random
+ * paths, freeing at random; returns the number of refused allocations. */
+static int worker(uint64_t cap, unsigned seed, int ops, int *ok)
+{
+	struct api apis[NWAYS];
+	CUdeviceptr held[32];
+	enum kind held_kind[32];
+	int nheld = 0, refused = 0;
+	const char *ctx = "worker";
+	for (enum way w = 0; w < NWAYS; w++)
+		resolve(&apis[w], w);
+	*ok = 0;
+	for (int i = 0; i < ops; i++) {
+		seed = seed * 1103515245u + 12345u;
+		const struct api *a = &apis[(seed >> 8) % NWAYS];
+		if (nheld == 32 || (nheld && (seed >> 4) % 3 == 0)) {
+			int j = (int)((seed >> 12) % (unsigned)nheld);
+			CHECK_EQ("free", do_free(a, held_kind[j], held[j]), 0);
+			held[j] = held[--nheld];
+			held_kind[j] = held_kind[nheld];
+			continue;
+		}
+		enum kind k = (enum kind)((seed >> 16) % NKINDS);
+		uint64_t bytes = ((uint64_t)(seed >> 3) % (cap / 4 / 4096) + 1) * 4096;
+		CUresult r = do_alloc(a, k, bytes, 0, &held[nheld]);
+		if (r == 0) {
+			held_kind[nheld++] = k;
+			(*ok)++;
+		} else {
+			CHECK_EQ("refusal code", r, OOM);
+			refused++;
+		}
+		CHECK_LE("driver's peak bytes", fakecuda_peak(0), cap);
+	}
+	while (nheld) {
+		nheld--;
+		CHECK_EQ("final free", do_free(&apis[DIRECT], held_kind[nheld], held[nheld]), 0);
+	}
+	return refused;
+}
+
+static void run_processes(uint64_t cap, int n)
+{
+	char text[64];
+	const char *ctx = "processes";
+	int fds[2];
+	snprintf(text, sizeof(text), "limit_bytes = %" PRIu64 "\n", cap);
+	setup(text);
+	if (pipe(fds) != 0)
+		exit(100);
+	for (int i = 0; i < n; i++) {
+		if (fork() == 0) {
+			int ok, refused = worker(cap, 42u + (unsigned)i, 4000, &ok);
+			int rec[3] = { refused, ok, failures };
+			if (write(fds[1], rec, sizeof(rec)) != (ssize_t)sizeof(rec))
+				_exit(100);
+			_exit(0);
+		}
+	}
+	close(fds[1]);
+	int refused = 0, ok = 0, rec[3];
+	for (int i = 0; i < n; i++) {
+		CHECK_EQ("worker report", read(fds[0], rec, sizeof(rec)), sizeof(rec));
+		refused += rec[0];
+		ok += rec[1];
+		failures += rec[2];
+	}
+	for (int i = 0; i < n; i++) {
+		int status;
+		wait(&status);
+		CHECK_EQ("worker exit", WIFEXITED(status) ? WEXITSTATUS(status) : 1000, 0);
+	}
+	fprintf(stderr, "%d processes, cap %" PRIu64 ": %d allocations granted, %d refused, driver peak %" PRIu64
+			" bytes\n",
+		n, cap, ok, refused, fakecuda_peak(0));
+	CHECK_LE("driver's peak bytes over all processes", fakecuda_peak(0), cap);
+	if (refused == 0 || ok == 0) {
+		fprintf(stderr, "FAIL: the workers never contended for the cap (granted %d, refused %d)\n", ok,
+			refused);
+		failures++;
+	}
+	CHECK_EQ("driver's live bytes at the end", fakecuda_live(0), 0);
+
+	/* A process killed while holding the whole cap: its charge is reaped. */
+	pid_t pid = fork();
+	if (pid == 0) {
+		CUdeviceptr p;
+		if (cuMemAlloc_v2(&p, cap) != 0)
+			_exit(1);
+		raise(SIGKILL);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	CHECK_EQ("holder killed", WIFSIGNALED(status), 1);
+	/* The fake driver does not free a dead process's memory (a real one
+	 * does): credit it by hand so only the ledger is under test. */
+	atomic_store(&fake_cuda_ledger()->live[0], 0);
+	CUdeviceptr p;
+	CHECK_EQ("whole cap after the holder died", cuMemAlloc_v2(&p, cap), 0);
+	CHECK_EQ("free", cuMemFree_v2(p), 0);
+	check_reported(ctx, cap, 0, 0);
+}
+
+static void run_badfile(void)
+{
+	const char *ctx = "badfile";
+	CUdeviceptr p;
+	setup("limit_bytes = 10G\n");
+	CHECK_EQ("allocation under a broken limit file", cuMemAlloc_v2(&p, 4096), OOM);
+	CHECK_EQ("driver's live bytes", fakecuda_live(0), 0);
+}
+
+static void run_nolimit(void)
+{
+	const char *ctx = "nolimit";
+	CUdeviceptr p;
+	size_t f, t;
+	setup(NULL);
+	CHECK_EQ("allocation with no limit file", cuMemAlloc_v2(&p, UINT64_C(60) << 30), 0);
+	CHECK_EQ("cuMemGetInfo_v2 rc", cuMemGetInfo_v2(&f, &t), 0);
+	CHECK_EQ("cuMemGetInfo_v2 total: the device's", t, fake_cuda_total());
+	CHECK_EQ("free", cuMemFree_v2(p), 0);
+}
+
+int main(int argc, char **argv)
+{
+	if (!getenv("LD_PRELOAD") || !strstr(getenv("LD_PRELOAD"), "gpufleet-memcap")) {
+		fprintf(stderr, "run with LD_PRELOAD=.../libgpufleet-memcap.so\n");
+		return 100;
+	}
+	if (argc == 3 && strcmp(argv[1], "paths") == 0)
+		run_paths(parse_u64(argv[2]));
+	else if (argc == 4 && strcmp(argv[1], "processes") == 0)
+		run_processes(parse_u64(argv[2]), (int)parse_u64(argv[3]));
+	else if (argc == 2 && strcmp(argv[1], "badfile") == 0)
+		run_badfile();
+	else if (argc == 2 && strcmp(argv[1], "nolimit") == 0)
+		run_nolimit();
+	else {
+		fprintf(stderr, "usage: test_memcap paths CAP | processes CAP N | badfile | nolimit\n");
+		return 100;
+	}
+	if (failures)
+		fprintf(stderr, "%d check(s) failed\n", failures);
+	else
+		fprintf(stderr, "all checks passed\n");
+	return failures > 100 ? 100 : failures;
+}

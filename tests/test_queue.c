@@ -311,10 +311,12 @@ static void conservative_protects_every_blocked_job(void **state)
 	assert_true(c_start[1] >= 300);
 }
 
-static struct fx *fx_preempt(enum gf_queue_policy qp, const struct gf_node_spec *nodes, size_t n)
+static struct fx *fx_preempt_wg(enum gf_queue_policy qp, const struct gf_node_spec *nodes, size_t n,
+				 int64_t wait, int64_t grace)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct gf_loop_config cfg = { .policy = qp, .seed = 1, .horizon = 1000000, .preemption = true };
+	struct gf_loop_config cfg = { .policy = qp, .seed = 1, .horizon = 1000000, .preemption = true,
+				      .preempt_wait = wait, .preempt_grace = grace };
 	struct gf_policy_env env = { .features = gf_features_default() };
 
 	assert_non_null(f);
@@ -322,6 +324,46 @@ static struct fx *fx_preempt(enum gf_queue_policy qp, const struct gf_node_spec 
 	env.cat = &f->cat;
 	assert_int_equal(gf_loop_create(nodes, n, &gf_policy_best_fit, &env, &cfg, &f->L), GF_OK);
 	return f;
+}
+
+static struct fx *fx_preempt(enum gf_queue_policy qp, const struct gf_node_spec *nodes, size_t n)
+{
+	return fx_preempt_wg(qp, nodes, n, 0, 0);
+}
+
+/*
+ * The rule under backfill: evict only when the reservation is later than
+ * now + wait ("the only way it fits soon"); then the preemptor holds the
+ * victims' room at once but starts after their grace period.
+ */
+static void preemption_only_when_not_soon_and_after_the_grace(void **state)
+{
+	struct gf_node_spec n[1] = { tu_node("n0", 64000, 262144, 8, -1) };
+	struct gf_job_spec hs = job(8, 1000, 1, 10, 100);
+	const int64_t waits[2] = { 90, 89 };	/* the reservation is at 100, 90 s after H arrives */
+	struct fx *f;
+	uint32_t a, h;
+
+	(void)state;
+	hs.priority = 1;
+	for (int k = 0; k < 2; k++) {
+		f = fx_preempt_wg(GF_QP_BACKFILL, n, 1, waits[k], 5);
+		a = submit(f, job(8, 1000, 1, 0, 100));
+		h = submit(f, hs);
+		assert_int_equal(gf_loop_run(f->L), GF_OK);
+		if (k == 0) {	/* soon enough: H waits for A's end */
+			assert_int_equal(info(f, h).start, 100);
+			assert_int_equal(info(f, h).promised, 100);
+			assert_int_equal(info(f, a).preemptions, 0);
+		} else {	/* not soon: A is evicted at 10, H runs from 10 + 5 */
+			assert_int_equal(info(f, a).preemptions, 1);
+			assert_true(info(f, a).preempted_gpu_s == 80.0);	/* 10 s x 8 GPUs */
+			assert_int_equal(info(f, h).start, 15);
+			assert_int_equal(info(f, h).end, 115);
+			assert_int_equal(info(f, a).start, 115);	/* A starts over after H */
+		}
+		fx_free(f);
+	}
 }
 
 static void preemption_evicts_the_cheapest_and_requeues_it(void **state)
@@ -448,7 +490,7 @@ static gf_loop *run_scenario_p(const struct scenario *sc, enum gf_queue_policy q
 				bool preemption)
 {
 	struct gf_loop_config cfg = { .policy = qp, .seed = 3, .horizon = 1000, .preemption = preemption,
-				      .preempt_wait = 20 };
+				      .preempt_wait = 20, .preempt_grace = preemption ? 3 : 0 };
 	struct gf_policy_env env = { .cat = cat, .features = gf_features_default() };
 	gf_loop *L;
 	uint32_t id;
@@ -614,6 +656,7 @@ int main(void)
 		cmocka_unit_test(backfill_reserves_and_admits_only_what_ends_in_time),
 		cmocka_unit_test(backfill_admits_long_jobs_off_the_reserved_nodes),
 		cmocka_unit_test(conservative_protects_every_blocked_job),
+		cmocka_unit_test(preemption_only_when_not_soon_and_after_the_grace),
 		cmocka_unit_test(preemption_evicts_the_cheapest_and_requeues_it),
 		cmocka_unit_test(preemption_evicts_gangs_whole_and_never_for_equal_priority),
 		cmocka_unit_test(kube_binds_members_one_by_one),

@@ -60,10 +60,12 @@ static const char usage_text[] =
 	"  --quiet                 no progress or timing on stderr\n"
 	"  -h, --help              this text\n"
 	"\n"
-	"  --preemption on|off     a job evicts lower priorities when that makes it fit now\n"
-	"                          (backfill: if its reservation is further away than\n"
-	"                          --preempt-wait; never with kube) [off]\n"
-	"  --preempt-wait T        see --preemption [10m]\n"
+	"  --preemption on|off     a job evicts lower priorities when that is the only way it\n"
+	"                          fits soon (backfill: its reservation is later than now +\n"
+	"                          --preempt-wait; the FIFOs: at once; never with kube) [on]\n"
+	"  --preempt-wait T        the \"soon\" of --preemption [30s]\n"
+	"  --preempt-grace T       victims' termination grace: a preemptor starts this much\n"
+	"                          after evicting [30s]\n"
 	"  --order draw|trace      arrivals: pods drawn uniformly from the trace, or the\n"
 	"                          trace's pods in creation_time order, cycling [draw]\n"
 	"Not yet available (the engine has no quotas yet): --queues.\n"
@@ -506,6 +508,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "queues", required_argument, NULL, 'U' },
 		{ "preemption", required_argument, NULL, 'E' },
 		{ "preempt-wait", required_argument, NULL, 'W' },
+		{ "preempt-grace", required_argument, NULL, 'G' },
 		{ "order", required_argument, NULL, 'O' },
 		{ "summary-csv", required_argument, NULL, 'S' },
 		{ "timeline-csv", required_argument, NULL, 'T' },
@@ -578,6 +581,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'W':
 			if (!parse_duration(optarg, &o->cfg.preempt_wait))
 				return bad("--preempt-wait", "a duration like 10m, 600 or 0", optarg);
+			break;
+		case 'G':
+			if (!parse_duration(optarg, &o->cfg.preempt_grace))
+				return bad("--preempt-grace", "a duration like 30s, 30 or 0", optarg);
 			break;
 		case 'j':
 			errno = 0;
@@ -678,7 +685,9 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		gf_obuf_puts(&title, ", exact estimates");
 	else
 		gf_obuf_printf(&title, ", estimates run time x U[1, %g]", o.cfg.over);
-	gf_obuf_puts(&title, o.cfg.preemption ? ", preemption on" : "");
+	if (o.cfg.preemption)
+		gf_obuf_printf(&title, ", preemption on (wait %llds, grace %llds)",
+			       (long long)o.cfg.preempt_wait, (long long)o.cfg.preempt_grace);
 	gf_obuf_puts(&title, o.cfg.trace_order ? ", arrivals in trace order" : "");
 	gf_obuf_printf(&title, ", seeds %s (means over seeds)", o.seeds_arg);
 

@@ -104,7 +104,7 @@ gf_err gf_loop_create(const struct gf_node_spec *nodes, size_t nnodes,
 	gf_err err;
 
 	if (!nnodes || (unsigned)cfg->policy >= GF_QP_COUNT_ || cfg->horizon <= 0 ||
-	    cfg->sample_every < 0 || cfg->preempt_wait < 0 ||
+	    cfg->sample_every < 0 || cfg->preempt_wait < 0 || cfg->preempt_grace < 0 ||
 	    (cfg->preemption && cfg->policy == GF_QP_KUBE))
 		return GF_INVAL;
 	L = calloc(1, sizeof(*L));
@@ -423,7 +423,10 @@ static size_t running_pos(const gf_loop *L, uint32_t id)
 
 /* ---- transitions ---- */
 
-/* confirm: every member is bound; the job runs until now + duration. */
+/*
+ * confirm: every member is bound; the job runs from now (a preemptor: from
+ * now + the victims' grace, holding their room meanwhile) for its duration.
+ */
 static gf_err confirm(gf_loop *L, uint32_t id)
 {
 	struct job *j = &L->jobs[id];
@@ -432,9 +435,10 @@ static gf_err confirm(gf_loop *L, uint32_t id)
 	if (gf_loop_grow(&L->running, &L->running_cap, L->nrunning + 1, sizeof(*L->running)))
 		return GF_NOMEM;
 	j->state = GF_JOB_RUNNING;
-	j->start = L->now;
+	j->start = L->now + L->start_delay;
+	L->start_delay = 0;
 	L->stats.starts++;
-	if (gf_events_push(&L->events, L->now + j->duration, GF_EV_END, id))
+	if (gf_events_push(&L->events, j->start + j->duration, GF_EV_END, id))
 		return GF_NOMEM;
 	pos = running_pos(L, id);
 	memmove(&L->running[pos + 1], &L->running[pos], (L->nrunning - pos) * sizeof(*L->running));

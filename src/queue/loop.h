@@ -83,16 +83,21 @@ struct gf_loop_config {
 	int64_t sample_every;	/* timeline period in seconds; 0 = no timeline */
 	/*
 	 * Preemption (not in kube mode): a job that does not fit evicts running
-	 * jobs of lower priority when that makes it fit now: in the gang-aware
-	 * FIFOs at once, under backfill when its reservation is more than
-	 * preempt_wait seconds away (or it has none).  Victims: per node the
-	 * cheapest (lowest priority, then least work lost) until the pod fits,
-	 * on the node whose victims cost least; gangs are evicted whole and go
-	 * back to the queue; the preemptor's place must leave every reservation
-	 * ahead of it intact.
+	 * jobs of lower priority when that is the only way it fits soon: in the
+	 * gang-aware FIFOs at once, under backfill when its reservation (its
+	 * earliest start from expected ends) is later than now + preempt_wait
+	 * (or it has none), checked in every cycle it stays blocked.  Victims:
+	 * per node the cheapest (lowest priority, then least work lost) until
+	 * the pod fits, on the node whose victims cost least; gangs are evicted
+	 * whole and go back to the queue; the preemptor's place must leave every
+	 * reservation ahead of it intact.  The victims take preempt_grace
+	 * seconds to terminate (Kubernetes' terminationGracePeriodSeconds): the
+	 * preemptor holds their room at once but starts running (its start, its
+	 * wait) only grace seconds later.
 	 */
 	bool preemption;
 	int64_t preempt_wait;
+	int64_t preempt_grace;	/* >= 0; 0: victims vanish at once */
 };
 
 struct gf_loop_sample {

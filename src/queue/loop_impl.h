@@ -122,6 +122,7 @@ struct gf_loop {
 	struct member *tmp_members;	/* a preemptor's planned pods */
 	size_t tmp_cap;
 
+	int64_t start_delay;	/* the next confirm starts the job this much later (a preemptor's grace) */
 	int64_t now, last;
 	uint32_t next_qseq;
 	bool ran;

@@ -25,13 +25,19 @@
 
 /* ---- preemption ---- */
 
+/* Milli-GPU seconds a running job has done (0 while it still waits for its victims' grace). */
+static double lost_work(const gf_loop *L, const struct job *v)
+{
+	return (double)gf_loop_max64(L->now - v->start, 0) * (double)v->npods * v->gpu_count * v->gpu_milli;
+}
+
 /* evict: a running job loses its place and goes back to the queue (same arrival sequence). */
 static gf_err evict(gf_loop *L, uint32_t id)
 {
 	struct job *j = &L->jobs[id];
 	gf_err err;
 
-	j->lost += (double)(L->now - j->start) * (double)j->npods * j->gpu_count * j->gpu_milli;
+	j->lost += lost_work(L, j);
 	if ((err = gf_loop_unbind_job(L, id)))
 		return err;
 	j->state = GF_JOB_PENDING;
@@ -165,7 +171,7 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 	ncand = 0;
 	for (size_t r = 0; r < L->nrunning; r++) {
 		const struct job *v = &L->jobs[L->running[r]];
-		double lost = (double)(L->now - v->start) * (double)v->npods * v->gpu_count * v->gpu_milli;
+		double lost = lost_work(L, v);
 
 		for (uint32_t m = 0; v->priority < j->priority && m < v->npods; m++)
 			cand[ncand++] = (struct victim){ L->members[v->member0 + m].node, L->running[r],
@@ -208,7 +214,8 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 			goto none_undo;
 	}
 	/* never against a reservation ahead; the planned binds join their shadows */
-	if (!gf_loop_bind_in_shadows(L, &p, L->tmp_members, j->npods, L->now + j->estimate, 0, nahead))
+	if (!gf_loop_bind_in_shadows(L, &p, L->tmp_members, j->npods,
+				     L->now + L->cfg.preempt_grace + j->estimate, 0, nahead))
 		goto none_undo;
 	for (size_t k = 0; k < nchosen; k++)
 		if ((err = evict(L, chosen[k])))
@@ -219,6 +226,7 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 	}
 	memcpy(&L->members[j->member0], L->tmp_members, j->npods * sizeof(*L->tmp_members));
 	gf_loop_assume(L, j, j->npods);
+	L->start_delay = L->cfg.preempt_grace;	/* consumed by the confirm that follows */
 	*ok = true;
 	goto out;
 none_undo:

@@ -55,8 +55,8 @@ struct gf_replay_config gf_replay_config_default(void)
 	return (struct gf_replay_config){
 		.qp = GF_QP_BACKFILL, .seed = 42, .load = 0.9, .horizon = 12 * 3600,
 		.burst = true, .burst_at = 4 * 3600, .estimate = GF_EST_EXACT, .over = 1.0,
-		.sample_every = 60, .features = gf_features_default(), .preemption = false,
-		.preempt_wait = 600, .trace_order = false,
+		.sample_every = 60, .features = gf_features_default(), .preemption = true,
+		.preempt_wait = 30, .preempt_grace = 30, .trace_order = false,
 	};
 }
 
@@ -386,6 +386,7 @@ gf_err gf_replay_run(const gf_replay *x, const struct gf_policy_ops *ops,
 		.policy = cfg->qp, .seed = cfg->seed ^ 0x5bd1e995ULL, .horizon = cfg->horizon,
 		.sample_every = cfg->sample_every,
 		.preemption = cfg->preemption && cfg->qp != GF_QP_KUBE, .preempt_wait = cfg->preempt_wait,
+		.preempt_grace = cfg->preempt_grace,
 	};
 	struct gf_policy_env env = {
 		.cat = x->cat, .target = &x->target, .features = cfg->features,

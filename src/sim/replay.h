@@ -55,12 +55,14 @@ struct gf_replay_config {
 	int64_t sample_every;	/* timeline period, seconds; 0: none */
 	bool preemption;	/* higher priorities evict lower ones (gf_loop_config) */
 	int64_t preempt_wait;	/* under backfill: only when the reservation is further away */
+	int64_t preempt_grace;	/* victims' termination grace: the preemptor starts this much later */
 	bool trace_order;	/* arrivals take the trace's pods in creation_time order (cycling), not drawn */
 	struct gf_features features;
 };
 
 /* The defaults: backfill, seed 42, load 0.9, 12 h, burst at 4 h, exact estimates, 60 s samples,
- * no preemption (600 s wait when on). */
+ * preemption on (priorities above BE evict BE; backfill: only when the reservation is more than
+ * 30 s away), victims terminate in 30 s (Kubernetes' default grace period). */
 struct gf_replay_config gf_replay_config_default(void);
 
 struct gf_replay_class_stats {

@@ -423,6 +423,132 @@ static void preemption_evicts_gangs_whole_and_never_for_equal_priority(void **st
 	fx_free(f);
 }
 
+/* ---- quotas ---- */
+
+static struct gf_queue_quota quota(int64_t nominal_gpus, int32_t cohort)
+{
+	struct gf_queue_quota q = {
+		.nominal = nominal_gpus * 1000, .borrowing_limit = GF_QUOTA_UNLIMITED,
+		.lending_limit = GF_QUOTA_UNLIMITED, .cohort = cohort, .weight = 1,
+	};
+	return q;
+}
+
+static struct fx *fx_quota(enum gf_queue_policy qp, const struct gf_node_spec *nodes, size_t n,
+			   const struct gf_queue_quota *q, size_t nq, bool preemption)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct gf_loop_config cfg = { .policy = qp, .seed = 1, .horizon = 1000000, .preemption = preemption,
+				      .queues = q, .nqueues = nq };
+	struct gf_policy_env env = { .features = gf_features_default() };
+
+	assert_non_null(f);
+	gf_catalog_init(&f->cat);
+	env.cat = &f->cat;
+	assert_int_equal(gf_loop_create(nodes, n, &gf_policy_best_fit, &env, &cfg, &f->L), GF_OK);
+	return f;
+}
+
+static uint32_t submit_q(struct fx *f, struct gf_job_spec s, uint16_t queue)
+{
+	s.queue = queue;
+	return submit(f, s);
+}
+
+/*
+ * Queue A (8 GPUs) borrows B's unused 8 in their cohort; not when B lends
+ * nothing, nor beyond A's borrowing limit, nor without a cohort.
+ */
+static void quota_borrows_within_the_limits(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_queue_quota q[2];
+
+	(void)state;
+	two_nodes(n);
+	for (int k = 0; k < 4; k++) {
+		struct fx *f;
+		uint32_t a2;
+
+		q[0] = quota(8, 0);
+		q[1] = quota(8, 0);
+		if (k == 1)
+			q[1].lending_limit = 0;
+		if (k == 2)
+			q[0].borrowing_limit = 4000;
+		if (k == 3)
+			q[0].cohort = q[1].cohort = -1;
+		f = fx_quota(GF_QP_BEST_EFFORT_FIFO, n, 2, q, 2, false);
+		submit_q(f, job(8, 1000, 1, 0, 100), 0);
+		a2 = submit_q(f, job(8, 1000, 1, 0, 100), 0);
+		assert_int_equal(gf_loop_run_until(f->L, 0), GF_OK);
+		assert_int_equal(gf_loop_queue_usage(f->L, 0), k == 0 ? 16000 : 8000);
+		assert_int_equal(gf_loop_run(f->L), GF_OK);
+		assert_int_equal(info(f, a2).start, k == 0 ? 0 : 100);
+		fx_free(f);
+	}
+}
+
+/*
+ * B, within its nominal quota, reclaims the room A borrowed: one of A's jobs
+ * is evicted (equal priorities), B starts at once; A's job, back in the
+ * queue, cannot reclaim in turn (A would borrow) and waits for B's end.
+ */
+static void quota_reclaims_borrowed_room_without_cycles(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_queue_quota q[2] = { quota(8, 0), quota(8, 0) };
+	struct gf_loop_stats st;
+	struct fx *f;
+	uint32_t a1, a2, b;
+
+	(void)state;
+	two_nodes(n);
+	for (int qp = GF_QP_STRICT_FIFO; qp < GF_QP_COUNT_; qp++) {
+		f = fx_quota((enum gf_queue_policy)qp, n, 2, q, 2, true);
+		a1 = submit_q(f, job(8, 1000, 1, 0, 1000), 0);
+		a2 = submit_q(f, job(8, 1000, 1, 0, 1000), 0);
+		b = submit_q(f, job(8, 1000, 1, 10, 100), 1);
+		assert_int_equal(gf_loop_run(f->L), GF_OK);
+		gf_loop_stats(f->L, &st);
+		assert_int_equal(info(f, b).start, 10);
+		assert_int_equal(info(f, b).preemptions, 0);
+		assert_int_equal(info(f, a1).preemptions + info(f, a2).preemptions, 1);
+		assert_int_equal(st.preemptions, 1);
+		assert_int_equal(st.reclaims, 1);
+		/* the evicted one runs again when B's job has ended */
+		assert_int_equal(info(f, a1).start + info(f, a2).start, 110);
+		fx_free(f);
+	}
+}
+
+/*
+ * Fair share: A (weight 1) and B (weight 3) borrow all of C's 16 GPUs in
+ * 2-GPU jobs; B gets 3x A's share: 12 GPUs against 4, whatever the order.
+ */
+static void quota_fair_share_among_borrowers(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_queue_quota q[3] = { quota(0, 0), quota(0, 0), quota(16, 0) };
+
+	(void)state;
+	two_nodes(n);
+	q[1].weight = 3;
+	for (int qp = GF_QP_STRICT_FIFO; qp < GF_QP_COUNT_; qp++) {
+		struct fx *f = fx_quota((enum gf_queue_policy)qp, n, 2, q, 3, false);
+
+		for (int k = 0; k < 8; k++)
+			submit_q(f, job(2, 1000, 1, 0, 100), 0);
+		for (int k = 0; k < 8; k++)
+			submit_q(f, job(2, 1000, 1, 0, 100), 1);
+		assert_int_equal(gf_loop_run_until(f->L, 0), GF_OK);
+		assert_int_equal(gf_loop_queue_usage(f->L, 0), 4000);
+		assert_int_equal(gf_loop_queue_usage(f->L, 1), 12000);
+		assert_int_equal(gf_loop_run(f->L), GF_OK);
+		fx_free(f);
+	}
+}
+
 static void bad_specs_are_refused(void **state)
 {
 	struct gf_node_spec n[2];
@@ -611,6 +737,92 @@ static void random_preemption_keeps_every_rule(void **state)
 	assert_true(evictions > 1000);
 }
 
+/* Does every queue keep within its quota (see queue/quota.c)? */
+static void check_quotas(gf_loop *L, const struct gf_queue_quota *q, size_t nq, uint64_t seed)
+{
+	int64_t pool = 0, drawn = 0;
+
+	for (uint16_t i = 0; i < nq; i++) {
+		int64_t u = gf_loop_queue_usage(L, i);
+		int64_t ll = q[i].lending_limit < q[i].nominal ? q[i].lending_limit : q[i].nominal;
+		int64_t cap = q[i].cohort < 0 ? q[i].nominal
+			      : q[i].borrowing_limit == GF_QUOTA_UNLIMITED ? INT64_MAX
+									  : q[i].nominal + q[i].borrowing_limit;
+
+		if (u > cap)
+			fail_msg("seed %llu: queue %u uses %lld > %lld", (unsigned long long)seed, i, (long long)u,
+				 (long long)cap);
+		if (q[i].cohort == 0) {
+			pool += ll;
+			drawn += u > q[i].nominal - ll ? u - (q[i].nominal - ll) : 0;
+		}
+	}
+	if (drawn > pool)
+		fail_msg("seed %llu: the cohort drew %lld > its pool %lld", (unsigned long long)seed,
+			 (long long)drawn, (long long)pool);
+}
+
+/*
+ * Random cases with quotas and preemption: two queues in a cohort (random
+ * nominal, lending and borrowing limits) and one alone; every job runs,
+ * nothing stalls, no queue ever exceeds its quota (checked every 7 s), and
+ * no job is evicted over and over (a reclaim cycle would).
+ */
+static void random_quotas_keep_every_rule(void **state)
+{
+	uint64_t reclaims = 0, borrowed = 0;
+
+	(void)state;
+	for (uint64_t seed = 0; seed < 600; seed++) {
+		struct scenario sc;
+		struct gf_catalog cat;
+		struct gf_rng r;
+		struct gf_queue_quota q[3] = { quota(0, 0), quota(24, 0), quota(24, -1) };
+
+		gf_rng_init(&r, seed ^ 0xabcdefULL);
+		q[0].nominal = 1000 * (int64_t)gf_rng_below(&r, 25);
+		q[0].lending_limit = gf_rng_below(&r, 2) ? GF_QUOTA_UNLIMITED : 1000 * (int64_t)gf_rng_below(&r, 9);
+		q[1].lending_limit = gf_rng_below(&r, 2) ? GF_QUOTA_UNLIMITED : 24000;
+		q[1].borrowing_limit = gf_rng_below(&r, 2) ? GF_QUOTA_UNLIMITED : 1000 * (int64_t)gf_rng_below(&r, 9);
+		q[0].weight = 1 + (uint32_t)gf_rng_below(&r, 3);
+		gf_catalog_init(&cat);
+		make_scenario(seed, &sc, seed % 2 == 1, seed % 4 >= 2);
+		for (size_t k = 0; k < sc.njobs; k++)
+			sc.jobs[k].queue = (uint16_t)gf_rng_below(&r, 3);
+		for (int qp = GF_QP_STRICT_FIFO; qp < GF_QP_COUNT_; qp++) {
+			struct gf_loop_config cfg = { .policy = (enum gf_queue_policy)qp, .seed = 3, .horizon = 1000,
+						      .preemption = seed % 3 != 0, .preempt_wait = 20,
+						      .preempt_grace = seed % 5 == 0 ? 2 : 0, .queues = q, .nqueues = 3 };
+			struct gf_policy_env env = { .cat = &cat, .features = gf_features_default() };
+			struct gf_loop_stats st;
+			gf_loop *L;
+			uint32_t id;
+
+			assert_int_equal(gf_loop_create(sc.nodes, sc.nnodes, &gf_policy_best_fit, &env, &cfg, &L), GF_OK);
+			for (size_t k = 0; k < sc.njobs; k++)
+				assert_int_equal(gf_loop_submit(L, &sc.jobs[k], &id), GF_OK);
+			for (int64_t t = 0; t < 3000; t += 7) {
+				assert_int_equal(gf_loop_run_until(L, t), GF_OK);
+				check_quotas(L, q, 3, seed);
+				borrowed += gf_loop_queue_usage(L, 0) > q[0].nominal;
+			}
+			assert_int_equal(gf_loop_run(L), GF_OK);
+			check_outcome(L, (enum gf_queue_policy)qp, seed, true);
+			gf_loop_stats(L, &st);
+			reclaims += st.reclaims;
+			for (uint32_t k = 0; k < gf_loop_njobs(L); k++)
+				if (info(&(struct fx){ .L = L }, k).preemptions > sc.njobs)
+					fail_msg("seed %llu: job %u evicted over and over", (unsigned long long)seed, k);
+			gf_loop_destroy(L);
+		}
+		gf_catalog_release(&cat);
+	}
+	print_message("%llu reclaim evictions, %llu samples with queue 0 borrowing\n",
+		      (unsigned long long)reclaims, (unsigned long long)borrowed);
+	assert_true(reclaims > 100);
+	assert_true(borrowed > 100);
+}
+
 static void same_seed_same_replay(void **state)
 {
 	struct scenario sc;
@@ -657,6 +869,10 @@ int main(void)
 		cmocka_unit_test(backfill_admits_long_jobs_off_the_reserved_nodes),
 		cmocka_unit_test(conservative_protects_every_blocked_job),
 		cmocka_unit_test(preemption_only_when_not_soon_and_after_the_grace),
+		cmocka_unit_test(quota_borrows_within_the_limits),
+		cmocka_unit_test(quota_reclaims_borrowed_room_without_cycles),
+		cmocka_unit_test(quota_fair_share_among_borrowers),
+		cmocka_unit_test(random_quotas_keep_every_rule),
 		cmocka_unit_test(preemption_evicts_the_cheapest_and_requeues_it),
 		cmocka_unit_test(preemption_evicts_gangs_whole_and_never_for_equal_priority),
 		cmocka_unit_test(kube_binds_members_one_by_one),

@@ -43,6 +43,38 @@ const char *gf_queue_policy_name(enum gf_queue_policy qp);
 /* The policy a user names; false if unknown. */
 bool gf_queue_policy_find(const char *name, enum gf_queue_policy *out);
 
+/*
+ * Quotas: the semantics of Kueue's ClusterQueue over one resource, GPUs in
+ * milli-GPU (a whole GPU is 1000), optionally split per GPU model (Kueue's
+ * resource flavors).  A queue admits a job while its usage stays within its
+ * nominal quota; in a cohort it may also borrow the unused quota others
+ * lend: its usage above its guaranteed part (nominal - lending limit) draws
+ * on the cohort's pool (the sum of the members' lending limits), at most
+ * borrowing_limit above its nominal.  A queue within its nominal quota
+ * reclaims borrowed room by evicting jobs of borrowing queues of its cohort
+ * (whatever their priority); among queues that borrow, the one with the
+ * lowest weighted share (borrowed / weight) goes first.  Per model: the
+ * job's GPUs on nodes of a model the queue lists count against that model's
+ * quota (borrowable in the cohort, no limits); a queue that lists models
+ * may use no other.
+ */
+#define GF_LOOP_MAX_QUEUES 256
+#define GF_QUOTA_MAX_MODELS 8
+#define GF_QUOTA_UNLIMITED INT64_MAX
+
+struct gf_queue_quota {
+	int64_t nominal;		/* milli-GPU, >= 0 */
+	int64_t borrowing_limit;	/* milli-GPU above nominal; GF_QUOTA_UNLIMITED: none */
+	int64_t lending_limit;		/* milli-GPU of its nominal others may borrow; GF_QUOTA_UNLIMITED: all */
+	int32_t cohort;			/* cohort id, -1: none (it neither borrows nor lends) */
+	uint32_t weight;		/* fair share weight, >= 1 */
+	uint32_t nmodels;		/* 0: any GPU model */
+	struct {
+		int32_t model;		/* catalog model id */
+		int64_t nominal;	/* milli-GPU */
+	} models[GF_QUOTA_MAX_MODELS];
+};
+
 struct gf_job_spec {
 	struct gf_pod_spec pod;	/* each member's request; name, arrival, duration unused */
 	uint32_t npods;		/* 1..GF_LOOP_MAX_GANG */
@@ -51,6 +83,7 @@ struct gf_job_spec {
 	int64_t arrival;	/* >= 0, seconds */
 	int64_t duration;	/* >= 0: run time once every member is bound */
 	int64_t estimate;	/* run time the planner expects; <= 0: the duration */
+	uint16_t queue;		/* index into config.queues (when there are any) */
 };
 
 enum gf_job_state {
@@ -98,6 +131,9 @@ struct gf_loop_config {
 	bool preemption;
 	int64_t preempt_wait;
 	int64_t preempt_grace;	/* >= 0; 0: victims vanish at once */
+	/* quotas (copied); none: every job may use the whole cluster */
+	const struct gf_queue_quota *queues;
+	size_t nqueues;		/* <= GF_LOOP_MAX_QUEUES */
 };
 
 struct gf_loop_sample {
@@ -113,6 +149,8 @@ struct gf_loop_stats {
 	uint64_t dropped;	/* reservations dropped to be planned again */
 	uint64_t starts;	/* jobs started (a restart after an eviction counts again) */
 	uint64_t preemptions;	/* jobs evicted */
+	uint64_t reclaims;	/* of which evicted to give a queue back its nominal quota */
+	uint64_t quota_blocked;	/* tries refused by a quota (not by room) */
 	uint64_t late;		/* holders not started at their reservation time although no
 				 * higher-priority job took the room: always 0 unless a bug */
 	uint32_t stalled;	/* jobs still pending when no event was left (deadlock) */
@@ -170,6 +208,9 @@ size_t gf_loop_njobs(const gf_loop *L);
 void gf_loop_job(const gf_loop *L, uint32_t id, struct gf_job_info *out);
 void gf_loop_stats(const gf_loop *L, struct gf_loop_stats *out);
 const gf_cluster *gf_loop_cluster(const gf_loop *L);
+
+/* Queue q's GPU usage now (milli-GPU, admitted jobs); 0 for an unknown queue. */
+int64_t gf_loop_queue_usage(const gf_loop *L, uint16_t q);
 
 /*
  * "When will I start?" for a pending job: its reservation time if it is the

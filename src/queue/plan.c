@@ -359,6 +359,10 @@ static bool bind_reserved(gf_loop *L, size_t i)
 	struct job *j = &L->jobs[r->holder];
 	struct gf_pod_spec p = gf_loop_pod_of(j);
 
+	if (!gf_loop_quota_admits(L, j, r->members)) {
+		L->quota_refused = true;
+		return false;
+	}
 	if (!gf_loop_bind_pods(L->real, &p, r->members, j->npods))
 		return false;
 	memcpy(&L->members[j->member0], r->members, j->npods * sizeof(*r->members));
@@ -426,7 +430,7 @@ static bool try_holder(gf_loop *L, size_t i, bool *replan)
 		*replan = L->now > r->time;
 		return true;
 	}
-	if (!r->displaced)
+	if (!r->displaced && !L->quota_refused)
 		L->stats.late++;	/* a promise broken without a higher priority taking it: a bug */
 	return false;
 }
@@ -496,6 +500,24 @@ static gf_err preempt_unless_soon(gf_loop *L, uint32_t id, size_t nahead, size_t
 	return ahead_of(L, id, nahead);
 }
 
+bool gf_loop_backfill_borrower(gf_loop *L, uint32_t id)
+{
+	bool ok = L->nres == 0 ? gf_loop_try_job(L, id, NULL) : try_backfill(L, id, L->nres);
+
+	if (ok && L->nres > 0)
+		L->stats.backfilled++;
+	return ok;
+}
+
+/* A job refused by its queue's quota: only a reclaim (preemption) can start it now. */
+static gf_err quota_reclaim(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
+{
+	*ok = false;
+	if (!gf_loop_quota_within_nominal(L, &L->jobs[id]))
+		return GF_OK;
+	return preempt_unless_soon(L, id, nahead, NONE, ok);
+}
+
 /*
  * One job in a backfill walk, nahead reservations passed so far (their
  * holders are ahead of it in queue order).  Sets *ok when it started.
@@ -512,6 +534,13 @@ gf_err gf_loop_backfill_step(gf_loop *L, uint32_t id, size_t *nahead, bool *ok)
 			remove_res(L, *nahead);
 			return replan ? gf_loop_drop_reservations(L, *nahead) : GF_OK;
 		}
+		if (L->quota_refused) {
+			/* its queue's quota, not room, holds it back: it holds no room either */
+			L->res[*nahead].displaced = true;
+			if ((err = gf_loop_drop_reservations(L, *nahead)))
+				return err;
+			return quota_reclaim(L, id, *nahead, ok);
+		}
 		/* still blocked: the rule is checked again in every cycle */
 		if ((err = preempt_unless_soon(L, id, *nahead, *nahead, ok)) || *ok)
 			return err;
@@ -525,6 +554,8 @@ gf_err gf_loop_backfill_step(gf_loop *L, uint32_t id, size_t *nahead, bool *ok)
 		/* ahead of the later reservations (a higher priority): they give way if it conflicts */
 		return ahead_of(L, id, *nahead);
 	}
+	if (L->quota_refused)	/* no reservation for room it may not take */
+		return quota_reclaim(L, id, *nahead, ok);
 	/* EASY: one reservation; conservative: MAX_RES, at most PLANS_PER_CYCLE new ones a cycle */
 	if (*nahead >= L->max_res || L->cycle_plans >= PLANS_PER_CYCLE)
 		return preempt_unless_soon(L, id, *nahead, NONE, ok);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include "cli/commands.h"
 #include "cli/files.h"
 #include "core/obuf.h"
+#include "sim/queues.h"
 #include "sim/replay.h"
 #include "sim/trace.h"
 
@@ -68,7 +70,9 @@ static const char usage_text[] =
 	"                          after evicting [30s]\n"
 	"  --order draw|trace      arrivals: pods drawn uniformly from the trace, or the\n"
 	"                          trace's pods in creation_time order, cycling [draw]\n"
-	"Not yet available (the engine has no quotas yet): --queues.\n"
+	"  --queues FILE           quotas: Queue objects in YAML (docs/replay.md); each job class\n"
+	"                          goes to the queue of its name (burst, ls, be) unless --queue-map\n"
+	"  --queue-map LIST        e.g. burst=training,LS=serving,BE=batch\n"
 	"Data files are looked up in $GPUFLEET_DATA, else in the source tree's data/.\n";
 
 struct run {
@@ -477,7 +481,7 @@ static int write_output(const char *path, const struct gf_obuf *b)
 }
 
 struct options {
-	const char *nodes, *pods, *summary, *timeline, *html, *seeds_arg;
+	const char *nodes, *pods, *summary, *timeline, *html, *seeds_arg, *queues, *queue_map;
 	const struct gf_policy_ops *ops;
 	enum gf_queue_policy qps[GF_QP_COUNT_];
 	int nqp;
@@ -506,6 +510,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "seeds", required_argument, NULL, 's' },
 		{ "estimate", required_argument, NULL, 'e' },
 		{ "queues", required_argument, NULL, 'U' },
+		{ "queue-map", required_argument, NULL, 'M' },
 		{ "preemption", required_argument, NULL, 'E' },
 		{ "preempt-wait", required_argument, NULL, 'W' },
 		{ "preempt-grace", required_argument, NULL, 'G' },
@@ -565,9 +570,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (!parse_estimate(optarg, &o->cfg))
 				return bad("--estimate", "exact or overestimate:F with F in [1, 100]", optarg);
 			break;
-		case 'U':
-			fprintf(stderr, "gpufleet replay: --queues: quotas are not implemented yet in this version\n");
-			return 2;
+		case 'U': o->queues = optarg; break;
+		case 'M': o->queue_map = optarg; break;
 		case 'E':
 			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
 				return bad("--preemption", "on or off", optarg);
@@ -609,8 +613,80 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* The queue of class c: from --queue-map, else the queue named as the class. */
+static int class_queue(const struct options *o, const struct gf_queue_file *qf, enum gf_replay_class c)
+{
+	const char *cname = gf_replay_class_name(c);
+	const char *m = o->queue_map;
+	size_t cl = strlen(cname);
+
+	while (m && *m) {
+		const char *end = strchr(m, ',');
+		size_t len = end ? (size_t)(end - m) : strlen(m);
+
+		if (len > cl + 1 && !strncasecmp(m, cname, cl) && m[cl] == '=') {
+			char name[GF_QUEUE_NAME_MAX];
+			size_t nl = len - cl - 1;
+
+			if (nl >= sizeof(name))
+				break;
+			memcpy(name, m + cl + 1, nl);
+			name[nl] = 0;
+			return gf_queue_file_find(qf, name);
+		}
+		m = end ? end + 1 : m + len;
+	}
+	return gf_queue_file_find(qf, cname);
+}
+
+/*
+ * --queues: read and parse the file, map the job classes to its queues,
+ * and give the engine its quotas (in *quota).  0, or 1 after one message.
+ */
+static int load_queues(struct options *o, const struct gf_catalog *cat, struct gf_queue_quota **quota)
+{
+	struct gf_queue_file qf;
+	struct gf_queues_error qe;
+	char *text;
+	size_t len;
+	gf_err err;
+
+	if (gf_read_file(o->queues, &text, &len))
+		return 1;
+	err = gf_queues_parse(text, len, o->queues, &qf, &qe);
+	free(text);
+	if (err) {
+		fprintf(stderr, "gpufleet replay: %s\n", err == GF_NOMEM ? "out of memory" : qe.msg);
+		return 1;
+	}
+	*quota = calloc(qf.n, sizeof(**quota));
+	if (!*quota || (err = gf_queues_to_quota(&qf, cat, o->queues, *quota, &qe))) {
+		fprintf(stderr, "gpufleet replay: %s\n", *quota ? qe.msg : "out of memory");
+		gf_queue_file_release(&qf);
+		return 1;
+	}
+	for (int c = GF_RC_BURST; c <= GF_RC_BE; c++) {
+		int q = class_queue(o, &qf, (enum gf_replay_class)c);
+
+		if (q < 0) {
+			fprintf(stderr, "gpufleet replay: %s: no queue for the job class %s (name a queue %s, or map "
+					"it with --queue-map %s=QUEUE)\n",
+				o->queues, gf_replay_class_name((enum gf_replay_class)c),
+				gf_replay_class_name((enum gf_replay_class)c), gf_replay_class_name((enum gf_replay_class)c));
+			gf_queue_file_release(&qf);
+			return 1;
+		}
+		o->cfg.class_queue[c] = (uint16_t)q;
+	}
+	o->cfg.queues = *quota;
+	o->cfg.nqueues = qf.n;
+	gf_queue_file_release(&qf);
+	return 0;
+}
+
 int gf_cmd_replay_jobs(int argc, char **argv)
 {
+	struct gf_queue_quota *quota = NULL;
 	const char *data_dir = gf_data_dir();
 	char nodes_default[4096], pods_default[4096], workload[GF_NAME_MAX], cluster[GF_NAME_MAX];
 	static uint64_t seeds[MAX_SEEDS];
@@ -636,6 +712,10 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		o.jobs = 1;
 	if (load_inputs(o.nodes, o.pods, &in))
 		return 1;
+	if (o.queues && load_queues(&o, &in.cat, &quota)) {
+		inputs_release(&in);
+		return 1;
+	}
 	size_t nruns = (size_t)o.nqp * (size_t)nseeds;
 
 	rc = 1;
@@ -759,6 +839,7 @@ out:
 	for (size_t r = 0; runs && r < nruns; r++)
 		gf_replay_result_release(&runs[r].res);
 	free(runs);
+	free(quota);
 	inputs_release(&in);
 	return rc;
 }

@@ -181,11 +181,12 @@ static int64_t estimate_of(const struct gf_replay_config *cfg, int64_t run, stru
 	return (int64_t)ceil((double)run * (1.0 + (cfg->over - 1.0) * u));
 }
 
-static struct gf_job_spec job_from_pod(const gf_replay *x, size_t i, int64_t arrival, int64_t run)
+static struct gf_job_spec job_from_pod(const gf_replay *x, const struct gf_replay_config *cfg, size_t i,
+				       int64_t arrival, int64_t run)
 {
 	struct gf_job_spec s = {
 		.pod = x->pods[i], .npods = 1, .priority = class_priority[x->cls[i]],
-		.cls = x->cls[i], .arrival = arrival, .duration = run,
+		.cls = x->cls[i], .arrival = arrival, .duration = run, .queue = cfg->class_queue[x->cls[i]],
 	};
 	return s;
 }
@@ -216,7 +217,7 @@ static gf_err add_warm(const gf_replay *x, gf_loop *L, const struct gf_replay_co
 	while (requested < target) {
 		size_t i = draw_by_run(x, rng);
 		int64_t run = (int64_t)ceil((double)x->pods[i].duration * gf_rng_double(rng));
-		struct gf_job_spec s = job_from_pod(x, i, 0, run > 0 ? run : 1);
+		struct gf_job_spec s = job_from_pod(x, cfg, i, 0, run > 0 ? run : 1);
 		uint32_t id;
 		bool placed;
 		gf_err err;
@@ -246,7 +247,7 @@ static gf_err add_arrivals(const gf_replay *x, gf_loop *L, const struct gf_repla
 		if (t >= (double)cfg->horizon)
 			return GF_OK;
 		size_t i = cfg->trace_order ? x->by_time[next++ % x->npods] : (size_t)gf_rng_below(rng, x->npods);
-		struct gf_job_spec s = job_from_pod(x, i, (int64_t)t, x->pods[i].duration);
+		struct gf_job_spec s = job_from_pod(x, cfg, i, (int64_t)t, x->pods[i].duration);
 		uint32_t id;
 		gf_err err;
 
@@ -270,6 +271,7 @@ static gf_err add_burst(const gf_replay *x, gf_loop *L, const struct gf_replay_c
 		struct gf_job_spec s = {
 			.pod = pod, .npods = k < BURST_SINGLES ? 1 : BURST_GANG_PODS,
 			.priority = class_priority[GF_RC_BURST], .cls = GF_RC_BURST,
+			.queue = cfg->class_queue[GF_RC_BURST],
 			.arrival = cfg->burst_at + (int64_t)gf_rng_below(rng, BURST_WINDOW),
 			.duration = BURST_RUN_MIN +
 				    (int64_t)gf_rng_below(rng, BURST_RUN_MAX - BURST_RUN_MIN + 1),
@@ -386,7 +388,7 @@ gf_err gf_replay_run(const gf_replay *x, const struct gf_policy_ops *ops,
 		.policy = cfg->qp, .seed = cfg->seed ^ 0x5bd1e995ULL, .horizon = cfg->horizon,
 		.sample_every = cfg->sample_every,
 		.preemption = cfg->preemption && cfg->qp != GF_QP_KUBE, .preempt_wait = cfg->preempt_wait,
-		.preempt_grace = cfg->preempt_grace,
+		.preempt_grace = cfg->preempt_grace, .queues = cfg->queues, .nqueues = cfg->nqueues,
 	};
 	struct gf_policy_env env = {
 		.cat = x->cat, .target = &x->target, .features = cfg->features,

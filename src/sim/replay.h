@@ -57,6 +57,10 @@ struct gf_replay_config {
 	int64_t preempt_wait;	/* under backfill: only when the reservation is further away */
 	int64_t preempt_grace;	/* victims' termination grace: the preemptor starts this much later */
 	bool trace_order;	/* arrivals take the trace's pods in creation_time order (cycling), not drawn */
+	/* quotas (gf_loop_config; kube ignores them): a job of class c goes to queue class_queue[c] */
+	const struct gf_queue_quota *queues;
+	size_t nqueues;
+	uint16_t class_queue[GF_RC_COUNT];
 	struct gf_features features;
 };
 

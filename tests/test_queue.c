@@ -423,6 +423,78 @@ static void preemption_evicts_gangs_whole_and_never_for_equal_priority(void **st
 	fx_free(f);
 }
 
+/* ---- history estimates and the forecast ---- */
+
+/*
+ * History: C's estimate is the mean of its class's finished run times (A's
+ * 100 s), so B's reservation behind C is at 110 + 100; when C outruns it at
+ * 210 it is expected to run twice as long as it has (200 s): B's answer
+ * moves to 310, and B starts at C's real end.
+ */
+static void history_estimates_from_finished_jobs(void **state)
+{
+	struct gf_node_spec n[1] = { tu_node("n0", 64000, 262144, 8, -1) };
+	struct gf_loop_config cfg = { .policy = GF_QP_BACKFILL, .seed = 1, .horizon = 100000,
+				      .estimate_history = true, .history_prior = 50 };
+	struct gf_policy_env env = { .features = gf_features_default() };
+	struct gf_loop_stats st;
+	struct fx f;
+	uint32_t b;
+	int64_t t;
+
+	(void)state;
+	gf_catalog_init(&f.cat);
+	env.cat = &f.cat;
+	assert_int_equal(gf_loop_create(n, 1, &gf_policy_best_fit, &env, &cfg, &f.L), GF_OK);
+	submit(&f, job(8, 1000, 1, 0, 100));	/* A: its estimate is the prior (50), it runs 100 */
+	submit(&f, job(8, 1000, 1, 110, 300));	/* C */
+	b = submit(&f, job(8, 1000, 1, 120, 10));
+	assert_int_equal(gf_loop_run_until(f.L, 120), GF_OK);
+	assert_int_equal(gf_loop_start_time(f.L, b, &t), GF_OK);
+	assert_int_equal(t, 210);
+	assert_int_equal(gf_loop_run_until(f.L, 210), GF_OK);
+	assert_int_equal(gf_loop_start_time(f.L, b, &t), GF_OK);
+	assert_int_equal(t, 310);
+	assert_int_equal(gf_loop_run(f.L), GF_OK);
+	assert_int_equal(info(&f, b).start, 410);
+	gf_loop_stats(f.L, &st);
+	assert_int_equal(st.short_estimates, 2);	/* C at 210 and 310 (A ended before a cycle saw it late) */
+	assert_int_equal(st.late, 0);
+	gf_loop_destroy(f.L);
+	gf_catalog_release(&f.cat);
+}
+
+/*
+ * The forecast: one 8-GPU node busy until 100; pending in order: H (8 GPUs,
+ * 50 s; the reservation holder: 100), J (8 GPUs, 30 s: after H, 150), K
+ * (8 GPUs: after J, 180).
+ */
+static void forecast_answers_every_pending_job(void **state)
+{
+	struct gf_node_spec n[1] = { tu_node("n0", 64000, 262144, 8, -1) };
+	struct fx *f;
+	uint32_t a, h, j, k;
+	int64_t start[4];
+
+	(void)state;
+	f = fx_new(GF_QP_BACKFILL, n, 1);
+	a = submit(f, job(8, 1000, 1, 0, 100));
+	h = submit(f, job(8, 1000, 1, 1, 50));
+	j = submit(f, job(8, 1000, 1, 2, 30));
+	k = submit(f, job(8, 1000, 1, 3, 30));
+	assert_int_equal(gf_loop_run_until(f->L, 3), GF_OK);
+	assert_int_equal(gf_loop_forecast(f->L, start), GF_OK);
+	assert_int_equal(start[a], 0);
+	assert_int_equal(start[h], 100);
+	assert_int_equal(start[j], 150);
+	assert_int_equal(start[k], 180);
+	assert_int_equal(gf_loop_run(f->L), GF_OK);
+	/* exact estimates, one node: the forecast is what happened */
+	assert_int_equal(info(f, j).start, 150);
+	assert_int_equal(info(f, k).start, 180);
+	fx_free(f);
+}
+
 /* ---- quotas ---- */
 
 static struct gf_queue_quota quota(int64_t nominal_gpus, int32_t cohort)
@@ -823,6 +895,63 @@ static void random_quotas_keep_every_rule(void **state)
 	assert_true(borrowed > 100);
 }
 
+/*
+ * Random cases with history estimates (which run short): every job runs,
+ * nothing stalls, no reservation is late without a cause, the cluster ends
+ * empty; and the forecast answers every pending job at some point.
+ */
+static void random_history_estimates_keep_every_rule(void **state)
+{
+	uint64_t shorts = 0, answers = 0;
+
+	(void)state;
+	for (uint64_t seed = 0; seed < 800; seed++) {
+		struct scenario sc;
+		struct gf_catalog cat;
+
+		gf_catalog_init(&cat);
+		make_scenario(seed, &sc, false, seed % 2 == 1);
+		for (int qp = GF_QP_STRICT_FIFO; qp < GF_QP_COUNT_; qp++) {
+			struct gf_loop_config cfg = { .policy = (enum gf_queue_policy)qp, .seed = 3, .horizon = 1000,
+						      .preemption = seed % 3 == 0, .preempt_wait = 20,
+						      .estimate_history = true, .history_prior = 1 + (int64_t)(seed % 60) };
+			struct gf_policy_env env = { .cat = &cat, .features = gf_features_default() };
+			struct gf_loop_stats st;
+			int64_t start[24];
+			gf_loop *L;
+			uint32_t id;
+
+			assert_int_equal(gf_loop_create(sc.nodes, sc.nnodes, &gf_policy_best_fit, &env, &cfg, &L), GF_OK);
+			for (size_t k = 0; k < sc.njobs; k++)
+				assert_int_equal(gf_loop_submit(L, &sc.jobs[k], &id), GF_OK);
+			assert_int_equal(gf_loop_run_until(L, 40), GF_OK);
+			assert_int_equal(gf_loop_forecast(L, start), GF_OK);
+			gf_loop_stats(L, &st);	/* st.now: the last event's time, <= 40 */
+			for (uint32_t k = 0; k < gf_loop_njobs(L); k++) {
+				struct gf_job_info ji;
+
+				gf_loop_job(L, k, &ji);
+				if (ji.state == GF_JOB_PENDING && ji.arrival <= 40) {
+					if (start[k] < st.now)
+						fail_msg("seed %llu: pending job %u forecast at %lld", (unsigned long long)seed,
+							 k, (long long)start[k]);
+					answers++;
+				}
+			}
+			assert_int_equal(gf_loop_run(L), GF_OK);
+			check_outcome(L, (enum gf_queue_policy)qp, seed, true);
+			gf_loop_stats(L, &st);
+			shorts += st.short_estimates;
+			gf_loop_destroy(L);
+		}
+		gf_catalog_release(&cat);
+	}
+	print_message("%llu estimates ran short, %llu pending jobs forecast\n", (unsigned long long)shorts,
+		      (unsigned long long)answers);
+	assert_true(shorts > 1000);
+	assert_true(answers > 1000);
+}
+
 static void same_seed_same_replay(void **state)
 {
 	struct scenario sc;
@@ -869,6 +998,9 @@ int main(void)
 		cmocka_unit_test(backfill_admits_long_jobs_off_the_reserved_nodes),
 		cmocka_unit_test(conservative_protects_every_blocked_job),
 		cmocka_unit_test(preemption_only_when_not_soon_and_after_the_grace),
+		cmocka_unit_test(history_estimates_from_finished_jobs),
+		cmocka_unit_test(forecast_answers_every_pending_job),
+		cmocka_unit_test(random_history_estimates_keep_every_rule),
 		cmocka_unit_test(quota_borrows_within_the_limits),
 		cmocka_unit_test(quota_reclaims_borrowed_room_without_cycles),
 		cmocka_unit_test(quota_fair_share_among_borrowers),

@@ -53,8 +53,9 @@ static const char usage_text[] =
 	"                          conservative-backfill [the first four]\n"
 	"  --policy NAME           placement policy [fgd]\n"
 	"  --seeds LIST            e.g. 42-51, 42, 1,5,7-9 [42-51]\n"
-	"  --estimate MODE         run-time estimates for reservations: exact or overestimate:F\n"
-	"                          (F >= 1: run time x uniform[1, F]) [exact]\n"
+	"  --estimate MODE         run-time estimates for reservations: exact, overestimate:F\n"
+	"                          (F >= 1: run time x uniform[1, F]) or history (the mean run\n"
+	"                          time of the class's finished jobs; 1 h before any) [exact]\n"
 	"  --summary-csv FILE      one row per queue policy, seed and class\n"
 	"  --timeline-csv FILE     allocation, pending and running every minute, per policy and seed\n"
 	"  --report FILE.html      self-contained HTML report (inline SVG charts)\n"
@@ -193,8 +194,8 @@ static bool parse_estimate(const char *s, struct gf_replay_config *cfg)
 {
 	char *e;
 
-	if (!strcmp(s, "exact")) {
-		cfg->estimate = GF_EST_EXACT;
+	if (!strcmp(s, "exact") || !strcmp(s, "history")) {
+		cfg->estimate = s[0] == 'e' ? GF_EST_EXACT : GF_EST_HISTORY;
 		return true;
 	}
 	if (strncmp(s, "overestimate:", 13))
@@ -568,7 +569,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'e':
 			if (!parse_estimate(optarg, &o->cfg))
-				return bad("--estimate", "exact or overestimate:F with F in [1, 100]", optarg);
+				return bad("--estimate", "exact, history or overestimate:F with F in [1, 100]", optarg);
 			break;
 		case 'U': o->queues = optarg; break;
 		case 'M': o->queue_map = optarg; break;
@@ -763,6 +764,8 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		gf_obuf_puts(&title, ", no burst");
 	if (o.cfg.estimate == GF_EST_EXACT)
 		gf_obuf_puts(&title, ", exact estimates");
+	else if (o.cfg.estimate == GF_EST_HISTORY)
+		gf_obuf_puts(&title, ", history estimates (class means)");
 	else
 		gf_obuf_printf(&title, ", estimates run time x U[1, %g]", o.cfg.over);
 	if (o.cfg.preemption)
@@ -773,7 +776,8 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 
 	gf_obuf_init(&table, 1u << 20);
 	print_table(&table, runs, o.qps, o.nqp, nseeds);
-	int64_t warm = 0, dropped = 0, unres = 0, stalled = 0, late = 0;
+	int64_t warm = 0, dropped = 0, unres = 0, stalled = 0, late = 0, short_est = 0, reclaims = 0;
+	int64_t quota_blocked = 0;
 	double warm_pct = 0;
 
 	for (size_t r = 0; r < nruns; r++) {
@@ -782,6 +786,9 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		unres += runs[r].res.unresolvable;
 		stalled += runs[r].res.loop.stalled;
 		late += (int64_t)runs[r].res.loop.late;
+		short_est += (int64_t)runs[r].res.loop.short_estimates;
+		reclaims += (int64_t)runs[r].res.loop.reclaims;
+		quota_blocked += (int64_t)runs[r].res.loop.quota_blocked;
 		warm_pct += runs[r].res.warm_gpu_pct / (double)nruns;
 	}
 	gf_obuf_printf(&table, "\nwarm start: %.1f jobs per run already running at 0 h (GPU allocation %.2f %%; %.1f "
@@ -793,6 +800,15 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		       (double)warm / (double)nruns, warm_pct, (double)dropped / (double)nruns,
 		       (long long)unres, (long long)stalled, (long long)late,
 		       o.cfg.preemption ? " (kube never preempts)" : " (preemption off)");
+	if (o.cfg.estimate == GF_EST_HISTORY)
+		gf_obuf_printf(&table, "history estimates: %.1f running jobs per run outran their estimate (then "
+				       "expected to run twice as long as they had; every plan made again)\n",
+			       (double)short_est / (double)nruns);
+	if (o.queues)
+		gf_obuf_printf(&table, "quotas (%s, %zu queues; kube ignores them): %.1f evictions per run reclaimed "
+				       "borrowed quota, %.1f tries per run refused by a quota\n",
+			       o.queues, o.cfg.nqueues, (double)reclaims / (double)nruns,
+			       (double)quota_blocked / (double)nruns);
 	if (gf_obuf_error(&table) || gf_obuf_error(&title)) {
 		fprintf(stderr, "gpufleet replay: out of memory\n");
 		goto out_bufs;

@@ -105,6 +105,7 @@ gf_err gf_loop_create(const struct gf_node_spec *nodes, size_t nnodes,
 
 	if (!nnodes || (unsigned)cfg->policy >= GF_QP_COUNT_ || cfg->horizon <= 0 ||
 	    cfg->sample_every < 0 || cfg->preempt_wait < 0 || cfg->preempt_grace < 0 ||
+	    (cfg->estimate_history && cfg->history_prior <= 0) ||
 	    (cfg->preemption && cfg->policy == GF_QP_KUBE))
 		return GF_INVAL;
 	L = calloc(1, sizeof(*L));
@@ -510,6 +511,8 @@ static gf_err finish(gf_loop *L, uint32_t id)
 	if ((err = gf_loop_unbind_job(L, id)))
 		return err;
 	j->state = GF_JOB_DONE;
+	L->hist_sum[j->cls] += (double)j->duration;
+	L->hist_n[j->cls]++;
 	/* the plan counted on this end at its expected time; only an earlier one changes it */
 	if (L->now < gf_loop_expected_end(j))
 		L->plan_dirty = true;
@@ -531,6 +534,15 @@ static bool resolvable(gf_loop *L, const struct job *j, const struct gf_pod_spec
 	return s->resolvable;
 }
 
+/* History estimates: the mean finished run time of j's class, else the prior. */
+void gf_loop_history_estimate(gf_loop *L, struct job *j)
+{
+	if (!L->cfg.estimate_history)
+		return;
+	j->estimate = L->hist_n[j->cls] ? gf_loop_max64((int64_t)(L->hist_sum[j->cls] / (double)L->hist_n[j->cls]), 1)
+					 : L->cfg.history_prior;
+}
+
 /* add: the job arrives and joins the queue (kube mode: one entry per pod). */
 static gf_err add(gf_loop *L, uint32_t id)
 {
@@ -538,6 +550,7 @@ static gf_err add(gf_loop *L, uint32_t id)
 	struct gf_pod_spec p = gf_loop_pod_of(j);
 	uint32_t n = L->cfg.policy == GF_QP_KUBE ? j->npods : 1;
 
+	gf_loop_history_estimate(L, j);
 	j->qseq = L->next_qseq++;
 	if (!resolvable(L, j, &p)) {
 		j->state = GF_JOB_UNRESOLVABLE;
@@ -769,6 +782,38 @@ static gf_err fair_pass(gf_loop *L)
 	return GF_OK;
 }
 
+/*
+ * History estimates run short: a running job past its expected end is now
+ * expected to run twice as long as it has so far; the plans counted on its
+ * end, so they are all dropped (not late: displaced) and made again.  The
+ * running list is ordered by expected end, so the overdue jobs are its head.
+ */
+static gf_err refresh_overdue(gf_loop *L)
+{
+	size_t n = 0;
+
+	while (L->nrunning && gf_loop_expected_end(&L->jobs[L->running[0]]) <= L->now) {
+		uint32_t id = L->running[0];
+		struct job *j = &L->jobs[id];
+		size_t pos;
+
+		memmove(&L->running[0], &L->running[1], (L->nrunning - 1) * sizeof(*L->running));
+		L->nrunning--;
+		j->estimate = gf_loop_max64(2 * (L->now - j->start), j->estimate + 1);
+		pos = running_pos(L, id);
+		memmove(&L->running[pos + 1], &L->running[pos], (L->nrunning - pos) * sizeof(*L->running));
+		L->running[pos] = id;
+		L->nrunning++;
+		n++;
+	}
+	if (!n)
+		return GF_OK;
+	L->stats.short_estimates += n;
+	for (size_t r = 0; r < L->nres; r++)
+		L->res[r].displaced = true;
+	return gf_loop_drop_reservations(L, 0);
+}
+
 static gf_err cycle(gf_loop *L)
 {
 	size_t w = 0, nahead = 0;
@@ -779,6 +824,8 @@ static gf_err cycle(gf_loop *L)
 		return err;
 	L->stats.cycles++;
 	L->cycle_plans = 0;
+	if (L->cfg.estimate_history && (err = refresh_overdue(L)))
+		return err;
 	if (L->q_state)
 		memset(L->q_state, Q_OPEN, L->nqueues * sizeof(*L->q_state));
 	/*
@@ -927,6 +974,7 @@ gf_err gf_loop_preplace(gf_loop *L, const struct gf_job_spec *spec, uint32_t *id
 		return err;
 	L->jobs[*id].arrival = 0;
 	L->jobs[*id].qseq = L->next_qseq++;
+	gf_loop_history_estimate(L, &L->jobs[*id]);
 	L->quota_bypass = true;	/* already admitted: charged to its queue, never refused */
 	*placed = gf_loop_try_job(L, *id, NULL);
 	L->quota_bypass = false;

@@ -131,6 +131,17 @@ struct gf_loop_config {
 	bool preemption;
 	int64_t preempt_wait;
 	int64_t preempt_grace;	/* >= 0; 0: victims vanish at once */
+	/*
+	 * History estimates: a job's estimate (set when it arrives or comes back
+	 * after an eviction, kept while it runs) is the mean run time of the jobs
+	 * of its class that have finished so far, or history_prior seconds (> 0)
+	 * before any has; the specs' estimates are then ignored.  A running job
+	 * that outruns its estimate is then expected to run twice as long as it
+	 * has so far, and every reservation is planned again (they counted on its
+	 * end): stats.short_estimates counts those.
+	 */
+	bool estimate_history;
+	int64_t history_prior;
 	/* quotas (copied); none: every job may use the whole cluster */
 	const struct gf_queue_quota *queues;
 	size_t nqueues;		/* <= GF_LOOP_MAX_QUEUES */
@@ -153,6 +164,7 @@ struct gf_loop_stats {
 	uint64_t quota_blocked;	/* tries refused by a quota (not by room) */
 	uint64_t late;		/* holders not started at their reservation time although no
 				 * higher-priority job took the room: always 0 unless a bug */
+	uint64_t short_estimates;	/* running jobs that outran their estimate (history) */
 	uint32_t stalled;	/* jobs still pending when no event was left (deadlock) */
 	int64_t now;		/* virtual time of the last event */
 	/* integral of bound milli-GPU over [0, horizon), per class and in all */
@@ -219,6 +231,17 @@ int64_t gf_loop_queue_usage(const gf_loop *L, uint16_t q);
  * blocked job), GF_RANGE (no such job).
  */
 gf_err gf_loop_start_time(const gf_loop *L, uint32_t id, int64_t *t);
+
+/*
+ * "When will I start?" for every job at once: start[id] (njobs entries) is
+ * the start of a started job, the reservation time of a reservation holder
+ * (a promise), and for every other pending job its start in the in-order
+ * schedule of the queue from the expected ends (queue/forecast.c: an
+ * estimate; backfill may start it sooner, higher priorities later); -1 for
+ * a job not arrived, unresolvable, or behind a job that never fits.
+ * Errors: GF_NOMEM, GF_STATE.
+ */
+gf_err gf_loop_forecast(gf_loop *L, int64_t *start);
 
 /* The timeline sampled every config.sample_every seconds over [0, horizon). */
 const struct gf_loop_sample *gf_loop_timeline(const gf_loop *L, size_t *n);

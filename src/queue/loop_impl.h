@@ -139,6 +139,8 @@ struct gf_loop {
 	uint32_t *borrowers;	/* pend indexes of jobs that would borrow, for the fair-share pass */
 	size_t nborrowers, borrowers_cap;
 	uint32_t *q_next;	/* per queue: next borrowers[] index to look at */
+	double hist_sum[GF_LOOP_MAX_CLASSES];	/* finished run times per class (history estimates) */
+	uint64_t hist_n[GF_LOOP_MAX_CLASSES];
 	int64_t start_delay;	/* the next confirm starts the job this much later (a preemptor's grace) */
 	int64_t now, last;
 	uint32_t next_qseq;
@@ -186,6 +188,8 @@ void gf_loop_unbind_pods(gf_cluster *c, const struct gf_pod_spec *p, const struc
 /* assume / forget: n pods of j were just bound in the real cluster / undo all its binds. */
 void gf_loop_assume(gf_loop *L, struct job *j, uint32_t n);
 void gf_loop_forget(gf_loop *L, struct job *j);
+/* With history estimates: set a pending job's estimate from its class's finished jobs. */
+void gf_loop_history_estimate(gf_loop *L, struct job *j);
 /* Unbind a running job (freed-node log, running list, allocation); GF_STATE if inconsistent. */
 gf_err gf_loop_unbind_job(gf_loop *L, uint32_t id);
 /* Bind the whole job in the real cluster by the policy (allowed: node mask or NULL). */

@@ -43,6 +43,7 @@ static gf_err evict(gf_loop *L, uint32_t id)
 	j->state = GF_JOB_PENDING;
 	j->start = -1;
 	j->npreempted++;
+	gf_loop_history_estimate(L, j);
 	L->stats.preemptions++;
 	L->plan_dirty = true;	/* the shadows still count it */
 	if (gf_loop_grow(&L->incoming, &L->incoming_cap, L->nincoming + 1, sizeof(*L->incoming)))

@@ -56,7 +56,7 @@ struct gf_replay_config gf_replay_config_default(void)
 		.qp = GF_QP_BACKFILL, .seed = 42, .load = 0.9, .horizon = 12 * 3600,
 		.burst = true, .burst_at = 4 * 3600, .estimate = GF_EST_EXACT, .over = 1.0,
 		.sample_every = 60, .features = gf_features_default(), .preemption = true,
-		.preempt_wait = 30, .preempt_grace = 30, .trace_order = false,
+		.preempt_wait = 30, .preempt_grace = 30, .history_prior = 3600, .trace_order = false,
 	};
 }
 
@@ -389,6 +389,7 @@ gf_err gf_replay_run(const gf_replay *x, const struct gf_policy_ops *ops,
 		.sample_every = cfg->sample_every,
 		.preemption = cfg->preemption && cfg->qp != GF_QP_KUBE, .preempt_wait = cfg->preempt_wait,
 		.preempt_grace = cfg->preempt_grace, .queues = cfg->queues, .nqueues = cfg->nqueues,
+		.estimate_history = cfg->estimate == GF_EST_HISTORY, .history_prior = cfg->history_prior,
 	};
 	struct gf_policy_env env = {
 		.cat = x->cat, .target = &x->target, .features = cfg->features,

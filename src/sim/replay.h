@@ -41,7 +41,7 @@ enum gf_replay_class { GF_RC_BURST, GF_RC_LS, GF_RC_BE, GF_RC_NONBURST, GF_RC_AL
 /* "burst", "LS", "BE", "non-burst", "all". */
 const char *gf_replay_class_name(enum gf_replay_class c);
 
-enum gf_estimate { GF_EST_EXACT, GF_EST_OVER };
+enum gf_estimate { GF_EST_EXACT, GF_EST_OVER, GF_EST_HISTORY };
 
 struct gf_replay_config {
 	enum gf_queue_policy qp;
@@ -56,6 +56,7 @@ struct gf_replay_config {
 	bool preemption;	/* higher priorities evict lower ones (gf_loop_config) */
 	int64_t preempt_wait;	/* under backfill: only when the reservation is further away */
 	int64_t preempt_grace;	/* victims' termination grace: the preemptor starts this much later */
+	int64_t history_prior;	/* GF_EST_HISTORY: the estimate before any job of the class finished */
 	bool trace_order;	/* arrivals take the trace's pods in creation_time order (cycling), not drawn */
 	/* quotas (gf_loop_config; kube ignores them): a job of class c goes to queue class_queue[c] */
 	const struct gf_queue_quota *queues;

@@ -74,6 +74,8 @@ static const char usage_text[] =
 	"  --queues FILE           quotas: Queue objects in YAML (docs/replay.md); each job class\n"
 	"                          goes to the queue of its name (burst, ls, be) unless --queue-map\n"
 	"  --queue-map LIST        e.g. burst=training,LS=serving,BE=batch\n"
+	"  --forecast-at T         ask every pending job \"when will I start?\" at T and report\n"
+	"                          how far the answers were from the real starts\n"
 	"Data files are looked up in $GPUFLEET_DATA, else in the source tree's data/.\n";
 
 struct run {
@@ -512,6 +514,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "estimate", required_argument, NULL, 'e' },
 		{ "queues", required_argument, NULL, 'U' },
 		{ "queue-map", required_argument, NULL, 'M' },
+		{ "forecast-at", required_argument, NULL, 'F' },
 		{ "preemption", required_argument, NULL, 'E' },
 		{ "preempt-wait", required_argument, NULL, 'W' },
 		{ "preempt-grace", required_argument, NULL, 'G' },
@@ -573,6 +576,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'U': o->queues = optarg; break;
 		case 'M': o->queue_map = optarg; break;
+		case 'F':
+			if (!parse_duration(optarg, &o->cfg.forecast_at))
+				return bad("--forecast-at", "a time like 250m, 4h or 15000", optarg);
+			break;
 		case 'E':
 			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
 				return bad("--preemption", "on or off", optarg);
@@ -804,6 +811,21 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		gf_obuf_printf(&table, "history estimates: %.1f running jobs per run outran their estimate (then "
 				       "expected to run twice as long as they had; every plan made again)\n",
 			       (double)short_est / (double)nruns);
+	for (int q = 0; o.cfg.forecast_at >= 0 && q < o.nqp; q++) {
+		double jobs = 0, mae = 0, bias = 0, close = 0;
+
+		for (int i = 0; i < nseeds; i++) {
+			const struct gf_replay_result *res = &runs[q * nseeds + i].res;
+
+			jobs += (double)res->forecast_jobs / nseeds;
+			mae += res->forecast_mae_s / nseeds;
+			bias += res->forecast_bias_s / nseeds;
+			close += res->forecast_within_10m_pct / nseeds;
+		}
+		gf_obuf_printf(&table, "forecast at %lld s, %s: %.1f pending jobs answered, mean error %.0f s "
+				       "(bias %+.0f s), %.1f %% within 10 minutes\n",
+			       (long long)o.cfg.forecast_at, gf_queue_policy_name(o.qps[q]), jobs, mae, bias, close);
+	}
 	if (o.queues)
 		gf_obuf_printf(&table, "quotas (%s, %zu queues; kube ignores them): %.1f evictions per run reclaimed "
 				       "borrowed quota, %.1f tries per run refused by a quota\n",

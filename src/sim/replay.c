@@ -56,7 +56,8 @@ struct gf_replay_config gf_replay_config_default(void)
 		.qp = GF_QP_BACKFILL, .seed = 42, .load = 0.9, .horizon = 12 * 3600,
 		.burst = true, .burst_at = 4 * 3600, .estimate = GF_EST_EXACT, .over = 1.0,
 		.sample_every = 60, .features = gf_features_default(), .preemption = true,
-		.preempt_wait = 30, .preempt_grace = 30, .history_prior = 3600, .trace_order = false,
+		.preempt_wait = 30, .preempt_grace = 30, .history_prior = 3600, .forecast_at = -1,
+		.trace_order = false,
 	};
 }
 
@@ -380,6 +381,60 @@ static gf_err collect(const gf_replay *x, const gf_loop *L, const struct gf_repl
 	return GF_OK;
 }
 
+/* Run to forecast_at, ask every pending job when it will start, run to the end, compare. */
+static gf_err run_with_forecast(gf_loop *L, const struct gf_replay_config *cfg, struct gf_replay_result *out)
+{
+	size_t n;
+	int64_t *fc;
+	gf_err err;
+
+	if (cfg->forecast_at < 0)
+		return gf_loop_run(L);
+	if ((err = gf_loop_run_until(L, cfg->forecast_at)))
+		return err;
+	n = gf_loop_njobs(L);
+	fc = malloc((n ? n : 1) * sizeof(*fc));
+	if (!fc)
+		return GF_NOMEM;
+	bool *pending = calloc(n ? n : 1, sizeof(*pending));
+
+	if (!pending) {
+		free(fc);
+		return GF_NOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct gf_job_info ji;
+
+		gf_loop_job(L, i, &ji);
+		pending[i] = ji.state == GF_JOB_PENDING;
+	}
+	if (!(err = gf_loop_forecast(L, fc)) && !(err = gf_loop_run(L))) {
+		double abs = 0, bias = 0;
+		int64_t k = 0, close = 0;
+
+		for (uint32_t i = 0; i < n; i++) {
+			struct gf_job_info ji;
+
+			gf_loop_job(L, i, &ji);
+			if (!pending[i] || fc[i] < 0 || ji.start < 0)
+				continue;
+			double d = (double)(fc[i] - ji.start);
+
+			abs += d < 0 ? -d : d;
+			bias += d;
+			close += d >= -600 && d <= 600;
+			k++;
+		}
+		out->forecast_jobs = k;
+		out->forecast_mae_s = k ? abs / (double)k : 0;
+		out->forecast_bias_s = k ? bias / (double)k : 0;
+		out->forecast_within_10m_pct = k ? 100.0 * (double)close / (double)k : 0;
+	}
+	free(pending);
+	free(fc);
+	return err;
+}
+
 gf_err gf_replay_run(const gf_replay *x, const struct gf_policy_ops *ops,
 		     const struct gf_replay_config *cfg, struct gf_replay_result *out)
 {
@@ -411,7 +466,7 @@ gf_err gf_replay_run(const gf_replay *x, const struct gf_policy_ops *ops,
 	    (err = add_warm(x, L, cfg, &warm, &est, out)) ||
 	    (err = add_arrivals(x, L, cfg, &arrive, &est, out)) ||
 	    (cfg->burst && (err = add_burst(x, L, cfg, &burst, &est))) ||
-	    (err = gf_loop_run(L)) ||
+	    (err = run_with_forecast(L, cfg, out)) ||
 	    (err = collect(x, L, cfg, out)))
 		goto fail;
 	gf_loop_destroy(L);

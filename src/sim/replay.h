@@ -56,7 +56,8 @@ struct gf_replay_config {
 	bool preemption;	/* higher priorities evict lower ones (gf_loop_config) */
 	int64_t preempt_wait;	/* under backfill: only when the reservation is further away */
 	int64_t preempt_grace;	/* victims' termination grace: the preemptor starts this much later */
-	int64_t history_prior;	/* GF_EST_HISTORY: the estimate before any job of the class finished */
+	int64_t history_prior;
+	int64_t forecast_at;	/* >= 0: ask every pending job "when will I start?" then (-1: never) */	/* GF_EST_HISTORY: the estimate before any job of the class finished */
 	bool trace_order;	/* arrivals take the trace's pods in creation_time order (cycling), not drawn */
 	/* quotas (gf_loop_config; kube ignores them): a job of class c goes to queue class_queue[c] */
 	const struct gf_queue_quota *queues;
@@ -93,6 +94,11 @@ struct gf_replay_result {
 	int64_t *burst_arrival, *burst_start;	/* owned */
 	uint32_t *burst_npods;			/* owned */
 	size_t nburst;
+	/* the forecast at forecast_at, against what happened (jobs that then started) */
+	int64_t forecast_jobs;		/* pending jobs answered */
+	double forecast_mae_s;		/* mean |forecast - actual start| */
+	double forecast_bias_s;		/* mean (forecast - actual start) */
+	double forecast_within_10m_pct;	/* % answered within 10 minutes */
 };
 
 typedef struct gf_replay gf_replay;

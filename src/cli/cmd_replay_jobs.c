@@ -677,10 +677,16 @@ static int load_queues(struct options *o, const struct gf_catalog *cat, struct g
 		int q = class_queue(o, &qf, (enum gf_replay_class)c);
 
 		if (q < 0) {
+			const char *cn = gf_replay_class_name((enum gf_replay_class)c);
+			char lower[16];
+			size_t k;
+
+			for (k = 0; cn[k] && k + 1 < sizeof(lower); k++)
+				lower[k] = (char)(cn[k] >= 'A' && cn[k] <= 'Z' ? cn[k] - 'A' + 'a' : cn[k]);
+			lower[k] = 0;
 			fprintf(stderr, "gpufleet replay: %s: no queue for the job class %s (name a queue %s, or map "
 					"it with --queue-map %s=QUEUE)\n",
-				o->queues, gf_replay_class_name((enum gf_replay_class)c),
-				gf_replay_class_name((enum gf_replay_class)c), gf_replay_class_name((enum gf_replay_class)c));
+				o->queues, cn, lower, cn);
 			gf_queue_file_release(&qf);
 			return 1;
 		}

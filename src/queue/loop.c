@@ -36,8 +36,15 @@
  * exact here because the engine sees every change.  A cycle costs
  * O(pending) plus the placements actually tried.
  *
+ * Quotas (queue/quota.c): a job that would make its queue borrow is not
+ * tried in the walk but in the fair-share pass after it (queue by queue,
+ * lowest weighted share first); under strict FIFO a head blocks only its
+ * own queue.  History estimates: a running job past its expected end is
+ * re-estimated at the start of the cycle (refresh_overdue).
+ *
  * Reservations, backfill and their shadows live in queue/plan.c, preemption
- * in queue/preempt.c; the three share queue/loop_impl.h.
+ * in queue/preempt.c, quotas in queue/quota.c, the forecast in
+ * queue/forecast.c; they share queue/loop_impl.h.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -12,7 +12,12 @@
  * of the preemptor; only then are the victims evicted for real (back to the
  * queue with their arrival sequence, their end events now stale) and the
  * preemptor bound exactly as planned.  Only a strictly higher priority
- * evicts, so two jobs never evict each other back and forth.
+ * evicts, so two jobs never evict each other back and forth.  With quotas
+ * the candidates are the lower priorities of the job's own queue and, when
+ * its queue stays within its nominal quota, the jobs of borrowing queues of
+ * its cohort (reclaim); the quota must admit the job once the victims are
+ * gone, else more borrowers are reclaimed, cheapest first (queue/quota.c).
+ * The preemptor starts after the victims' grace period (config).
  *
  * Cost: O(R log R) to sort the R candidate pods, then per preemptor pod
  * O(candidates) scratch unbind/rebind pairs.  A shape that found no victim

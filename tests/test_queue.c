@@ -311,10 +311,12 @@ static void conservative_protects_every_blocked_job(void **state)
 	assert_true(c_start[1] >= 300);
 }
 
-static struct fx *fx_preempt(enum gf_queue_policy qp, const struct gf_node_spec *nodes, size_t n)
+static struct fx *fx_preempt_wg(enum gf_queue_policy qp, const struct gf_node_spec *nodes, size_t n,
+				 int64_t wait, int64_t grace)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct gf_loop_config cfg = { .policy = qp, .seed = 1, .horizon = 1000000, .preemption = true };
+	struct gf_loop_config cfg = { .policy = qp, .seed = 1, .horizon = 1000000, .preemption = true,
+				      .preempt_wait = wait, .preempt_grace = grace };
 	struct gf_policy_env env = { .features = gf_features_default() };
 
 	assert_non_null(f);
@@ -322,6 +324,46 @@ static struct fx *fx_preempt(enum gf_queue_policy qp, const struct gf_node_spec 
 	env.cat = &f->cat;
 	assert_int_equal(gf_loop_create(nodes, n, &gf_policy_best_fit, &env, &cfg, &f->L), GF_OK);
 	return f;
+}
+
+static struct fx *fx_preempt(enum gf_queue_policy qp, const struct gf_node_spec *nodes, size_t n)
+{
+	return fx_preempt_wg(qp, nodes, n, 0, 0);
+}
+
+/*
+ * The rule under backfill: evict only when the reservation is later than
+ * now + wait ("the only way it fits soon"); then the preemptor holds the
+ * victims' room at once but starts after their grace period.
+ */
+static void preemption_only_when_not_soon_and_after_the_grace(void **state)
+{
+	struct gf_node_spec n[1] = { tu_node("n0", 64000, 262144, 8, -1) };
+	struct gf_job_spec hs = job(8, 1000, 1, 10, 100);
+	const int64_t waits[2] = { 90, 89 };	/* the reservation is at 100, 90 s after H arrives */
+	struct fx *f;
+	uint32_t a, h;
+
+	(void)state;
+	hs.priority = 1;
+	for (int k = 0; k < 2; k++) {
+		f = fx_preempt_wg(GF_QP_BACKFILL, n, 1, waits[k], 5);
+		a = submit(f, job(8, 1000, 1, 0, 100));
+		h = submit(f, hs);
+		assert_int_equal(gf_loop_run(f->L), GF_OK);
+		if (k == 0) {	/* soon enough: H waits for A's end */
+			assert_int_equal(info(f, h).start, 100);
+			assert_int_equal(info(f, h).promised, 100);
+			assert_int_equal(info(f, a).preemptions, 0);
+		} else {	/* not soon: A is evicted at 10, H runs from 10 + 5 */
+			assert_int_equal(info(f, a).preemptions, 1);
+			assert_true(info(f, a).preempted_gpu_s == 80.0);	/* 10 s x 8 GPUs */
+			assert_int_equal(info(f, h).start, 15);
+			assert_int_equal(info(f, h).end, 115);
+			assert_int_equal(info(f, a).start, 115);	/* A starts over after H */
+		}
+		fx_free(f);
+	}
 }
 
 static void preemption_evicts_the_cheapest_and_requeues_it(void **state)
@@ -379,6 +421,204 @@ static void preemption_evicts_gangs_whole_and_never_for_equal_priority(void **st
 	assert_int_equal(gf_loop_run(f->L), GF_OK);
 	assert_int_equal(info(f, h).start, 1000);
 	fx_free(f);
+}
+
+/* ---- history estimates and the forecast ---- */
+
+/*
+ * History: C's estimate is the mean of its class's finished run times (A's
+ * 100 s), so B's reservation behind C is at 110 + 100; when C outruns it at
+ * 210 it is expected to run twice as long as it has (200 s): B's answer
+ * moves to 310, and B starts at C's real end.
+ */
+static void history_estimates_from_finished_jobs(void **state)
+{
+	struct gf_node_spec n[1] = { tu_node("n0", 64000, 262144, 8, -1) };
+	struct gf_loop_config cfg = { .policy = GF_QP_BACKFILL, .seed = 1, .horizon = 100000,
+				      .estimate_history = true, .history_prior = 50 };
+	struct gf_policy_env env = { .features = gf_features_default() };
+	struct gf_loop_stats st;
+	struct fx f;
+	uint32_t b;
+	int64_t t;
+
+	(void)state;
+	gf_catalog_init(&f.cat);
+	env.cat = &f.cat;
+	assert_int_equal(gf_loop_create(n, 1, &gf_policy_best_fit, &env, &cfg, &f.L), GF_OK);
+	submit(&f, job(8, 1000, 1, 0, 100));	/* A: its estimate is the prior (50), it runs 100 */
+	submit(&f, job(8, 1000, 1, 110, 300));	/* C */
+	b = submit(&f, job(8, 1000, 1, 120, 10));
+	assert_int_equal(gf_loop_run_until(f.L, 120), GF_OK);
+	assert_int_equal(gf_loop_start_time(f.L, b, &t), GF_OK);
+	assert_int_equal(t, 210);
+	assert_int_equal(gf_loop_run_until(f.L, 210), GF_OK);
+	assert_int_equal(gf_loop_start_time(f.L, b, &t), GF_OK);
+	assert_int_equal(t, 310);
+	assert_int_equal(gf_loop_run(f.L), GF_OK);
+	assert_int_equal(info(&f, b).start, 410);
+	gf_loop_stats(f.L, &st);
+	assert_int_equal(st.short_estimates, 2);	/* C at 210 and 310 (A ended before a cycle saw it late) */
+	assert_int_equal(st.late, 0);
+	gf_loop_destroy(f.L);
+	gf_catalog_release(&f.cat);
+}
+
+/*
+ * The forecast: one 8-GPU node busy until 100; pending in order: H (8 GPUs,
+ * 50 s; the reservation holder: 100), J (8 GPUs, 30 s: after H, 150), K
+ * (8 GPUs: after J, 180).
+ */
+static void forecast_answers_every_pending_job(void **state)
+{
+	struct gf_node_spec n[1] = { tu_node("n0", 64000, 262144, 8, -1) };
+	struct fx *f;
+	uint32_t a, h, j, k;
+	int64_t start[4];
+
+	(void)state;
+	f = fx_new(GF_QP_BACKFILL, n, 1);
+	a = submit(f, job(8, 1000, 1, 0, 100));
+	h = submit(f, job(8, 1000, 1, 1, 50));
+	j = submit(f, job(8, 1000, 1, 2, 30));
+	k = submit(f, job(8, 1000, 1, 3, 30));
+	assert_int_equal(gf_loop_run_until(f->L, 3), GF_OK);
+	assert_int_equal(gf_loop_forecast(f->L, start), GF_OK);
+	assert_int_equal(start[a], 0);
+	assert_int_equal(start[h], 100);
+	assert_int_equal(start[j], 150);
+	assert_int_equal(start[k], 180);
+	assert_int_equal(gf_loop_run(f->L), GF_OK);
+	/* exact estimates, one node: the forecast is what happened */
+	assert_int_equal(info(f, j).start, 150);
+	assert_int_equal(info(f, k).start, 180);
+	fx_free(f);
+}
+
+/* ---- quotas ---- */
+
+static struct gf_queue_quota quota(int64_t nominal_gpus, int32_t cohort)
+{
+	struct gf_queue_quota q = {
+		.nominal = nominal_gpus * 1000, .borrowing_limit = GF_QUOTA_UNLIMITED,
+		.lending_limit = GF_QUOTA_UNLIMITED, .cohort = cohort, .weight = 1,
+	};
+	return q;
+}
+
+static struct fx *fx_quota(enum gf_queue_policy qp, const struct gf_node_spec *nodes, size_t n,
+			   const struct gf_queue_quota *q, size_t nq, bool preemption)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct gf_loop_config cfg = { .policy = qp, .seed = 1, .horizon = 1000000, .preemption = preemption,
+				      .queues = q, .nqueues = nq };
+	struct gf_policy_env env = { .features = gf_features_default() };
+
+	assert_non_null(f);
+	gf_catalog_init(&f->cat);
+	env.cat = &f->cat;
+	assert_int_equal(gf_loop_create(nodes, n, &gf_policy_best_fit, &env, &cfg, &f->L), GF_OK);
+	return f;
+}
+
+static uint32_t submit_q(struct fx *f, struct gf_job_spec s, uint16_t queue)
+{
+	s.queue = queue;
+	return submit(f, s);
+}
+
+/*
+ * Queue A (8 GPUs) borrows B's unused 8 in their cohort; not when B lends
+ * nothing, nor beyond A's borrowing limit, nor without a cohort.
+ */
+static void quota_borrows_within_the_limits(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_queue_quota q[2];
+
+	(void)state;
+	two_nodes(n);
+	for (int k = 0; k < 4; k++) {
+		struct fx *f;
+		uint32_t a2;
+
+		q[0] = quota(8, 0);
+		q[1] = quota(8, 0);
+		if (k == 1)
+			q[1].lending_limit = 0;
+		if (k == 2)
+			q[0].borrowing_limit = 4000;
+		if (k == 3)
+			q[0].cohort = q[1].cohort = -1;
+		f = fx_quota(GF_QP_BEST_EFFORT_FIFO, n, 2, q, 2, false);
+		submit_q(f, job(8, 1000, 1, 0, 100), 0);
+		a2 = submit_q(f, job(8, 1000, 1, 0, 100), 0);
+		assert_int_equal(gf_loop_run_until(f->L, 0), GF_OK);
+		assert_int_equal(gf_loop_queue_usage(f->L, 0), k == 0 ? 16000 : 8000);
+		assert_int_equal(gf_loop_run(f->L), GF_OK);
+		assert_int_equal(info(f, a2).start, k == 0 ? 0 : 100);
+		fx_free(f);
+	}
+}
+
+/*
+ * B, within its nominal quota, reclaims the room A borrowed: one of A's jobs
+ * is evicted (equal priorities), B starts at once; A's job, back in the
+ * queue, cannot reclaim in turn (A would borrow) and waits for B's end.
+ */
+static void quota_reclaims_borrowed_room_without_cycles(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_queue_quota q[2] = { quota(8, 0), quota(8, 0) };
+	struct gf_loop_stats st;
+	struct fx *f;
+	uint32_t a1, a2, b;
+
+	(void)state;
+	two_nodes(n);
+	for (int qp = GF_QP_STRICT_FIFO; qp < GF_QP_COUNT_; qp++) {
+		f = fx_quota((enum gf_queue_policy)qp, n, 2, q, 2, true);
+		a1 = submit_q(f, job(8, 1000, 1, 0, 1000), 0);
+		a2 = submit_q(f, job(8, 1000, 1, 0, 1000), 0);
+		b = submit_q(f, job(8, 1000, 1, 10, 100), 1);
+		assert_int_equal(gf_loop_run(f->L), GF_OK);
+		gf_loop_stats(f->L, &st);
+		assert_int_equal(info(f, b).start, 10);
+		assert_int_equal(info(f, b).preemptions, 0);
+		assert_int_equal(info(f, a1).preemptions + info(f, a2).preemptions, 1);
+		assert_int_equal(st.preemptions, 1);
+		assert_int_equal(st.reclaims, 1);
+		/* the evicted one runs again when B's job has ended */
+		assert_int_equal(info(f, a1).start + info(f, a2).start, 110);
+		fx_free(f);
+	}
+}
+
+/*
+ * Fair share: A (weight 1) and B (weight 3) borrow all of C's 16 GPUs in
+ * 2-GPU jobs; B gets 3x A's share: 12 GPUs against 4, whatever the order.
+ */
+static void quota_fair_share_among_borrowers(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_queue_quota q[3] = { quota(0, 0), quota(0, 0), quota(16, 0) };
+
+	(void)state;
+	two_nodes(n);
+	q[1].weight = 3;
+	for (int qp = GF_QP_STRICT_FIFO; qp < GF_QP_COUNT_; qp++) {
+		struct fx *f = fx_quota((enum gf_queue_policy)qp, n, 2, q, 3, false);
+
+		for (int k = 0; k < 8; k++)
+			submit_q(f, job(2, 1000, 1, 0, 100), 0);
+		for (int k = 0; k < 8; k++)
+			submit_q(f, job(2, 1000, 1, 0, 100), 1);
+		assert_int_equal(gf_loop_run_until(f->L, 0), GF_OK);
+		assert_int_equal(gf_loop_queue_usage(f->L, 0), 4000);
+		assert_int_equal(gf_loop_queue_usage(f->L, 1), 12000);
+		assert_int_equal(gf_loop_run(f->L), GF_OK);
+		fx_free(f);
+	}
 }
 
 static void bad_specs_are_refused(void **state)
@@ -448,7 +688,7 @@ static gf_loop *run_scenario_p(const struct scenario *sc, enum gf_queue_policy q
 				bool preemption)
 {
 	struct gf_loop_config cfg = { .policy = qp, .seed = 3, .horizon = 1000, .preemption = preemption,
-				      .preempt_wait = 20 };
+				      .preempt_wait = 20, .preempt_grace = preemption ? 3 : 0 };
 	struct gf_policy_env env = { .cat = cat, .features = gf_features_default() };
 	gf_loop *L;
 	uint32_t id;
@@ -569,6 +809,149 @@ static void random_preemption_keeps_every_rule(void **state)
 	assert_true(evictions > 1000);
 }
 
+/* Does every queue keep within its quota (see queue/quota.c)? */
+static void check_quotas(gf_loop *L, const struct gf_queue_quota *q, size_t nq, uint64_t seed)
+{
+	int64_t pool = 0, drawn = 0;
+
+	for (uint16_t i = 0; i < nq; i++) {
+		int64_t u = gf_loop_queue_usage(L, i);
+		int64_t ll = q[i].lending_limit < q[i].nominal ? q[i].lending_limit : q[i].nominal;
+		int64_t cap = q[i].cohort < 0 ? q[i].nominal
+			      : q[i].borrowing_limit == GF_QUOTA_UNLIMITED ? INT64_MAX
+									  : q[i].nominal + q[i].borrowing_limit;
+
+		if (u > cap)
+			fail_msg("seed %llu: queue %u uses %lld > %lld", (unsigned long long)seed, i, (long long)u,
+				 (long long)cap);
+		if (q[i].cohort == 0) {
+			pool += ll;
+			drawn += u > q[i].nominal - ll ? u - (q[i].nominal - ll) : 0;
+		}
+	}
+	if (drawn > pool)
+		fail_msg("seed %llu: the cohort drew %lld > its pool %lld", (unsigned long long)seed,
+			 (long long)drawn, (long long)pool);
+}
+
+/*
+ * Random cases with quotas and preemption: two queues in a cohort (random
+ * nominal, lending and borrowing limits) and one alone; every job runs,
+ * nothing stalls, no queue ever exceeds its quota (checked every 7 s), and
+ * no job is evicted over and over (a reclaim cycle would).
+ */
+static void random_quotas_keep_every_rule(void **state)
+{
+	uint64_t reclaims = 0, borrowed = 0;
+
+	(void)state;
+	for (uint64_t seed = 0; seed < 600; seed++) {
+		struct scenario sc;
+		struct gf_catalog cat;
+		struct gf_rng r;
+		struct gf_queue_quota q[3] = { quota(0, 0), quota(24, 0), quota(24, -1) };
+
+		gf_rng_init(&r, seed ^ 0xabcdefULL);
+		q[0].nominal = 1000 * (int64_t)gf_rng_below(&r, 25);
+		q[0].lending_limit = gf_rng_below(&r, 2) ? GF_QUOTA_UNLIMITED : 1000 * (int64_t)gf_rng_below(&r, 9);
+		q[1].lending_limit = gf_rng_below(&r, 2) ? GF_QUOTA_UNLIMITED : 24000;
+		q[1].borrowing_limit = gf_rng_below(&r, 2) ? GF_QUOTA_UNLIMITED : 1000 * (int64_t)gf_rng_below(&r, 9);
+		q[0].weight = 1 + (uint32_t)gf_rng_below(&r, 3);
+		gf_catalog_init(&cat);
+		make_scenario(seed, &sc, seed % 2 == 1, seed % 4 >= 2);
+		for (size_t k = 0; k < sc.njobs; k++)
+			sc.jobs[k].queue = (uint16_t)gf_rng_below(&r, 3);
+		for (int qp = GF_QP_STRICT_FIFO; qp < GF_QP_COUNT_; qp++) {
+			struct gf_loop_config cfg = { .policy = (enum gf_queue_policy)qp, .seed = 3, .horizon = 1000,
+						      .preemption = seed % 3 != 0, .preempt_wait = 20,
+						      .preempt_grace = seed % 5 == 0 ? 2 : 0, .queues = q, .nqueues = 3 };
+			struct gf_policy_env env = { .cat = &cat, .features = gf_features_default() };
+			struct gf_loop_stats st;
+			gf_loop *L;
+			uint32_t id;
+
+			assert_int_equal(gf_loop_create(sc.nodes, sc.nnodes, &gf_policy_best_fit, &env, &cfg, &L), GF_OK);
+			for (size_t k = 0; k < sc.njobs; k++)
+				assert_int_equal(gf_loop_submit(L, &sc.jobs[k], &id), GF_OK);
+			for (int64_t t = 0; t < 3000; t += 7) {
+				assert_int_equal(gf_loop_run_until(L, t), GF_OK);
+				check_quotas(L, q, 3, seed);
+				borrowed += gf_loop_queue_usage(L, 0) > q[0].nominal;
+			}
+			assert_int_equal(gf_loop_run(L), GF_OK);
+			check_outcome(L, (enum gf_queue_policy)qp, seed, true);
+			gf_loop_stats(L, &st);
+			reclaims += st.reclaims;
+			for (uint32_t k = 0; k < gf_loop_njobs(L); k++)
+				if (info(&(struct fx){ .L = L }, k).preemptions > sc.njobs)
+					fail_msg("seed %llu: job %u evicted over and over", (unsigned long long)seed, k);
+			gf_loop_destroy(L);
+		}
+		gf_catalog_release(&cat);
+	}
+	print_message("%llu reclaim evictions, %llu samples with queue 0 borrowing\n",
+		      (unsigned long long)reclaims, (unsigned long long)borrowed);
+	assert_true(reclaims > 100);
+	assert_true(borrowed > 100);
+}
+
+/*
+ * Random cases with history estimates (which run short): every job runs,
+ * nothing stalls, no reservation is late without a cause, the cluster ends
+ * empty; and the forecast answers every pending job at some point.
+ */
+static void random_history_estimates_keep_every_rule(void **state)
+{
+	uint64_t shorts = 0, answers = 0;
+
+	(void)state;
+	for (uint64_t seed = 0; seed < 800; seed++) {
+		struct scenario sc;
+		struct gf_catalog cat;
+
+		gf_catalog_init(&cat);
+		make_scenario(seed, &sc, false, seed % 2 == 1);
+		for (int qp = GF_QP_STRICT_FIFO; qp < GF_QP_COUNT_; qp++) {
+			struct gf_loop_config cfg = { .policy = (enum gf_queue_policy)qp, .seed = 3, .horizon = 1000,
+						      .preemption = seed % 3 == 0, .preempt_wait = 20,
+						      .estimate_history = true, .history_prior = 1 + (int64_t)(seed % 60) };
+			struct gf_policy_env env = { .cat = &cat, .features = gf_features_default() };
+			struct gf_loop_stats st;
+			int64_t start[24];
+			gf_loop *L;
+			uint32_t id;
+
+			assert_int_equal(gf_loop_create(sc.nodes, sc.nnodes, &gf_policy_best_fit, &env, &cfg, &L), GF_OK);
+			for (size_t k = 0; k < sc.njobs; k++)
+				assert_int_equal(gf_loop_submit(L, &sc.jobs[k], &id), GF_OK);
+			assert_int_equal(gf_loop_run_until(L, 40), GF_OK);
+			assert_int_equal(gf_loop_forecast(L, start), GF_OK);
+			gf_loop_stats(L, &st);	/* st.now: the last event's time, <= 40 */
+			for (uint32_t k = 0; k < gf_loop_njobs(L); k++) {
+				struct gf_job_info ji;
+
+				gf_loop_job(L, k, &ji);
+				if (ji.state == GF_JOB_PENDING && ji.arrival <= 40) {
+					if (start[k] < st.now)
+						fail_msg("seed %llu: pending job %u forecast at %lld", (unsigned long long)seed,
+							 k, (long long)start[k]);
+					answers++;
+				}
+			}
+			assert_int_equal(gf_loop_run(L), GF_OK);
+			check_outcome(L, (enum gf_queue_policy)qp, seed, true);
+			gf_loop_stats(L, &st);
+			shorts += st.short_estimates;
+			gf_loop_destroy(L);
+		}
+		gf_catalog_release(&cat);
+	}
+	print_message("%llu estimates ran short, %llu pending jobs forecast\n", (unsigned long long)shorts,
+		      (unsigned long long)answers);
+	assert_true(shorts > 1000);
+	assert_true(answers > 1000);
+}
+
 static void same_seed_same_replay(void **state)
 {
 	struct scenario sc;
@@ -614,6 +997,14 @@ int main(void)
 		cmocka_unit_test(backfill_reserves_and_admits_only_what_ends_in_time),
 		cmocka_unit_test(backfill_admits_long_jobs_off_the_reserved_nodes),
 		cmocka_unit_test(conservative_protects_every_blocked_job),
+		cmocka_unit_test(preemption_only_when_not_soon_and_after_the_grace),
+		cmocka_unit_test(history_estimates_from_finished_jobs),
+		cmocka_unit_test(forecast_answers_every_pending_job),
+		cmocka_unit_test(random_history_estimates_keep_every_rule),
+		cmocka_unit_test(quota_borrows_within_the_limits),
+		cmocka_unit_test(quota_reclaims_borrowed_room_without_cycles),
+		cmocka_unit_test(quota_fair_share_among_borrowers),
+		cmocka_unit_test(random_quotas_keep_every_rule),
 		cmocka_unit_test(preemption_evicts_the_cheapest_and_requeues_it),
 		cmocka_unit_test(preemption_evicts_gangs_whole_and_never_for_equal_priority),
 		cmocka_unit_test(kube_binds_members_one_by_one),

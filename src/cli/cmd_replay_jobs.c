@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include "cli/commands.h"
 #include "cli/files.h"
 #include "core/obuf.h"
+#include "sim/queues.h"
 #include "sim/replay.h"
 #include "sim/trace.h"
 
@@ -51,8 +53,9 @@ static const char usage_text[] =
 	"                          conservative-backfill [the first four]\n"
 	"  --policy NAME           placement policy [fgd]\n"
 	"  --seeds LIST            e.g. 42-51, 42, 1,5,7-9 [42-51]\n"
-	"  --estimate MODE         run-time estimates for reservations: exact or overestimate:F\n"
-	"                          (F >= 1: run time x uniform[1, F]) [exact]\n"
+	"  --estimate MODE         run-time estimates for reservations: exact, overestimate:F\n"
+	"                          (F >= 1: run time x uniform[1, F]) or history (the mean run\n"
+	"                          time of the class's finished jobs; 1 h before any) [exact]\n"
 	"  --summary-csv FILE      one row per queue policy, seed and class\n"
 	"  --timeline-csv FILE     allocation, pending and running every minute, per policy and seed\n"
 	"  --report FILE.html      self-contained HTML report (inline SVG charts)\n"
@@ -60,13 +63,19 @@ static const char usage_text[] =
 	"  --quiet                 no progress or timing on stderr\n"
 	"  -h, --help              this text\n"
 	"\n"
-	"  --preemption on|off     a job evicts lower priorities when that makes it fit now\n"
-	"                          (backfill: if its reservation is further away than\n"
-	"                          --preempt-wait; never with kube) [off]\n"
-	"  --preempt-wait T        see --preemption [10m]\n"
+	"  --preemption on|off     a job evicts lower priorities when that is the only way it\n"
+	"                          fits soon (backfill: its reservation is later than now +\n"
+	"                          --preempt-wait; the FIFOs: at once; never with kube) [on]\n"
+	"  --preempt-wait T        the \"soon\" of --preemption [30s]\n"
+	"  --preempt-grace T       victims' termination grace: a preemptor starts this much\n"
+	"                          after evicting [30s]\n"
 	"  --order draw|trace      arrivals: pods drawn uniformly from the trace, or the\n"
 	"                          trace's pods in creation_time order, cycling [draw]\n"
-	"Not yet available (the engine has no quotas yet): --queues.\n"
+	"  --queues FILE           quotas: Queue objects in YAML (docs/replay.md); each job class\n"
+	"                          goes to the queue of its name (burst, ls, be) unless --queue-map\n"
+	"  --queue-map LIST        e.g. burst=training,LS=serving,BE=batch\n"
+	"  --forecast-at T         ask every pending job \"when will I start?\" at T and report\n"
+	"                          how far the answers were from the real starts\n"
 	"Data files are looked up in $GPUFLEET_DATA, else in the source tree's data/.\n";
 
 struct run {
@@ -187,8 +196,8 @@ static bool parse_estimate(const char *s, struct gf_replay_config *cfg)
 {
 	char *e;
 
-	if (!strcmp(s, "exact")) {
-		cfg->estimate = GF_EST_EXACT;
+	if (!strcmp(s, "exact") || !strcmp(s, "history")) {
+		cfg->estimate = s[0] == 'e' ? GF_EST_EXACT : GF_EST_HISTORY;
 		return true;
 	}
 	if (strncmp(s, "overestimate:", 13))
@@ -475,7 +484,7 @@ static int write_output(const char *path, const struct gf_obuf *b)
 }
 
 struct options {
-	const char *nodes, *pods, *summary, *timeline, *html, *seeds_arg;
+	const char *nodes, *pods, *summary, *timeline, *html, *seeds_arg, *queues, *queue_map;
 	const struct gf_policy_ops *ops;
 	enum gf_queue_policy qps[GF_QP_COUNT_];
 	int nqp;
@@ -504,8 +513,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "seeds", required_argument, NULL, 's' },
 		{ "estimate", required_argument, NULL, 'e' },
 		{ "queues", required_argument, NULL, 'U' },
+		{ "queue-map", required_argument, NULL, 'M' },
+		{ "forecast-at", required_argument, NULL, 'F' },
 		{ "preemption", required_argument, NULL, 'E' },
 		{ "preempt-wait", required_argument, NULL, 'W' },
+		{ "preempt-grace", required_argument, NULL, 'G' },
 		{ "order", required_argument, NULL, 'O' },
 		{ "summary-csv", required_argument, NULL, 'S' },
 		{ "timeline-csv", required_argument, NULL, 'T' },
@@ -560,11 +572,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'e':
 			if (!parse_estimate(optarg, &o->cfg))
-				return bad("--estimate", "exact or overestimate:F with F in [1, 100]", optarg);
+				return bad("--estimate", "exact, history or overestimate:F with F in [1, 100]", optarg);
 			break;
-		case 'U':
-			fprintf(stderr, "gpufleet replay: --queues: quotas are not implemented yet in this version\n");
-			return 2;
+		case 'U': o->queues = optarg; break;
+		case 'M': o->queue_map = optarg; break;
+		case 'F':
+			if (!parse_duration(optarg, &o->cfg.forecast_at))
+				return bad("--forecast-at", "a time like 250m, 4h or 15000", optarg);
+			break;
 		case 'E':
 			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
 				return bad("--preemption", "on or off", optarg);
@@ -578,6 +593,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'W':
 			if (!parse_duration(optarg, &o->cfg.preempt_wait))
 				return bad("--preempt-wait", "a duration like 10m, 600 or 0", optarg);
+			break;
+		case 'G':
+			if (!parse_duration(optarg, &o->cfg.preempt_grace))
+				return bad("--preempt-grace", "a duration like 30s, 30 or 0", optarg);
 			break;
 		case 'j':
 			errno = 0;
@@ -602,8 +621,86 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* The queue of class c: from --queue-map, else the queue named as the class. */
+static int class_queue(const struct options *o, const struct gf_queue_file *qf, enum gf_replay_class c)
+{
+	const char *cname = gf_replay_class_name(c);
+	const char *m = o->queue_map;
+	size_t cl = strlen(cname);
+
+	while (m && *m) {
+		const char *end = strchr(m, ',');
+		size_t len = end ? (size_t)(end - m) : strlen(m);
+
+		if (len > cl + 1 && !strncasecmp(m, cname, cl) && m[cl] == '=') {
+			char name[GF_QUEUE_NAME_MAX];
+			size_t nl = len - cl - 1;
+
+			if (nl >= sizeof(name))
+				break;
+			memcpy(name, m + cl + 1, nl);
+			name[nl] = 0;
+			return gf_queue_file_find(qf, name);
+		}
+		m = end ? end + 1 : m + len;
+	}
+	return gf_queue_file_find(qf, cname);
+}
+
+/*
+ * --queues: read and parse the file, map the job classes to its queues,
+ * and give the engine its quotas (in *quota).  0, or 1 after one message.
+ */
+static int load_queues(struct options *o, const struct gf_catalog *cat, struct gf_queue_quota **quota)
+{
+	struct gf_queue_file qf;
+	struct gf_queues_error qe;
+	char *text;
+	size_t len;
+	gf_err err;
+
+	if (gf_read_file(o->queues, &text, &len))
+		return 1;
+	err = gf_queues_parse(text, len, o->queues, &qf, &qe);
+	free(text);
+	if (err) {
+		fprintf(stderr, "gpufleet replay: %s\n", err == GF_NOMEM ? "out of memory" : qe.msg);
+		return 1;
+	}
+	*quota = calloc(qf.n, sizeof(**quota));
+	if (!*quota || (err = gf_queues_to_quota(&qf, cat, o->queues, *quota, &qe))) {
+		fprintf(stderr, "gpufleet replay: %s\n", *quota ? qe.msg : "out of memory");
+		gf_queue_file_release(&qf);
+		return 1;
+	}
+	for (int c = GF_RC_BURST; c <= GF_RC_BE; c++) {
+		int q = class_queue(o, &qf, (enum gf_replay_class)c);
+
+		if (q < 0) {
+			const char *cn = gf_replay_class_name((enum gf_replay_class)c);
+			char lower[16];
+			size_t k;
+
+			for (k = 0; cn[k] && k + 1 < sizeof(lower); k++)
+				lower[k] = (char)(cn[k] >= 'A' && cn[k] <= 'Z' ? cn[k] - 'A' + 'a' : cn[k]);
+			lower[k] = 0;
+			fprintf(stderr, "gpufleet replay: %s: no queue for the job class %s (name a queue %s, or map "
+					"it with --queue-map %s=QUEUE)\n",
+				o->queues, cn, lower, cn);
+			gf_queue_file_release(&qf);
+			return 1;
+		}
+		o->cfg.class_queue[c] = (uint16_t)q;
+	}
+	o->cfg.queues = *quota;
+	o->cfg.nqueues = qf.n;
+	gf_queue_file_release(&qf);
+	return 0;
+}
+
 int gf_cmd_replay_jobs(int argc, char **argv)
 {
+	struct gf_queue_quota *quota = NULL;
 	const char *data_dir = gf_data_dir();
 	char nodes_default[4096], pods_default[4096], workload[GF_NAME_MAX], cluster[GF_NAME_MAX];
 	static uint64_t seeds[MAX_SEEDS];
@@ -629,6 +726,10 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		o.jobs = 1;
 	if (load_inputs(o.nodes, o.pods, &in))
 		return 1;
+	if (o.queues && load_queues(&o, &in.cat, &quota)) {
+		inputs_release(&in);
+		return 1;
+	}
 	size_t nruns = (size_t)o.nqp * (size_t)nseeds;
 
 	rc = 1;
@@ -676,15 +777,20 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		gf_obuf_puts(&title, ", no burst");
 	if (o.cfg.estimate == GF_EST_EXACT)
 		gf_obuf_puts(&title, ", exact estimates");
+	else if (o.cfg.estimate == GF_EST_HISTORY)
+		gf_obuf_puts(&title, ", history estimates (class means)");
 	else
 		gf_obuf_printf(&title, ", estimates run time x U[1, %g]", o.cfg.over);
-	gf_obuf_puts(&title, o.cfg.preemption ? ", preemption on" : "");
+	if (o.cfg.preemption)
+		gf_obuf_printf(&title, ", preemption on (wait %llds, grace %llds)",
+			       (long long)o.cfg.preempt_wait, (long long)o.cfg.preempt_grace);
 	gf_obuf_puts(&title, o.cfg.trace_order ? ", arrivals in trace order" : "");
 	gf_obuf_printf(&title, ", seeds %s (means over seeds)", o.seeds_arg);
 
 	gf_obuf_init(&table, 1u << 20);
 	print_table(&table, runs, o.qps, o.nqp, nseeds);
-	int64_t warm = 0, dropped = 0, unres = 0, stalled = 0, late = 0;
+	int64_t warm = 0, dropped = 0, unres = 0, stalled = 0, late = 0, short_est = 0, reclaims = 0;
+	int64_t quota_blocked = 0;
 	double warm_pct = 0;
 
 	for (size_t r = 0; r < nruns; r++) {
@@ -693,6 +799,9 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		unres += runs[r].res.unresolvable;
 		stalled += runs[r].res.loop.stalled;
 		late += (int64_t)runs[r].res.loop.late;
+		short_est += (int64_t)runs[r].res.loop.short_estimates;
+		reclaims += (int64_t)runs[r].res.loop.reclaims;
+		quota_blocked += (int64_t)runs[r].res.loop.quota_blocked;
 		warm_pct += runs[r].res.warm_gpu_pct / (double)nruns;
 	}
 	gf_obuf_printf(&table, "\nwarm start: %.1f jobs per run already running at 0 h (GPU allocation %.2f %%; %.1f "
@@ -704,6 +813,30 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		       (double)warm / (double)nruns, warm_pct, (double)dropped / (double)nruns,
 		       (long long)unres, (long long)stalled, (long long)late,
 		       o.cfg.preemption ? " (kube never preempts)" : " (preemption off)");
+	if (o.cfg.estimate == GF_EST_HISTORY)
+		gf_obuf_printf(&table, "history estimates: %.1f running jobs per run outran their estimate (then "
+				       "expected to run twice as long as they had; every plan made again)\n",
+			       (double)short_est / (double)nruns);
+	for (int q = 0; o.cfg.forecast_at >= 0 && q < o.nqp; q++) {
+		double jobs = 0, mae = 0, bias = 0, close = 0;
+
+		for (int i = 0; i < nseeds; i++) {
+			const struct gf_replay_result *res = &runs[q * nseeds + i].res;
+
+			jobs += (double)res->forecast_jobs / nseeds;
+			mae += res->forecast_mae_s / nseeds;
+			bias += res->forecast_bias_s / nseeds;
+			close += res->forecast_within_10m_pct / nseeds;
+		}
+		gf_obuf_printf(&table, "forecast at %lld s, %s: %.1f pending jobs answered, mean error %.0f s "
+				       "(bias %+.0f s), %.1f %% within 10 minutes\n",
+			       (long long)o.cfg.forecast_at, gf_queue_policy_name(o.qps[q]), jobs, mae, bias, close);
+	}
+	if (o.queues)
+		gf_obuf_printf(&table, "quotas (%s, %zu queues; kube ignores them): %.1f evictions per run reclaimed "
+				       "borrowed quota, %.1f tries per run refused by a quota\n",
+			       o.queues, o.cfg.nqueues, (double)reclaims / (double)nruns,
+			       (double)quota_blocked / (double)nruns);
 	if (gf_obuf_error(&table) || gf_obuf_error(&title)) {
 		fprintf(stderr, "gpufleet replay: out of memory\n");
 		goto out_bufs;
@@ -750,6 +883,7 @@ out:
 	for (size_t r = 0; runs && r < nruns; r++)
 		gf_replay_result_release(&runs[r].res);
 	free(runs);
+	free(quota);
 	inputs_release(&in);
 	return rc;
 }

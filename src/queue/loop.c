@@ -36,8 +36,15 @@
  * exact here because the engine sees every change.  A cycle costs
  * O(pending) plus the placements actually tried.
  *
+ * Quotas (queue/quota.c): a job that would make its queue borrow is not
+ * tried in the walk but in the fair-share pass after it (queue by queue,
+ * lowest weighted share first); under strict FIFO a head blocks only its
+ * own queue.  History estimates: a running job past its expected end is
+ * re-estimated at the start of the cycle (refresh_overdue).
+ *
  * Reservations, backfill and their shadows live in queue/plan.c, preemption
- * in queue/preempt.c; the three share queue/loop_impl.h.
+ * in queue/preempt.c, quotas in queue/quota.c, the forecast in
+ * queue/forecast.c; they share queue/loop_impl.h.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +111,8 @@ gf_err gf_loop_create(const struct gf_node_spec *nodes, size_t nnodes,
 	gf_err err;
 
 	if (!nnodes || (unsigned)cfg->policy >= GF_QP_COUNT_ || cfg->horizon <= 0 ||
-	    cfg->sample_every < 0 || cfg->preempt_wait < 0 ||
+	    cfg->sample_every < 0 || cfg->preempt_wait < 0 || cfg->preempt_grace < 0 ||
+	    (cfg->estimate_history && cfg->history_prior <= 0) ||
 	    (cfg->preemption && cfg->policy == GF_QP_KUBE))
 		return GF_INVAL;
 	L = calloc(1, sizeof(*L));
@@ -147,6 +155,9 @@ gf_err gf_loop_create(const struct gf_node_spec *nodes, size_t nnodes,
 		err = GF_NOMEM;
 		goto fail;
 	}
+	if ((err = gf_loop_quota_init(L, cfg)))
+		goto fail;
+	L->cfg.queues = NULL;	/* copied into L->queues */
 	L->stats.gpu_capacity = gf_cluster_gpu_capacity(L->real);
 	*out = L;
 	return GF_OK;
@@ -188,6 +199,10 @@ void gf_loop_destroy(gf_loop *L)
 	free(L->specs);
 	free(L->tmp_members);
 	free(L->timeline);
+	free(L->queues);
+	free(L->q_state);
+	free(L->q_next);
+	free(L->borrowers);
 	free(L);
 }
 
@@ -423,7 +438,10 @@ static size_t running_pos(const gf_loop *L, uint32_t id)
 
 /* ---- transitions ---- */
 
-/* confirm: every member is bound; the job runs until now + duration. */
+/*
+ * confirm: every member is bound; the job runs from now (a preemptor: from
+ * now + the victims' grace, holding their room meanwhile) for its duration.
+ */
 static gf_err confirm(gf_loop *L, uint32_t id)
 {
 	struct job *j = &L->jobs[id];
@@ -432,9 +450,10 @@ static gf_err confirm(gf_loop *L, uint32_t id)
 	if (gf_loop_grow(&L->running, &L->running_cap, L->nrunning + 1, sizeof(*L->running)))
 		return GF_NOMEM;
 	j->state = GF_JOB_RUNNING;
-	j->start = L->now;
+	j->start = L->now + L->start_delay;
+	L->start_delay = 0;
 	L->stats.starts++;
-	if (gf_events_push(&L->events, L->now + j->duration, GF_EV_END, id))
+	if (gf_events_push(&L->events, j->start + j->duration, GF_EV_END, id))
 		return GF_NOMEM;
 	pos = running_pos(L, id);
 	memmove(&L->running[pos + 1], &L->running[pos], (L->nrunning - pos) * sizeof(*L->running));
@@ -446,6 +465,7 @@ static gf_err confirm(gf_loop *L, uint32_t id)
 /* assume: members [from, to) were just bound in the real cluster. */
 void gf_loop_assume(gf_loop *L, struct job *j, uint32_t n)
 {
+	gf_loop_quota_charge(L, j, &L->members[j->member0 + j->nbound], n, 1);
 	j->nbound = (uint16_t)(j->nbound + n);
 	L->used_cls[j->cls] += (int64_t)n * j->gpu_count * j->gpu_milli;
 }
@@ -455,6 +475,7 @@ void gf_loop_forget(gf_loop *L, struct job *j)
 {
 	struct gf_pod_spec p = gf_loop_pod_of(j);
 
+	gf_loop_quota_charge(L, j, &L->members[j->member0], j->nbound, -1);
 	gf_loop_unbind_pods(L->real, &p, &L->members[j->member0], j->nbound);
 	L->used_cls[j->cls] -= (int64_t)j->nbound * j->gpu_count * j->gpu_milli;
 	j->nbound = 0;
@@ -473,6 +494,7 @@ gf_err gf_loop_unbind_job(gf_loop *L, uint32_t id)
 	L->nrunning--;
 	if (gf_loop_grow(&L->freed, &L->freed_cap, L->nfreed + j->npods, sizeof(*L->freed)))
 		return GF_NOMEM;
+	gf_loop_quota_charge(L, j, &L->members[j->member0], j->npods, -1);
 	for (uint32_t k = j->npods; k-- > 0;) {
 		const struct member *m = &L->members[j->member0 + k];
 
@@ -496,6 +518,8 @@ static gf_err finish(gf_loop *L, uint32_t id)
 	if ((err = gf_loop_unbind_job(L, id)))
 		return err;
 	j->state = GF_JOB_DONE;
+	L->hist_sum[j->cls] += (double)j->duration;
+	L->hist_n[j->cls]++;
 	/* the plan counted on this end at its expected time; only an earlier one changes it */
 	if (L->now < gf_loop_expected_end(j))
 		L->plan_dirty = true;
@@ -517,6 +541,15 @@ static bool resolvable(gf_loop *L, const struct job *j, const struct gf_pod_spec
 	return s->resolvable;
 }
 
+/* History estimates: the mean finished run time of j's class, else the prior. */
+void gf_loop_history_estimate(gf_loop *L, struct job *j)
+{
+	if (!L->cfg.estimate_history)
+		return;
+	j->estimate = L->hist_n[j->cls] ? gf_loop_max64((int64_t)(L->hist_sum[j->cls] / (double)L->hist_n[j->cls]), 1)
+					 : L->cfg.history_prior;
+}
+
 /* add: the job arrives and joins the queue (kube mode: one entry per pod). */
 static gf_err add(gf_loop *L, uint32_t id)
 {
@@ -524,6 +557,7 @@ static gf_err add(gf_loop *L, uint32_t id)
 	struct gf_pod_spec p = gf_loop_pod_of(j);
 	uint32_t n = L->cfg.policy == GF_QP_KUBE ? j->npods : 1;
 
+	gf_loop_history_estimate(L, j);
 	j->qseq = L->next_qseq++;
 	if (!resolvable(L, j, &p)) {
 		j->state = GF_JOB_UNRESOLVABLE;
@@ -592,18 +626,35 @@ static gf_err merge_incoming(gf_loop *L)
 
 /* ---- one cycle ---- */
 
-/* Try to bind the whole job j in the real cluster (all or nothing). */
+/*
+ * Try to bind the whole job j in the real cluster (all or nothing), within
+ * its queue's quota: the total is checked first, the per-model quota on the
+ * placement found (then undone if refused).  A quota refusal sets
+ * L->quota_refused and parks nothing (room is not what is missing).
+ */
 bool gf_loop_try_job(gf_loop *L, uint32_t id, const uint64_t *allowed)
 {
 	struct job *j = &L->jobs[id];
 	struct gf_pod_spec p = gf_loop_pod_of(j);
 
+	L->quota_refused = false;
+	if (!L->quota_bypass && !gf_loop_quota_admits(L, j, NULL)) {
+		L->quota_refused = true;
+		L->stats.quota_blocked++;
+		return false;
+	}
 	if (!allowed && !may_fit(L, j, &p))
 		return false;
 	L->stats.tries++;
 	if (!gf_loop_place_pods(L, L->sched, L->real, &p, allowed, &L->members[j->member0], 0, j->npods)) {
 		if (!allowed)
 			park(L, j);
+		return false;
+	}
+	if (!L->quota_bypass && !gf_loop_quota_admits(L, j, &L->members[j->member0])) {
+		gf_loop_unbind_pods(L->real, &p, &L->members[j->member0], j->npods);
+		L->quota_refused = true;
+		L->stats.quota_blocked++;
 		return false;
 	}
 	gf_loop_assume(L, j, j->npods);
@@ -651,6 +702,125 @@ static void mark_partials(gf_loop *L)
 	L->npartials = w;
 }
 
+/*
+ * A job that would make its queue borrow waits for the fair-share pass (pend
+ * index at); under strict FIFO so do the later jobs of its queue, in order;
+ * a reservation it held is dropped (planned again once it no longer borrows).
+ */
+static gf_err defer_borrower(gf_loop *L, size_t at, uint32_t id, size_t nahead)
+{
+	if (gf_loop_grow(&L->borrowers, &L->borrowers_cap, L->nborrowers + 1, sizeof(*L->borrowers)))
+		return GF_NOMEM;
+	L->borrowers[L->nborrowers++] = (uint32_t)at;
+	if (L->cfg.policy == GF_QP_STRICT_FIFO)
+		L->q_state[L->jobs[id].queue] = Q_DEFERRED;
+	if (nahead < L->nres && L->res[nahead].holder == id)
+		return gf_loop_drop_reservations(L, nahead);
+	return GF_OK;
+}
+
+/* The next untried borrower of queue q at or after q_next[q]; NONE if none. */
+static uint32_t next_borrower(gf_loop *L, uint16_t q)
+{
+	while (L->q_next[q] < L->nborrowers) {
+		uint32_t at = L->borrowers[L->q_next[q]];
+
+		if (at != NONE && L->jobs[L->pend[at].job].queue == q)
+			return L->q_next[q];
+		L->q_next[q]++;
+	}
+	return NONE;
+}
+
+/*
+ * The fair-share pass: the deferred borrowers are tried queue by queue,
+ * always the queue whose share would be lowest with its next job admitted
+ * (ties: the lower queue index); each is tried once.  Started ones leave
+ * the pending array.  Cost O(borrowers x queues).
+ */
+static gf_err fair_pass(gf_loop *L)
+{
+	size_t started = 0;
+	gf_err err;
+
+	memset(L->q_next, 0, L->nqueues * sizeof(*L->q_next));
+	for (;;) {
+		uint32_t best = NONE;
+		double best_share = 0;
+
+		for (uint16_t q = 0; q < L->nqueues; q++) {
+			uint32_t k = next_borrower(L, q);
+
+			if (k == NONE)
+				continue;
+			const struct job *j = &L->jobs[L->pend[L->borrowers[k]].job];
+			double sh = gf_loop_quota_share(L, q, (int64_t)j->npods * j->gpu_count * j->gpu_milli);
+
+			if (best == NONE || sh < best_share) {
+				best = k;
+				best_share = sh;
+			}
+		}
+		if (best == NONE)
+			break;
+		uint32_t id = L->pend[L->borrowers[best]].job;
+		bool ok = L->cfg.policy == GF_QP_STRICT_FIFO || L->cfg.policy == GF_QP_BEST_EFFORT_FIFO
+				  ? gf_loop_try_job(L, id, NULL)
+				  : gf_loop_backfill_borrower(L, id);
+
+		L->borrowers[best] = NONE;
+		if (ok) {
+			if ((err = confirm(L, id)))
+				return err;
+			started++;
+		} else if (L->cfg.policy == GF_QP_STRICT_FIFO) {
+			L->q_next[L->jobs[id].queue] = (uint32_t)L->nborrowers;	/* the head blocks the rest */
+		}
+	}
+	L->nborrowers = 0;
+	if (started) {
+		size_t w = 0;
+
+		for (size_t r = 0; r < L->npend; r++)
+			if (L->jobs[L->pend[r].job].state == GF_JOB_PENDING)
+				L->pend[w++] = L->pend[r];
+		L->npend = w;
+	}
+	return GF_OK;
+}
+
+/*
+ * History estimates run short: a running job past its expected end is now
+ * expected to run twice as long as it has so far; the plans counted on its
+ * end, so they are all dropped (not late: displaced) and made again.  The
+ * running list is ordered by expected end, so the overdue jobs are its head.
+ */
+static gf_err refresh_overdue(gf_loop *L)
+{
+	size_t n = 0;
+
+	while (L->nrunning && gf_loop_expected_end(&L->jobs[L->running[0]]) <= L->now) {
+		uint32_t id = L->running[0];
+		struct job *j = &L->jobs[id];
+		size_t pos;
+
+		memmove(&L->running[0], &L->running[1], (L->nrunning - 1) * sizeof(*L->running));
+		L->nrunning--;
+		j->estimate = gf_loop_max64(2 * (L->now - j->start), j->estimate + 1);
+		pos = running_pos(L, id);
+		memmove(&L->running[pos + 1], &L->running[pos], (L->nrunning - pos) * sizeof(*L->running));
+		L->running[pos] = id;
+		L->nrunning++;
+		n++;
+	}
+	if (!n)
+		return GF_OK;
+	L->stats.short_estimates += n;
+	for (size_t r = 0; r < L->nres; r++)
+		L->res[r].displaced = true;
+	return gf_loop_drop_reservations(L, 0);
+}
+
 static gf_err cycle(gf_loop *L)
 {
 	size_t w = 0, nahead = 0;
@@ -661,6 +831,10 @@ static gf_err cycle(gf_loop *L)
 		return err;
 	L->stats.cycles++;
 	L->cycle_plans = 0;
+	if (L->cfg.estimate_history && (err = refresh_overdue(L)))
+		return err;
+	if (L->q_state)
+		memset(L->q_state, Q_OPEN, L->nqueues * sizeof(*L->q_state));
 	/*
 	 * A job ended before its expected end: EASY plans its one reservation
 	 * again (it can only move earlier: the old plan is tried as a fallback).
@@ -676,7 +850,15 @@ static gf_err cycle(gf_loop *L)
 		struct entry e = L->pend[r];
 		bool ok = false;
 
-		if (stop) {
+		uint8_t qs = L->q_state ? L->q_state[L->jobs[e.job].queue] : Q_OPEN;
+
+		if (stop || qs == Q_BLOCKED) {
+			L->pend[w++] = e;
+			continue;
+		}
+		if (qs == Q_DEFERRED || gf_loop_quota_borrows(L, &L->jobs[e.job])) {
+			if ((err = defer_borrower(L, w, e.job, nahead)))
+				return err;
 			L->pend[w++] = e;
 			continue;
 		}
@@ -689,7 +871,13 @@ static gf_err cycle(gf_loop *L)
 			ok = gf_loop_try_job(L, e.job, NULL);
 			if (!ok && (err = gf_loop_try_preempt(L, e.job, 0, &ok)))
 				return err;
-			stop = !ok && L->cfg.policy == GF_QP_STRICT_FIFO;
+			/* strict FIFO: the head blocks its queue (every queue when there are no quotas) */
+			if (!ok && L->cfg.policy == GF_QP_STRICT_FIFO) {
+				if (L->q_state)
+					L->q_state[L->jobs[e.job].queue] = Q_BLOCKED;
+				else
+					stop = true;
+			}
 			err = ok ? confirm(L, e.job) : GF_OK;
 			break;
 		default:
@@ -707,6 +895,8 @@ static gf_err cycle(gf_loop *L)
 	/* reservations whose holders were not reached (cannot happen: holders are pending) */
 	if (nahead < L->nres && (err = gf_loop_drop_reservations(L, nahead)))
 		return err;
+	if (L->nborrowers && (err = fair_pass(L)))
+		return err;
 	mark_partials(L);
 	return GF_OK;
 }
@@ -721,7 +911,8 @@ static gf_err check_spec(const gf_loop *L, const struct gf_job_spec *s)
 	    s->arrival < 0 || s->duration < 0 || p->cpu_milli < 0 || p->mem_mib < 0 ||
 	    p->gpu_count < 0 || p->gpu_count > GF_MAX_GPUS ||
 	    (p->gpu_count == 0) != (p->gpu_milli == 0) || p->gpu_milli < 0 ||
-	    p->gpu_milli > GF_MILLI_PER_GPU || p->spec < 0 || p->spec >= L->cat->nspecs)
+	    p->gpu_milli > GF_MILLI_PER_GPU || p->spec < 0 || p->spec >= L->cat->nspecs ||
+	    (L->nqueues > 0 && s->queue >= L->nqueues))
 		return GF_INVAL;
 	return GF_OK;
 }
@@ -755,6 +946,7 @@ static gf_err new_job(gf_loop *L, const struct gf_job_spec *s, uint32_t *id)
 	j->member0 = (uint32_t)L->nmembers;
 	j->npods = (uint16_t)s->npods;
 	j->cls = s->cls;
+	j->queue = s->queue;
 	j->state = GF_JOB_FUTURE;
 	memset(&L->members[L->nmembers], 0, s->npods * sizeof(*L->members));
 	L->nmembers += s->npods;
@@ -789,11 +981,14 @@ gf_err gf_loop_preplace(gf_loop *L, const struct gf_job_spec *spec, uint32_t *id
 		return err;
 	L->jobs[*id].arrival = 0;
 	L->jobs[*id].qseq = L->next_qseq++;
-	if (!gf_loop_try_job(L, *id, NULL)) {
+	gf_loop_history_estimate(L, &L->jobs[*id]);
+	L->quota_bypass = true;	/* already admitted: charged to its queue, never refused */
+	*placed = gf_loop_try_job(L, *id, NULL);
+	L->quota_bypass = false;
+	if (!*placed) {
 		L->jobs[*id].state = GF_JOB_DROPPED;
 		return GF_OK;
 	}
-	*placed = true;
 	L->plan_dirty = true;
 	return confirm(L, *id);
 }

@@ -43,6 +43,38 @@ const char *gf_queue_policy_name(enum gf_queue_policy qp);
 /* The policy a user names; false if unknown. */
 bool gf_queue_policy_find(const char *name, enum gf_queue_policy *out);
 
+/*
+ * Quotas: the semantics of Kueue's ClusterQueue over one resource, GPUs in
+ * milli-GPU (a whole GPU is 1000), optionally split per GPU model (Kueue's
+ * resource flavors).  A queue admits a job while its usage stays within its
+ * nominal quota; in a cohort it may also borrow the unused quota others
+ * lend: its usage above its guaranteed part (nominal - lending limit) draws
+ * on the cohort's pool (the sum of the members' lending limits), at most
+ * borrowing_limit above its nominal.  A queue within its nominal quota
+ * reclaims borrowed room by evicting jobs of borrowing queues of its cohort
+ * (whatever their priority); among queues that borrow, the one with the
+ * lowest weighted share (borrowed / weight) goes first.  Per model: the
+ * job's GPUs on nodes of a model the queue lists count against that model's
+ * quota (borrowable in the cohort, no limits); a queue that lists models
+ * may use no other.
+ */
+#define GF_LOOP_MAX_QUEUES 256
+#define GF_QUOTA_MAX_MODELS 8
+#define GF_QUOTA_UNLIMITED INT64_MAX
+
+struct gf_queue_quota {
+	int64_t nominal;		/* milli-GPU, >= 0 */
+	int64_t borrowing_limit;	/* milli-GPU above nominal; GF_QUOTA_UNLIMITED: none */
+	int64_t lending_limit;		/* milli-GPU of its nominal others may borrow; GF_QUOTA_UNLIMITED: all */
+	int32_t cohort;			/* cohort id, -1: none (it neither borrows nor lends) */
+	uint32_t weight;		/* fair share weight, >= 1 */
+	uint32_t nmodels;		/* 0: any GPU model */
+	struct {
+		int32_t model;		/* catalog model id */
+		int64_t nominal;	/* milli-GPU */
+	} models[GF_QUOTA_MAX_MODELS];
+};
+
 struct gf_job_spec {
 	struct gf_pod_spec pod;	/* each member's request; name, arrival, duration unused */
 	uint32_t npods;		/* 1..GF_LOOP_MAX_GANG */
@@ -51,6 +83,7 @@ struct gf_job_spec {
 	int64_t arrival;	/* >= 0, seconds */
 	int64_t duration;	/* >= 0: run time once every member is bound */
 	int64_t estimate;	/* run time the planner expects; <= 0: the duration */
+	uint16_t queue;		/* index into config.queues (when there are any) */
 };
 
 enum gf_job_state {
@@ -83,16 +116,35 @@ struct gf_loop_config {
 	int64_t sample_every;	/* timeline period in seconds; 0 = no timeline */
 	/*
 	 * Preemption (not in kube mode): a job that does not fit evicts running
-	 * jobs of lower priority when that makes it fit now: in the gang-aware
-	 * FIFOs at once, under backfill when its reservation is more than
-	 * preempt_wait seconds away (or it has none).  Victims: per node the
-	 * cheapest (lowest priority, then least work lost) until the pod fits,
-	 * on the node whose victims cost least; gangs are evicted whole and go
-	 * back to the queue; the preemptor's place must leave every reservation
-	 * ahead of it intact.
+	 * jobs of lower priority when that is the only way it fits soon: in the
+	 * gang-aware FIFOs at once, under backfill when its reservation (its
+	 * earliest start from expected ends) is later than now + preempt_wait
+	 * (or it has none), checked in every cycle it stays blocked.  Victims:
+	 * per node the cheapest (lowest priority, then least work lost) until
+	 * the pod fits, on the node whose victims cost least; gangs are evicted
+	 * whole and go back to the queue; the preemptor's place must leave every
+	 * reservation ahead of it intact.  The victims take preempt_grace
+	 * seconds to terminate (Kubernetes' terminationGracePeriodSeconds): the
+	 * preemptor holds their room at once but starts running (its start, its
+	 * wait) only grace seconds later.
 	 */
 	bool preemption;
 	int64_t preempt_wait;
+	int64_t preempt_grace;	/* >= 0; 0: victims vanish at once */
+	/*
+	 * History estimates: a job's estimate (set when it arrives or comes back
+	 * after an eviction, kept while it runs) is the mean run time of the jobs
+	 * of its class that have finished so far, or history_prior seconds (> 0)
+	 * before any has; the specs' estimates are then ignored.  A running job
+	 * that outruns its estimate is then expected to run twice as long as it
+	 * has so far, and every reservation is planned again (they counted on its
+	 * end): stats.short_estimates counts those.
+	 */
+	bool estimate_history;
+	int64_t history_prior;
+	/* quotas (copied); none: every job may use the whole cluster */
+	const struct gf_queue_quota *queues;
+	size_t nqueues;		/* <= GF_LOOP_MAX_QUEUES */
 };
 
 struct gf_loop_sample {
@@ -108,8 +160,11 @@ struct gf_loop_stats {
 	uint64_t dropped;	/* reservations dropped to be planned again */
 	uint64_t starts;	/* jobs started (a restart after an eviction counts again) */
 	uint64_t preemptions;	/* jobs evicted */
+	uint64_t reclaims;	/* of which evicted to give a queue back its nominal quota */
+	uint64_t quota_blocked;	/* tries refused by a quota (not by room) */
 	uint64_t late;		/* holders not started at their reservation time although no
 				 * higher-priority job took the room: always 0 unless a bug */
+	uint64_t short_estimates;	/* running jobs that outran their estimate (history) */
 	uint32_t stalled;	/* jobs still pending when no event was left (deadlock) */
 	int64_t now;		/* virtual time of the last event */
 	/* integral of bound milli-GPU over [0, horizon), per class and in all */
@@ -166,6 +221,9 @@ void gf_loop_job(const gf_loop *L, uint32_t id, struct gf_job_info *out);
 void gf_loop_stats(const gf_loop *L, struct gf_loop_stats *out);
 const gf_cluster *gf_loop_cluster(const gf_loop *L);
 
+/* Queue q's GPU usage now (milli-GPU, admitted jobs); 0 for an unknown queue. */
+int64_t gf_loop_queue_usage(const gf_loop *L, uint16_t q);
+
 /*
  * "When will I start?" for a pending job: its reservation time if it is the
  * reservation holder (backfill), its start if it started.  Errors: GF_NOENT
@@ -173,6 +231,17 @@ const gf_cluster *gf_loop_cluster(const gf_loop *L);
  * blocked job), GF_RANGE (no such job).
  */
 gf_err gf_loop_start_time(const gf_loop *L, uint32_t id, int64_t *t);
+
+/*
+ * "When will I start?" for every job at once: start[id] (njobs entries) is
+ * the start of a started job, the reservation time of a reservation holder
+ * (a promise), and for every other pending job its start in the in-order
+ * schedule of the queue from the expected ends (queue/forecast.c: an
+ * estimate; backfill may start it sooner, higher priorities later); -1 for
+ * a job not arrived, unresolvable, or behind a job that never fits.
+ * Errors: GF_NOMEM, GF_STATE.
+ */
+gf_err gf_loop_forecast(gf_loop *L, int64_t *start);
 
 /* The timeline sampled every config.sample_every seconds over [0, horizon). */
 const struct gf_loop_sample *gf_loop_timeline(const gf_loop *L, size_t *n);

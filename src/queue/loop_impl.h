@@ -12,6 +12,7 @@
 #define NONE UINT32_MAX
 #define WHOLE 0xFFFFu	/* a queue entry for a whole job (not kube mode) */
 #define NO_FAIL SIZE_MAX
+enum { Q_OPEN, Q_BLOCKED, Q_DEFERRED };	/* a queue's head: not yet failed, failed, in the fair pass */
 
 struct member {
 	uint32_t node;
@@ -31,6 +32,7 @@ struct job {
 	uint8_t cls, state;
 	bool partial;
 	uint16_t npreempted;	/* times evicted */
+	uint16_t queue;		/* its quota queue (when the loop has queues) */
 	double lost;		/* milli-GPU seconds of work lost to evictions */
 };
 
@@ -80,6 +82,13 @@ struct prev_plan {
 	size_t cap;
 };
 
+/* A quota queue's definition and usage (queue/quota.c). */
+struct qstate {
+	struct gf_queue_quota d;
+	int64_t used;				/* milli-GPU of its admitted jobs */
+	int64_t used_model[GF_QUOTA_MAX_MODELS];
+};
+
 struct gf_loop {
 	struct gf_loop_config cfg;
 	const struct gf_catalog *cat;
@@ -122,6 +131,17 @@ struct gf_loop {
 	struct member *tmp_members;	/* a preemptor's planned pods */
 	size_t tmp_cap;
 
+	struct qstate *queues;	/* none: no quotas */
+	size_t nqueues;
+	bool quota_refused;	/* the last gf_loop_try_job failed on a quota, not on room */
+	bool quota_bypass;	/* preplace: a warm start's jobs are already admitted */
+	uint8_t *q_state;	/* strict FIFO, per queue in this cycle: Q_OPEN, Q_BLOCKED, Q_DEFERRED */
+	uint32_t *borrowers;	/* pend indexes of jobs that would borrow, for the fair-share pass */
+	size_t nborrowers, borrowers_cap;
+	uint32_t *q_next;	/* per queue: next borrowers[] index to look at */
+	double hist_sum[GF_LOOP_MAX_CLASSES];	/* finished run times per class (history estimates) */
+	uint64_t hist_n[GF_LOOP_MAX_CLASSES];
+	int64_t start_delay;	/* the next confirm starts the job this much later (a preemptor's grace) */
 	int64_t now, last;
 	uint32_t next_qseq;
 	bool ran;
@@ -168,6 +188,8 @@ void gf_loop_unbind_pods(gf_cluster *c, const struct gf_pod_spec *p, const struc
 /* assume / forget: n pods of j were just bound in the real cluster / undo all its binds. */
 void gf_loop_assume(gf_loop *L, struct job *j, uint32_t n);
 void gf_loop_forget(gf_loop *L, struct job *j);
+/* With history estimates: set a pending job's estimate from its class's finished jobs. */
+void gf_loop_history_estimate(gf_loop *L, struct job *j);
 /* Unbind a running job (freed-node log, running list, allocation); GF_STATE if inconsistent. */
 gf_err gf_loop_unbind_job(gf_loop *L, uint32_t id);
 /* Bind the whole job in the real cluster by the policy (allowed: node mask or NULL). */
@@ -182,8 +204,32 @@ gf_err gf_loop_drop_reservations(gf_loop *L, size_t from);
 /* Bind pods m[0, n) into the shadows of reservations [from, to) starting before end; all or none. */
 bool gf_loop_bind_in_shadows(gf_loop *L, const struct gf_pod_spec *p, const struct member *m, uint32_t n,
 			     int64_t end, size_t from, size_t to);
+/* A borrower in the fair-share pass: it may start only behind every reservation; *ok. */
+bool gf_loop_backfill_borrower(gf_loop *L, uint32_t id);
 /* One job of a backfill walk, *nahead reservations passed; *ok when it started (bound, not confirmed). */
 gf_err gf_loop_backfill_step(gf_loop *L, uint32_t id, size_t *nahead, bool *ok);
+
+/* quota.c */
+
+/* Copy and check the config's queues; GF_INVAL, GF_NOMEM. */
+gf_err gf_loop_quota_init(gf_loop *L, const struct gf_loop_config *cfg);
+/* Are quotas enforced (there are queues and the policy is not kube)? */
+static inline bool gf_loop_has_quotas(const gf_loop *L)
+{
+	return L->nqueues > 0;
+}
+/* Add (sign 1) or remove (-1) members m[0, n) of job j from its queue's usage. */
+void gf_loop_quota_charge(gf_loop *L, const struct job *j, const struct member *m, uint32_t n, int sign);
+/* Would job j's queue admit the whole job (m: its placement, NULL: the total only)?  Marks starvation. */
+bool gf_loop_quota_admits(gf_loop *L, const struct job *j, const struct member *m);
+/* Would job j make its queue borrow (usage above nominal, in a cohort)? */
+bool gf_loop_quota_borrows(const gf_loop *L, const struct job *j);
+/* Queue qi's weighted share (borrowed / weight) with r more milli-GPU admitted. */
+double gf_loop_quota_share(const gf_loop *L, uint16_t qi, int64_t r);
+/* Is job j's queue within its nominal quota with j admitted (a reclaimer)? */
+bool gf_loop_quota_within_nominal(const gf_loop *L, const struct job *j);
+/* May running job v be evicted for job j (priority, or reclaim from a borrowing queue)? */
+bool gf_loop_quota_may_evict(const gf_loop *L, const struct job *j, const struct job *v, bool reclaim);
 
 /* preempt.c */
 

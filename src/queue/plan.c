@@ -359,6 +359,10 @@ static bool bind_reserved(gf_loop *L, size_t i)
 	struct job *j = &L->jobs[r->holder];
 	struct gf_pod_spec p = gf_loop_pod_of(j);
 
+	if (!gf_loop_quota_admits(L, j, r->members)) {
+		L->quota_refused = true;
+		return false;
+	}
 	if (!gf_loop_bind_pods(L->real, &p, r->members, j->npods))
 		return false;
 	memcpy(&L->members[j->member0], r->members, j->npods * sizeof(*r->members));
@@ -426,7 +430,7 @@ static bool try_holder(gf_loop *L, size_t i, bool *replan)
 		*replan = L->now > r->time;
 		return true;
 	}
-	if (!r->displaced)
+	if (!r->displaced && !L->quota_refused)
 		L->stats.late++;	/* a promise broken without a higher priority taking it: a bug */
 	return false;
 }
@@ -461,6 +465,60 @@ static bool try_backfill(gf_loop *L, uint32_t id, size_t nahead)
 }
 
 /*
+ * Job id, ahead of reservations [nahead, nres) in queue order, was just
+ * bound in the real cluster: those it conflicts with give way (they were
+ * promised room that a higher priority now takes), else it joins their
+ * shadows.
+ */
+static gf_err ahead_of(gf_loop *L, uint32_t id, size_t nahead)
+{
+	if (nahead < L->nres && !admissible(L, &L->jobs[id], nahead, L->nres)) {
+		for (size_t r = nahead; r < L->nres; r++)
+			L->res[r].displaced = true;
+		return gf_loop_drop_reservations(L, nahead);
+	}
+	return GF_OK;
+}
+
+/*
+ * The preemption rule: a blocked job whose reservation i (NONE: it has
+ * none) is later than now + preempt_wait, i.e. that does not fit soon
+ * without it, evicts lower priorities if that makes it fit now.  On success
+ * its reservation goes and the later ones give way where it conflicts.
+ */
+static gf_err preempt_unless_soon(gf_loop *L, uint32_t id, size_t nahead, size_t i, bool *ok)
+{
+	gf_err err;
+
+	*ok = false;
+	if (i != NONE && L->res[i].time <= L->now + L->cfg.preempt_wait)
+		return GF_OK;	/* it fits soon: wait for the reservation */
+	if ((err = gf_loop_try_preempt(L, id, nahead, ok)) || !*ok)
+		return err;
+	if (i != NONE)
+		remove_res(L, i);
+	return ahead_of(L, id, nahead);
+}
+
+bool gf_loop_backfill_borrower(gf_loop *L, uint32_t id)
+{
+	bool ok = L->nres == 0 ? gf_loop_try_job(L, id, NULL) : try_backfill(L, id, L->nres);
+
+	if (ok && L->nres > 0)
+		L->stats.backfilled++;
+	return ok;
+}
+
+/* A job refused by its queue's quota: only a reclaim (preemption) can start it now. */
+static gf_err quota_reclaim(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
+{
+	*ok = false;
+	if (!gf_loop_quota_within_nominal(L, &L->jobs[id]))
+		return GF_OK;
+	return preempt_unless_soon(L, id, nahead, NONE, ok);
+}
+
+/*
  * One job in a backfill walk, nahead reservations passed so far (their
  * holders are ahead of it in queue order).  Sets *ok when it started.
  */
@@ -472,28 +530,35 @@ gf_err gf_loop_backfill_step(gf_loop *L, uint32_t id, size_t *nahead, bool *ok)
 		bool replan;
 
 		*ok = try_holder(L, *nahead, &replan);
-		if (!*ok) {
-			(*nahead)++;
-			return GF_OK;
+		if (*ok) {
+			remove_res(L, *nahead);
+			return replan ? gf_loop_drop_reservations(L, *nahead) : GF_OK;
 		}
-		remove_res(L, *nahead);
-		return replan ? gf_loop_drop_reservations(L, *nahead) : GF_OK;
+		if (L->quota_refused) {
+			/* its queue's quota, not room, holds it back: it holds no room either */
+			L->res[*nahead].displaced = true;
+			if ((err = gf_loop_drop_reservations(L, *nahead)))
+				return err;
+			return quota_reclaim(L, id, *nahead, ok);
+		}
+		/* still blocked: the rule is checked again in every cycle */
+		if ((err = preempt_unless_soon(L, id, *nahead, *nahead, ok)) || *ok)
+			return err;
+		(*nahead)++;
+		return GF_OK;
 	}
 	*ok = *nahead == 0 ? gf_loop_try_job(L, id, NULL) : try_backfill(L, id, *nahead);
 	if (*ok) {
 		if (*nahead > 0)
 			L->stats.backfilled++;
 		/* ahead of the later reservations (a higher priority): they give way if it conflicts */
-		if (*nahead < L->nres && !admissible(L, &L->jobs[id], *nahead, L->nres)) {
-			for (size_t r = *nahead; r < L->nres; r++)
-				L->res[r].displaced = true;
-			return gf_loop_drop_reservations(L, *nahead);
-		}
-		return GF_OK;
+		return ahead_of(L, id, *nahead);
 	}
+	if (L->quota_refused)	/* no reservation for room it may not take */
+		return quota_reclaim(L, id, *nahead, ok);
 	/* EASY: one reservation; conservative: MAX_RES, at most PLANS_PER_CYCLE new ones a cycle */
 	if (*nahead >= L->max_res || L->cycle_plans >= PLANS_PER_CYCLE)
-		return gf_loop_try_preempt(L, id, *nahead, ok);
+		return preempt_unless_soon(L, id, *nahead, NONE, ok);
 	/* blocked: it takes the next reservation; those behind it are planned again when reached */
 	if ((err = gf_loop_drop_reservations(L, *nahead)) || (err = plan(L, id)))
 		return err;
@@ -502,16 +567,8 @@ gf_err gf_loop_backfill_step(gf_loop *L, uint32_t id, size_t *nahead, bool *ok)
 		remove_res(L, *nahead);
 		return GF_OK;
 	}
-	/* not soon: evict lower priorities if that makes it fit now */
-	if (L->nres == *nahead || L->res[*nahead].time > L->now + L->cfg.preempt_wait) {
-		if ((err = gf_loop_try_preempt(L, id, *nahead, ok)))
-			return err;
-		if (*ok) {
-			if (L->nres > *nahead)
-				remove_res(L, *nahead);
-			return GF_OK;
-		}
-	}
+	if ((err = preempt_unless_soon(L, id, *nahead, L->nres > *nahead ? *nahead : NONE, ok)) || *ok)
+		return err;
 	if (L->nres > *nahead)
 		(*nahead)++;
 	return GF_OK;

@@ -12,7 +12,12 @@
  * of the preemptor; only then are the victims evicted for real (back to the
  * queue with their arrival sequence, their end events now stale) and the
  * preemptor bound exactly as planned.  Only a strictly higher priority
- * evicts, so two jobs never evict each other back and forth.
+ * evicts, so two jobs never evict each other back and forth.  With quotas
+ * the candidates are the lower priorities of the job's own queue and, when
+ * its queue stays within its nominal quota, the jobs of borrowing queues of
+ * its cohort (reclaim); the quota must admit the job once the victims are
+ * gone, else more borrowers are reclaimed, cheapest first (queue/quota.c).
+ * The preemptor starts after the victims' grace period (config).
  *
  * Cost: O(R log R) to sort the R candidate pods, then per preemptor pod
  * O(candidates) scratch unbind/rebind pairs.  A shape that found no victim
@@ -25,18 +30,25 @@
 
 /* ---- preemption ---- */
 
+/* Milli-GPU seconds a running job has done (0 while it still waits for its victims' grace). */
+static double lost_work(const gf_loop *L, const struct job *v)
+{
+	return (double)gf_loop_max64(L->now - v->start, 0) * (double)v->npods * v->gpu_count * v->gpu_milli;
+}
+
 /* evict: a running job loses its place and goes back to the queue (same arrival sequence). */
 static gf_err evict(gf_loop *L, uint32_t id)
 {
 	struct job *j = &L->jobs[id];
 	gf_err err;
 
-	j->lost += (double)(L->now - j->start) * (double)j->npods * j->gpu_count * j->gpu_milli;
+	j->lost += lost_work(L, j);
 	if ((err = gf_loop_unbind_job(L, id)))
 		return err;
 	j->state = GF_JOB_PENDING;
 	j->start = -1;
 	j->npreempted++;
+	gf_loop_history_estimate(L, j);
 	L->stats.preemptions++;
 	L->plan_dirty = true;	/* the shadows still count it */
 	if (gf_loop_grow(&L->incoming, &L->incoming_cap, L->nincoming + 1, sizeof(*L->incoming)))
@@ -128,6 +140,53 @@ static size_t node_victims(gf_loop *L, const struct victim *c, size_t nc, const 
 	return fits ? used : 0;
 }
 
+/* Victims' or candidates' usage out of (sign -1) or back into (1) their queues. */
+static void charge_all(gf_loop *L, const uint32_t *v, size_t n, int sign)
+{
+	for (size_t k = 0; k < n; k++) {
+		const struct job *x = &L->jobs[v[k]];
+
+		gf_loop_quota_charge(L, x, &L->members[x->member0], x->npods, sign);
+	}
+}
+
+/*
+ * With the victims chosen for room gone, does j's queue admit j on its
+ * planned place (L->tmp_members)?  If not and j reclaims, the cheapest
+ * running jobs of borrowing queues of its cohort are added as victims
+ * (lowest priority, then least work lost) until it does.  Usage is restored
+ * before returning (the real evictions uncharge it).
+ */
+static bool quota_with_victims(gf_loop *L, const struct job *j, bool reclaim, uint32_t *chosen, size_t *nchosen)
+{
+	bool ok;
+
+	if (!gf_loop_has_quotas(L))
+		return true;
+	charge_all(L, chosen, *nchosen, -1);
+	while (!(ok = gf_loop_quota_admits(L, j, L->tmp_members)) && reclaim) {
+		uint32_t best = NONE;
+
+		for (size_t r = 0; r < L->nrunning; r++) {
+			uint32_t id = L->running[r];
+			const struct job *v = &L->jobs[id];
+
+			if (v->queue == j->queue || !gf_loop_quota_may_evict(L, j, v, true) ||
+			    in_list(chosen, *nchosen, id))
+				continue;
+			if (best == NONE || v->priority < L->jobs[best].priority ||
+			    (v->priority == L->jobs[best].priority && lost_work(L, v) < lost_work(L, &L->jobs[best])))
+				best = id;
+		}
+		if (best == NONE)
+			break;
+		gf_loop_quota_charge(L, &L->jobs[best], &L->members[L->jobs[best].member0], L->jobs[best].npods, -1);
+		chosen[(*nchosen)++] = best;
+	}
+	charge_all(L, chosen, *nchosen, 1);
+	return ok;
+}
+
 /*
  * Preemption for job id (reservations [0, nahead) ahead of it): plan on the
  * scratch member by member, each where it fits or else on the node whose
@@ -148,10 +207,12 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 	if (!L->cfg.preemption ||
 	    (s->nopreempt_starts == L->stats.starts && s->nopreempt_freed == L->nfreed))
 		return GF_OK;
+	bool reclaim = gf_loop_quota_within_nominal(L, j);
+
 	for (size_t r = 0; r < L->nrunning; r++) {
 		const struct job *v = &L->jobs[L->running[r]];
 
-		if (v->priority < j->priority)
+		if (gf_loop_quota_may_evict(L, j, v, reclaim))
 			ncand += v->npods;
 	}
 	if (ncand == 0 || gf_loop_grow(&L->tmp_members, &L->tmp_cap, j->npods, sizeof(*L->tmp_members)))
@@ -165,9 +226,9 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 	ncand = 0;
 	for (size_t r = 0; r < L->nrunning; r++) {
 		const struct job *v = &L->jobs[L->running[r]];
-		double lost = (double)(L->now - v->start) * (double)v->npods * v->gpu_count * v->gpu_milli;
+		double lost = lost_work(L, v);
 
-		for (uint32_t m = 0; v->priority < j->priority && m < v->npods; m++)
+		for (uint32_t m = 0; gf_loop_quota_may_evict(L, j, v, reclaim) && m < v->npods; m++)
 			cand[ncand++] = (struct victim){ L->members[v->member0 + m].node, L->running[r],
 							 v->priority, lost };
 	}
@@ -207,18 +268,24 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 		if (!gf_loop_place_pods(L, L->planner, L->scratch, &p, L->mask, L->tmp_members, m, m + 1))
 			goto none_undo;
 	}
-	/* never against a reservation ahead; the planned binds join their shadows */
-	if (!gf_loop_bind_in_shadows(L, &p, L->tmp_members, j->npods, L->now + j->estimate, 0, nahead))
+	if (!quota_with_victims(L, j, reclaim, chosen, &nchosen))
 		goto none_undo;
-	for (size_t k = 0; k < nchosen; k++)
+	/* never against a reservation ahead; the planned binds join their shadows */
+	if (!gf_loop_bind_in_shadows(L, &p, L->tmp_members, j->npods,
+				     L->now + L->cfg.preempt_grace + j->estimate, 0, nahead))
+		goto none_undo;
+	for (size_t k = 0; k < nchosen; k++) {
+		L->stats.reclaims += L->jobs[chosen[k]].queue != j->queue && gf_loop_has_quotas(L);
 		if ((err = evict(L, chosen[k])))
 			goto out;
+	}
 	if (!gf_loop_bind_pods(L->real, &p, L->tmp_members, j->npods)) {
 		err = GF_STATE;	/* the scratch said it fits once the victims are gone */
 		goto out;
 	}
 	memcpy(&L->members[j->member0], L->tmp_members, j->npods * sizeof(*L->tmp_members));
 	gf_loop_assume(L, j, j->npods);
+	L->start_delay = L->cfg.preempt_grace;	/* consumed by the confirm that follows */
 	*ok = true;
 	goto out;
 none_undo:

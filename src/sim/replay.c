@@ -55,8 +55,9 @@ struct gf_replay_config gf_replay_config_default(void)
 	return (struct gf_replay_config){
 		.qp = GF_QP_BACKFILL, .seed = 42, .load = 0.9, .horizon = 12 * 3600,
 		.burst = true, .burst_at = 4 * 3600, .estimate = GF_EST_EXACT, .over = 1.0,
-		.sample_every = 60, .features = gf_features_default(), .preemption = false,
-		.preempt_wait = 600, .trace_order = false,
+		.sample_every = 60, .features = gf_features_default(), .preemption = true,
+		.preempt_wait = 30, .preempt_grace = 30, .history_prior = 3600, .forecast_at = -1,
+		.trace_order = false,
 	};
 }
 
@@ -181,11 +182,12 @@ static int64_t estimate_of(const struct gf_replay_config *cfg, int64_t run, stru
 	return (int64_t)ceil((double)run * (1.0 + (cfg->over - 1.0) * u));
 }
 
-static struct gf_job_spec job_from_pod(const gf_replay *x, size_t i, int64_t arrival, int64_t run)
+static struct gf_job_spec job_from_pod(const gf_replay *x, const struct gf_replay_config *cfg, size_t i,
+				       int64_t arrival, int64_t run)
 {
 	struct gf_job_spec s = {
 		.pod = x->pods[i], .npods = 1, .priority = class_priority[x->cls[i]],
-		.cls = x->cls[i], .arrival = arrival, .duration = run,
+		.cls = x->cls[i], .arrival = arrival, .duration = run, .queue = cfg->class_queue[x->cls[i]],
 	};
 	return s;
 }
@@ -216,7 +218,7 @@ static gf_err add_warm(const gf_replay *x, gf_loop *L, const struct gf_replay_co
 	while (requested < target) {
 		size_t i = draw_by_run(x, rng);
 		int64_t run = (int64_t)ceil((double)x->pods[i].duration * gf_rng_double(rng));
-		struct gf_job_spec s = job_from_pod(x, i, 0, run > 0 ? run : 1);
+		struct gf_job_spec s = job_from_pod(x, cfg, i, 0, run > 0 ? run : 1);
 		uint32_t id;
 		bool placed;
 		gf_err err;
@@ -246,7 +248,7 @@ static gf_err add_arrivals(const gf_replay *x, gf_loop *L, const struct gf_repla
 		if (t >= (double)cfg->horizon)
 			return GF_OK;
 		size_t i = cfg->trace_order ? x->by_time[next++ % x->npods] : (size_t)gf_rng_below(rng, x->npods);
-		struct gf_job_spec s = job_from_pod(x, i, (int64_t)t, x->pods[i].duration);
+		struct gf_job_spec s = job_from_pod(x, cfg, i, (int64_t)t, x->pods[i].duration);
 		uint32_t id;
 		gf_err err;
 
@@ -270,6 +272,7 @@ static gf_err add_burst(const gf_replay *x, gf_loop *L, const struct gf_replay_c
 		struct gf_job_spec s = {
 			.pod = pod, .npods = k < BURST_SINGLES ? 1 : BURST_GANG_PODS,
 			.priority = class_priority[GF_RC_BURST], .cls = GF_RC_BURST,
+			.queue = cfg->class_queue[GF_RC_BURST],
 			.arrival = cfg->burst_at + (int64_t)gf_rng_below(rng, BURST_WINDOW),
 			.duration = BURST_RUN_MIN +
 				    (int64_t)gf_rng_below(rng, BURST_RUN_MAX - BURST_RUN_MIN + 1),
@@ -378,6 +381,60 @@ static gf_err collect(const gf_replay *x, const gf_loop *L, const struct gf_repl
 	return GF_OK;
 }
 
+/* Run to forecast_at, ask every pending job when it will start, run to the end, compare. */
+static gf_err run_with_forecast(gf_loop *L, const struct gf_replay_config *cfg, struct gf_replay_result *out)
+{
+	size_t n;
+	int64_t *fc;
+	gf_err err;
+
+	if (cfg->forecast_at < 0)
+		return gf_loop_run(L);
+	if ((err = gf_loop_run_until(L, cfg->forecast_at)))
+		return err;
+	n = gf_loop_njobs(L);
+	fc = malloc((n ? n : 1) * sizeof(*fc));
+	if (!fc)
+		return GF_NOMEM;
+	bool *pending = calloc(n ? n : 1, sizeof(*pending));
+
+	if (!pending) {
+		free(fc);
+		return GF_NOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct gf_job_info ji;
+
+		gf_loop_job(L, i, &ji);
+		pending[i] = ji.state == GF_JOB_PENDING;
+	}
+	if (!(err = gf_loop_forecast(L, fc)) && !(err = gf_loop_run(L))) {
+		double abs = 0, bias = 0;
+		int64_t k = 0, close = 0;
+
+		for (uint32_t i = 0; i < n; i++) {
+			struct gf_job_info ji;
+
+			gf_loop_job(L, i, &ji);
+			if (!pending[i] || fc[i] < 0 || ji.start < 0)
+				continue;
+			double d = (double)(fc[i] - ji.start);
+
+			abs += d < 0 ? -d : d;
+			bias += d;
+			close += d >= -600 && d <= 600;
+			k++;
+		}
+		out->forecast_jobs = k;
+		out->forecast_mae_s = k ? abs / (double)k : 0;
+		out->forecast_bias_s = k ? bias / (double)k : 0;
+		out->forecast_within_10m_pct = k ? 100.0 * (double)close / (double)k : 0;
+	}
+	free(pending);
+	free(fc);
+	return err;
+}
+
 gf_err gf_replay_run(const gf_replay *x, const struct gf_policy_ops *ops,
 		     const struct gf_replay_config *cfg, struct gf_replay_result *out)
 {
@@ -386,6 +443,8 @@ gf_err gf_replay_run(const gf_replay *x, const struct gf_policy_ops *ops,
 		.policy = cfg->qp, .seed = cfg->seed ^ 0x5bd1e995ULL, .horizon = cfg->horizon,
 		.sample_every = cfg->sample_every,
 		.preemption = cfg->preemption && cfg->qp != GF_QP_KUBE, .preempt_wait = cfg->preempt_wait,
+		.preempt_grace = cfg->preempt_grace, .queues = cfg->queues, .nqueues = cfg->nqueues,
+		.estimate_history = cfg->estimate == GF_EST_HISTORY, .history_prior = cfg->history_prior,
 	};
 	struct gf_policy_env env = {
 		.cat = x->cat, .target = &x->target, .features = cfg->features,
@@ -407,7 +466,7 @@ gf_err gf_replay_run(const gf_replay *x, const struct gf_policy_ops *ops,
 	    (err = add_warm(x, L, cfg, &warm, &est, out)) ||
 	    (err = add_arrivals(x, L, cfg, &arrive, &est, out)) ||
 	    (cfg->burst && (err = add_burst(x, L, cfg, &burst, &est))) ||
-	    (err = gf_loop_run(L)) ||
+	    (err = run_with_forecast(L, cfg, out)) ||
 	    (err = collect(x, L, cfg, out)))
 		goto fail;
 	gf_loop_destroy(L);

@@ -41,7 +41,7 @@ enum gf_replay_class { GF_RC_BURST, GF_RC_LS, GF_RC_BE, GF_RC_NONBURST, GF_RC_AL
 /* "burst", "LS", "BE", "non-burst", "all". */
 const char *gf_replay_class_name(enum gf_replay_class c);
 
-enum gf_estimate { GF_EST_EXACT, GF_EST_OVER };
+enum gf_estimate { GF_EST_EXACT, GF_EST_OVER, GF_EST_HISTORY };
 
 struct gf_replay_config {
 	enum gf_queue_policy qp;
@@ -55,12 +55,20 @@ struct gf_replay_config {
 	int64_t sample_every;	/* timeline period, seconds; 0: none */
 	bool preemption;	/* higher priorities evict lower ones (gf_loop_config) */
 	int64_t preempt_wait;	/* under backfill: only when the reservation is further away */
+	int64_t preempt_grace;	/* victims' termination grace: the preemptor starts this much later */
+	int64_t history_prior;
+	int64_t forecast_at;	/* >= 0: ask every pending job "when will I start?" then (-1: never) */	/* GF_EST_HISTORY: the estimate before any job of the class finished */
 	bool trace_order;	/* arrivals take the trace's pods in creation_time order (cycling), not drawn */
+	/* quotas (gf_loop_config; kube ignores them): a job of class c goes to queue class_queue[c] */
+	const struct gf_queue_quota *queues;
+	size_t nqueues;
+	uint16_t class_queue[GF_RC_COUNT];
 	struct gf_features features;
 };
 
 /* The defaults: backfill, seed 42, load 0.9, 12 h, burst at 4 h, exact estimates, 60 s samples,
- * no preemption (600 s wait when on). */
+ * preemption on (priorities above BE evict BE; backfill: only when the reservation is more than
+ * 30 s away), victims terminate in 30 s (Kubernetes' default grace period). */
 struct gf_replay_config gf_replay_config_default(void);
 
 struct gf_replay_class_stats {
@@ -86,6 +94,11 @@ struct gf_replay_result {
 	int64_t *burst_arrival, *burst_start;	/* owned */
 	uint32_t *burst_npods;			/* owned */
 	size_t nburst;
+	/* the forecast at forecast_at, against what happened (jobs that then started) */
+	int64_t forecast_jobs;		/* pending jobs answered */
+	double forecast_mae_s;		/* mean |forecast - actual start| */
+	double forecast_bias_s;		/* mean (forecast - actual start) */
+	double forecast_within_10m_pct;	/* % answered within 10 minutes */
 };
 
 typedef struct gf_replay gf_replay;

@@ -20,6 +20,12 @@
  * the pod asks ceil(mem * 1000 / M) milli (at least its own milli) of one
  * of those models.  A pod never gets less memory than it asked for.
  *
+ * Admission (cordon, taints, selector, affinity, pod count) is the
+ * engine's (cluster/admit.h): l->rules views each cluster node's objects,
+ * and a decision passes the pod's allowed-node mask to
+ * gf_sched_place_masked(); nothing is bound into the cluster to keep a pod
+ * off a node.
+ *
  * Queue: FIFO of pod slots; an entry is live while the pod is PENDING and
  * flagged queued (stale entries are skipped at pop).  Cost of a decision:
  * the engine's (filter all nodes, score the feasible ones with the cache).
@@ -30,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/admit.h"
 #include "cluster/cluster.h"
 #include "cluster/frag.h"
 #include "core/rng.h"
@@ -315,8 +322,8 @@ struct gf_live {
 	struct gf_policy_env env;
 	gf_sched *sched;
 	int64_t model_mem[GF_MAX_MODELS];
-	size_t nconstrained;	/* present nodes with taints or cordoned */
-	uint32_t *blocked;	/* scratch: cluster indices blocked for one decision */
+	struct gf_node_rules *rules; /* per cluster node: who it admits (views into nodes[]) */
+	uint64_t *allowed;	/* scratch: one decision's allowed-node mask */
 	uint8_t *ext_mark;	/* scratch for the extender, one per cluster node: asked about */
 	uint8_t *ext_code;	/* its enum gf_why */
 	int64_t *ext_score;	/* its score */
@@ -336,6 +343,22 @@ static const char *node_key(const void *arr, uint32_t i)
 static const char *pod_key(const void *arr, uint32_t i)
 {
 	return ((const struct lpod *)arr)[i].p.uid;
+}
+
+/* ---- admission (the engine's rules, cluster/admit.h) ---------------------- */
+
+static struct gf_node_rules node_rules(const struct gf_k8s_node *n)
+{
+	return (struct gf_node_rules){ .labels = n->labels, .labels_len = n->labels_len,
+				       .taints = n->taints, .ntaints = n->ntaints,
+				       .unschedulable = n->unschedulable, .max_pods = n->max_pods };
+}
+
+static struct gf_pod_rules pod_rules(const struct gf_k8s_pod *p)
+{
+	return (struct gf_pod_rules){ .selector = p->selector, .selector_len = p->selector_len,
+				      .tols = p->tols, .ntols = p->ntols,
+				      .terms = p->terms, .nterms = p->nterms };
 }
 
 gf_err gf_live_create(const struct gf_live_opts *o, gf_live **out)
@@ -384,7 +407,8 @@ void gf_live_destroy(gf_live *l)
 	free(l->freelist);
 	free(l->pmap.slot);
 	free(l->queue);
-	free(l->blocked);
+	free(l->rules);
+	free(l->allowed);
 	free(l->ext_mark);
 	free(l->ext_code);
 	free(l->ext_score);
@@ -600,12 +624,6 @@ static gf_err make_sched(gf_live *l)
 	return GF_OK;
 }
 
-/* A taint or a cordon: decisions must check who the node admits. */
-static bool node_constrained(const struct gf_k8s_node *n)
-{
-	return n->ntaints > 0 || n->unschedulable;
-}
-
 static gf_err rebuild(gf_live *l)
 {
 	drop_engine(l);
@@ -618,7 +636,6 @@ static gf_err rebuild(gf_live *l)
 		k += l->nodes[i].present;
 	for (int m = 0; m < GF_MAX_MODELS; m++)
 		l->model_mem[m] = 0;
-	l->nconstrained = 0;
 	for (size_t i = 0; i < l->npods; i++)
 		l->pods[i].counted = false;
 	struct gf_node_spec *specs = malloc((k ? k : 1) * sizeof(*specs));
@@ -640,19 +657,20 @@ static gf_err rebuild(gf_live *l)
 			l->model_mem[nd->model] = nd->n.spec.gpu_mem_mib;
 		nd->cidx = (int32_t)k;
 		l->cnode[k++] = (uint32_t)i;
-		l->nconstrained += node_constrained(&nd->n);
 	}
-	free(l->blocked);
+	free(l->rules);
+	free(l->allowed);
 	free(l->ext_mark);
 	free(l->ext_code);
 	free(l->ext_score);
 	free(l->ext_list);
-	l->blocked = malloc((k ? k : 1) * sizeof(*l->blocked));
+	l->rules = malloc((k ? k : 1) * sizeof(*l->rules));
+	l->allowed = malloc((gf_mask_words(k) ? gf_mask_words(k) : 1) * sizeof(*l->allowed));
 	l->ext_mark = calloc(k ? k : 1, sizeof(*l->ext_mark));
 	l->ext_code = malloc((k ? k : 1) * sizeof(*l->ext_code));
 	l->ext_score = malloc((k ? k : 1) * sizeof(*l->ext_score));
 	l->ext_list = malloc((k ? k : 1) * sizeof(*l->ext_list));
-	if (!l->blocked || !l->ext_mark || !l->ext_code || !l->ext_score || !l->ext_list) {
+	if (!l->rules || !l->allowed || !l->ext_mark || !l->ext_code || !l->ext_score || !l->ext_list) {
 		free(specs);
 		return GF_NOMEM;
 	}
@@ -662,6 +680,8 @@ static gf_err rebuild(gf_live *l)
 	free(specs);
 	if (e)
 		return e;
+	for (size_t i = 0; i < k; i++)
+		l->rules[i] = node_rules(&l->nodes[l->cnode[i]].n);
 	/* the extender's name index: the cluster's nodes by name, in cluster order */
 	const char **cn = malloc((k ? k : 1) * sizeof(*cn));
 	if (!cn)
@@ -729,12 +749,13 @@ void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
 			 * rebuild of the engine, which at 5,000 nodes costs
 			 * milliseconds and every cached score.
 			 */
-			if (!same_admission(&nd->n, n)) {
-				l->nconstrained += (size_t)node_constrained(n);
-				l->nconstrained -= (size_t)node_constrained(&nd->n);
+			bool admission = !same_admission(&nd->n, n);
+			nd->n = *n;
+			if (admission) {
+				if (!l->dirty && nd->cidx >= 0)
+					l->rules[nd->cidx] = node_rules(&nd->n);
 				l->freed = true; /* parked pods get another look */
 			}
-			nd->n = *n;
 			return;
 		}
 	} else {
@@ -957,169 +978,15 @@ static void fill_placed(gf_live *l, struct lpod *lp, size_t ci, struct gf_live_d
 	lp->node = (int32_t)l->cnode[ci];
 }
 
-/* ---- constraints the engine does not model ------------------------------ */
-
-static bool tolerates(const struct gf_k8s_pod *p, const char *key, const char *value, uint8_t effect)
-{
-	for (int i = 0; i < p->ntols; i++) {
-		const struct gf_k8s_toleration *t = &p->tols[i];
-		if (t->effect != GF_EFFECT_ANY && t->effect != effect)
-			continue;
-		if (!t->key[0] && t->exists)
-			return true;
-		if (strcmp(t->key, key))
-			continue;
-		if (t->exists || !strcmp(t->value, value))
-			return true;
-	}
-	return false;
-}
-
-static bool expr_holds(const struct gf_k8s_node *n, const struct gf_k8s_expr *x)
-{
-	const char *v = gf_k8s_node_label(n, x->key);
-	bool in = false;
-	for (const char *c = x->values; *c; c += strlen(c) + 1)
-		in |= v && !strcmp(v, c);
-	switch (x->op) {
-	case GF_OP_IN: return in;
-	case GF_OP_NOT_IN: return !in;
-	case GF_OP_EXISTS: return v != NULL;
-	case GF_OP_DOES_NOT_EXIST: return v == NULL;
-	default: { /* Gt, Lt: integers */
-		char *e1, *e2;
-		if (!v)
-			return false;
-		long long a = strtoll(v, &e1, 10), b = strtoll(x->values, &e2, 10);
-		if (*e1 || *e2 || e1 == v || e2 == x->values)
-			return false;
-		return x->op == GF_OP_GT ? a > b : a < b;
-	}
-	}
-}
-
-/* May pod p go to node n at all (cordon, taints, selector, affinity)?  As kube-scheduler's
- * NodeUnschedulable, TaintToleration and NodeAffinity filters. */
-static enum gf_why admits(const struct gf_k8s_node *n, const struct gf_k8s_pod *p)
-{
-	if (n->unschedulable &&
-	    !tolerates(p, "node.kubernetes.io/unschedulable", "", GF_EFFECT_NO_SCHEDULE))
-		return GF_WHY_UNSCHEDULABLE;
-	for (int i = 0; i < n->ntaints; i++)
-		if (!tolerates(p, n->taints[i].key, n->taints[i].value, n->taints[i].effect))
-			return GF_WHY_TAINT;
-	for (size_t i = 0; i < p->selector_len;) {
-		const char *k = p->selector + i, *v = k + strlen(k) + 1;
-		const char *have = gf_k8s_node_label(n, k);
-		if (!have || strcmp(have, v))
-			return GF_WHY_AFFINITY;
-		i = (size_t)(v + strlen(v) + 1 - p->selector);
-	}
-	if (p->nterms) {
-		bool any = false;
-		for (int t = 0; t < p->nterms && !any; t++) {
-			bool all = p->terms[t].nexprs > 0;
-			for (int x = 0; x < p->terms[t].nexprs && all; x++)
-				all = expr_holds(n, &p->terms[t].e[x]);
-			any = all;
-		}
-		if (!any)
-			return GF_WHY_AFFINITY;
-	}
-	return GF_WHY_FITS;
-}
-
-static bool pod_constrained(const struct gf_k8s_pod *p)
-{
-	return p->selector_len || p->nterms;
-}
-
-/*
- * Make node ci unusable for one decision: bind "blocker" pods that take its
- * free CPU, memory and every GPU's free share, so the engine's filter rejects
- * it; unblock() unbinds them in reverse.  Each changes the node's version, so
- * cached scores of blocked nodes are recomputed (only theirs).  A pod asking
- * no CPU, memory or GPU would still pass: such pods are not GPU pods.
- */
-static void block(gf_live *l, size_t ci)
-{
-	const struct gf_node *nd = gf_cluster_node(l->cluster, ci);
-	struct gf_pod_spec b;
-	memset(&b, 0, sizeof(b));
-	b.cpu_milli = nd->cpu_free;
-	b.mem_mib = nd->mem_free;
-	uint16_t f[GF_MAX_GPUS];
-	int ng = nd->ngpus;
-	memcpy(f, nd->gpu_free, sizeof(f));
-	(void)gf_cluster_bind(l->cluster, ci, &b, NULL);
-	for (int g = 0; g < ng; g++)
-		if (f[g]) {
-			struct gf_pod_spec gb;
-			memset(&gb, 0, sizeof(gb));
-			gb.gpu_count = 1;
-			gb.gpu_milli = f[g];
-			uint8_t idx = (uint8_t)g;
-			(void)gf_cluster_bind(l->cluster, ci, &gb, &idx);
-		}
-}
-
-/* Block every node pod p may not use; returns how many; fills reasons if counts != NULL. */
-static size_t block_all(gf_live *l, const struct gf_k8s_pod *p, size_t *counts)
-{
-	size_t n = 0;
-	bool constrained = l->nconstrained || pod_constrained(p);
-	size_t k = gf_cluster_nnodes(l->cluster);
-	for (size_t ci = 0; ci < k; ci++) {
-		const struct gf_k8s_node *kn = &l->nodes[l->cnode[ci]].n;
-		enum gf_why w = GF_WHY_FITS;
-		if (kn->max_pods && gf_cluster_node(l->cluster, ci)->npods >= (uint64_t)kn->max_pods)
-			w = GF_WHY_PODS;
-		else if (constrained)
-			w = admits(kn, p);
-		if (w == GF_WHY_FITS)
-			continue;
-		if (counts)
-			counts[w]++;
-		l->blocked[n++] = (uint32_t)ci;
-	}
-	return n;
-}
-
-/* Snapshot of a node's free amounts, to undo blockers exactly. */
-struct snap {
-	int64_t cpu, mem;
-	uint16_t g[GF_MAX_GPUS];
-};
-
-static void unblock(gf_live *l, size_t ci, const struct snap *s)
-{
-	const struct gf_node *nd = gf_cluster_node(l->cluster, ci);
-	for (int g = 0; g < nd->ngpus; g++)
-		if (s->g[g]) {
-			struct gf_pod_spec gb;
-			memset(&gb, 0, sizeof(gb));
-			gb.gpu_count = 1;
-			gb.gpu_milli = s->g[g];
-			uint8_t idx = (uint8_t)g;
-			(void)gf_cluster_unbind(l->cluster, ci, &gb, &idx);
-		}
-	struct gf_pod_spec b;
-	memset(&b, 0, sizeof(b));
-	b.cpu_milli = s->cpu;
-	b.mem_mib = s->mem;
-	(void)gf_cluster_unbind(l->cluster, ci, &b, NULL);
-}
-
-/* Why-not summary over every node of the engine. */
+/* Why-not summary over every node of the engine: admission first, then resources. */
 static void why_summary(gf_live *l, const struct gf_k8s_pod *p, const struct gf_pod_spec *eff,
 			char *msg, size_t msglen)
 {
 	size_t counts[GF_WHY_COUNT_] = { 0 };
 	size_t n = l->cluster ? gf_cluster_nnodes(l->cluster) : 0;
+	struct gf_pod_rules pr = pod_rules(p);
 	for (size_t i = 0; i < n; i++) {
-		const struct gf_k8s_node *kn = &l->nodes[l->cnode[i]].n;
-		enum gf_why w = kn->max_pods && gf_cluster_node(l->cluster, i)->npods >= (uint64_t)kn->max_pods
-					? GF_WHY_PODS : admits(kn, p);
+		enum gf_why w = gf_admit_why(l->cluster, l->rules, i, &pr);
 		if (w == GF_WHY_FITS)
 			w = gf_cluster_why_not(l->cluster, &l->cat, i, eff);
 		counts[w]++;
@@ -1141,27 +1008,10 @@ static void decide(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
 		return;
 	}
 	struct gf_placement pl;
-	size_t nb = block_all(l, &lp->p, NULL);
-	struct snap *snaps = NULL;
-	if (nb) {
-		snaps = malloc(nb * sizeof(*snaps));
-		if (!snaps) {
-			d->result = GF_LIVE_UNSCHEDULABLE;
-			snprintf(d->message, sizeof(d->message), "internal error: out of memory");
-			return;
-		}
-		for (size_t i = 0; i < nb; i++) {
-			const struct gf_node *nd = gf_cluster_node(l->cluster, l->blocked[i]);
-			snaps[i].cpu = nd->cpu_free;
-			snaps[i].mem = nd->mem_free;
-			memcpy(snaps[i].g, nd->gpu_free, sizeof(snaps[i].g));
-			block(l, l->blocked[i]);
-		}
-	}
-	enum gf_outcome oc = gf_sched_place(l->sched, &lp->eff, &l->rng, &pl);
-	for (size_t i = nb; i-- > 0;)
-		unblock(l, l->blocked[i], &snaps[i]);
-	free(snaps);
+	struct gf_pod_rules pr = pod_rules(&lp->p);
+	size_t refused = gf_admit_mask(l->cluster, l->rules, &pr, l->allowed, NULL);
+	enum gf_outcome oc = gf_sched_place_masked(l->sched, &lp->eff, &l->rng,
+						   refused ? l->allowed : NULL, &pl);
 	if (oc != GF_PLACED) {
 		d->result = GF_LIVE_UNSCHEDULABLE;
 		why_summary(l, &lp->p, &lp->eff, d->message, sizeof(d->message));

@@ -443,7 +443,7 @@ static void test_constraints(void **st)
 	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
 	assert_string_equal(d.message, "0/3 nodes are available: 1 node(s) were unschedulable, "
 				       "1 node(s) had untolerated taint, 1 node(s) didn't match Pod's node affinity/selector.");
-	/* The blockers were removed again: the state is what the bound pods make it. */
+	/* Nothing was bound to keep pods off nodes: the state is what the bound pods make it. */
 	struct gf_live_stats s;
 	gf_live_stats(l, &s);
 	assert_int_equal(s.gpu_used_milli, 4000);
@@ -478,6 +478,32 @@ static void test_constraints(void **st)
 	assert_true(placed);
 	assert_int_equal(gf_live_epoch(l, &ep2), GF_OK);
 	assert_true(ep1 == ep2);
+	gf_live_destroy(l);
+}
+
+/* A pod asking nothing at all still keeps off the nodes it may not use (the mask, not full-looking nodes). */
+static void test_empty_pod_masked(void **st)
+{
+	(void)st;
+	gf_live *l;
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	struct gf_k8s_node n = rawnode("cordoned", "", "\"unschedulable\":true");
+	gf_live_node_set(l, &n);
+	const char *json = "{\"metadata\":{\"name\":\"empty\",\"namespace\":\"t\",\"uid\":\"empty\"},"
+			   "\"spec\":{\"schedulerName\":\"gpufleet\",\"containers\":[{}]}}";
+	struct gf_k8s_pod p, out;
+	struct gf_live_decision d;
+	char err[256];
+	assert_int_equal(gf_k8s_pod_decode_text(json, strlen(json), &p, err, sizeof(err)), GF_OK);
+	gf_live_pod_set(l, &p);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+	assert_string_equal(d.message, "0/1 nodes are available: 1 node(s) were unschedulable.");
+	n.unschedulable = false;
+	gf_live_node_set(l, &n);
+	assert_int_equal(gf_live_requeue_parked(l), 1);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_int_equal(d.result, GF_LIVE_PLACED);
 	gf_live_destroy(l);
 }
 
@@ -521,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_extender),
 		cmocka_unit_test(test_constraints),
 		cmocka_unit_test(test_pod_count_limit),
+		cmocka_unit_test(test_empty_pod_masked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,6 +41,7 @@
 #include "cluster/frag.h"
 #include "core/rng.h"
 #include "policy/sched.h"
+#include "queue/requeue.h"
 
 /* ---- string -> index map ------------------------------------------------ */
 
@@ -284,8 +285,11 @@ struct lpod {
 	uint32_t gen;
 	struct gf_pod_spec eff;	/* what is bound */
 	uint8_t gpus[GF_MAX_GPUS];
-	uint64_t report_hash;	/* the last FailedScheduling message reported, hashed */
-	double report_at;	/* and when (the caller's clock) */
+	bool hinted;		/* requeued by a logged change: check it before an attempt */
+	bool eff_ok;		/* eff is the request of the last failed attempt */
+	double tried_at;	/* the last attempt (the caller's clock) */
+	struct gf_retry retry;	/* backoff and change log position */
+	struct gf_report report; /* the last FailedScheduling reported */
 	struct gf_k8s_pod p;
 };
 
@@ -333,6 +337,12 @@ struct gf_live {
 	uint64_t resets;	/* make_sched() calls */
 	bool freed;
 	uint64_t conflicts;
+	/* Requeueing (queue/requeue.h). */
+	double now;		/* the caller's clock at the last gf_live_requeue_due() */
+	struct gf_changelog changes; /* nodes changed (cluster indices) */
+	uint64_t scanned;	/* changes.end at the last scan */
+	double next_scan;	/* a backoff or the sweep ends then */
+	uint64_t skipped;	/* attempts skipped: no logged change lets the pod fit */
 };
 
 static const char *node_key(const void *arr, uint32_t i)
@@ -455,6 +465,7 @@ static void enqueue(gf_live *l, struct lpod *lp)
 	l->queue[l->qhead + l->qlen++] = (uint32_t)(lp - l->pods);
 	lp->queued = true;
 	lp->parked = false;
+	lp->hinted = false;
 }
 
 /* Effective request of p: model constraint interned, GPU memory -> milli.
@@ -518,8 +529,10 @@ static void unaccount(gf_live *l, struct lpod *lp)
 {
 	if (lp->counted && l->cluster) {
 		struct lnode *nd = &l->nodes[lp->node];
-		if (nd->cidx >= 0 && gf_cluster_unbind(l->cluster, (size_t)nd->cidx, &lp->eff, lp->gpus) == GF_OK)
+		if (nd->cidx >= 0 && gf_cluster_unbind(l->cluster, (size_t)nd->cidx, &lp->eff, lp->gpus) == GF_OK) {
 			l->freed = true;
+			gf_changelog_add(&l->changes, nd->cidx);
+		}
 	}
 	lp->counted = false;
 }
@@ -694,6 +707,7 @@ static gf_err rebuild(gf_live *l)
 		return e;
 	l->epoch++;
 	l->dirty = false;
+	gf_changelog_add(&l->changes, GF_CHANGE_ALL);
 	/* Assumed pods first: they were decided against the state before. */
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < l->npods; i++) {
@@ -752,8 +766,10 @@ void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
 			bool admission = !same_admission(&nd->n, n);
 			nd->n = *n;
 			if (admission) {
-				if (!l->dirty && nd->cidx >= 0)
+				if (!l->dirty && nd->cidx >= 0) {
 					l->rules[nd->cidx] = node_rules(&nd->n);
+					gf_changelog_add(&l->changes, nd->cidx);
+				}
 				l->freed = true; /* parked pods get another look */
 			}
 			return;
@@ -978,8 +994,9 @@ static void fill_placed(gf_live *l, struct lpod *lp, size_t ci, struct gf_live_d
 	lp->node = (int32_t)l->cnode[ci];
 }
 
-/* Why-not summary over every node of the engine: admission first, then resources. */
-static void why_summary(gf_live *l, const struct gf_k8s_pod *p, const struct gf_pod_spec *eff,
+/* Why-not summary over every node of the engine: admission first, then resources.
+ * Returns the Event aggregation key (the set of reasons). */
+static uint64_t why_summary(gf_live *l, const struct gf_k8s_pod *p, const struct gf_pod_spec *eff,
 			char *msg, size_t msglen)
 {
 	size_t counts[GF_WHY_COUNT_] = { 0 };
@@ -992,18 +1009,28 @@ static void why_summary(gf_live *l, const struct gf_k8s_pod *p, const struct gf_
 		counts[w]++;
 	}
 	gf_why_summary(counts, n, msg, msglen);
+	return gf_report_key(counts);
 }
+
+/* Event aggregation keys beside gf_report_key()'s sets of enum gf_why (low bits). */
+#define REASON_NO_MODEL (1ull << 40)
+#define REASON_NO_NODES (1ull << 41)
+#define REASON_TEXT (1ull << 63)
 
 static void decide(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
 {
 	memset(d, 0, sizeof(*d));
+	lp->eff_ok = false;
 	int r = effective(l, &lp->p, 0, &lp->eff, d->message, sizeof(d->message));
 	if (r) {
 		d->result = r == -1 ? GF_LIVE_INVALID : GF_LIVE_UNSCHEDULABLE;
+		/* invalid: the message is the reason; no GPU model with that memory: one reason */
+		d->reason = r == -1 ? fnv(d->message) | REASON_TEXT : REASON_NO_MODEL;
 		return;
 	}
 	if (!l->cluster || !l->sched) {
 		d->result = GF_LIVE_UNSCHEDULABLE;
+		d->reason = REASON_NO_NODES;
 		snprintf(d->message, sizeof(d->message), "0/0 nodes are available.");
 		return;
 	}
@@ -1014,7 +1041,8 @@ static void decide(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
 						   refused ? l->allowed : NULL, &pl);
 	if (oc != GF_PLACED) {
 		d->result = GF_LIVE_UNSCHEDULABLE;
-		why_summary(l, &lp->p, &lp->eff, d->message, sizeof(d->message));
+		d->reason = why_summary(l, &lp->p, &lp->eff, d->message, sizeof(d->message));
+		lp->eff_ok = true;
 		return;
 	}
 	d->nfeasible = pl.nfeasible;
@@ -1031,6 +1059,16 @@ static void decide(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
 	}
 	lp->eff.spec = 0;
 	fill_placed(l, lp, pl.node, d);
+}
+
+/* Could a logged change since lp's last attempt let it fit (queue/requeue.h)? */
+static bool worth_trying(gf_live *l, struct lpod *lp)
+{
+	if (!l->cluster)
+		return true;
+	struct gf_pod_rules pr = pod_rules(&lp->p);
+	return gf_requeue_worth_trying(&l->changes, &lp->retry, l->cluster, &l->cat, l->rules, &pr,
+				       lp->eff_ok ? &lp->eff : NULL);
 }
 
 bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_decision *d)
@@ -1050,9 +1088,16 @@ bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_de
 			*pod = lp->p;
 			return true;
 		}
+		if (lp->hinted && !worth_trying(l, lp)) {
+			lp->parked = true; /* would fail again: no attempt, no Event, same backoff */
+			l->skipped++;
+			continue;
+		}
 		decide(l, lp, d);
 		*pod = lp->p;
+		lp->tried_at = l->now;
 		if (d->result == GF_LIVE_PLACED) {
+			gf_retry_reset(&lp->retry, l->changes.end);
 			lp->st = P_ASSUMED;
 			size_t ci = (size_t)l->nodes[lp->node].cidx;
 			if (gf_cluster_bind(l->cluster, ci, &lp->eff, lp->gpus) == GF_OK) {
@@ -1066,6 +1111,7 @@ bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_de
 		} else {
 			lp->parked = true;
 			lp->invalid = d->result == GF_LIVE_INVALID;
+			gf_retry_failed(&lp->retry, l->now, l->changes.end);
 		}
 		return true;
 	}
@@ -1082,10 +1128,13 @@ void gf_live_forget(gf_live *l, const char *uid, bool requeue)
 	lp->node = -1;
 	bool ours = !strcmp(lp->p.scheduler, l->name) && !lp->p.deleting;
 	lp->st = ours ? P_PENDING : P_IGNORED;
-	if (ours && requeue)
+	if (ours && requeue) {
 		enqueue(l, lp);
-	else if (ours)
-		lp->parked = true;
+	} else if (ours) {
+		lp->parked = true; /* as a failed attempt: back after its backoff, on a change */
+		lp->tried_at = l->now;
+		gf_retry_failed(&lp->retry, l->now, l->changes.end ? l->changes.end - 1 : 0);
+	}
 }
 
 bool gf_live_take_freed(gf_live *l)
@@ -1108,17 +1157,46 @@ size_t gf_live_requeue_parked(gf_live *l)
 	return n;
 }
 
-bool gf_live_should_report(gf_live *l, const char *uid, const char *msg, double now, double every)
+size_t gf_live_requeue_due(gf_live *l, double now)
+{
+	l->now = now;
+	if (l->changes.end == l->scanned && now < l->next_scan)
+		return 0;
+	l->scanned = l->changes.end;
+	l->next_scan = now + GF_LIVE_SWEEP_S;
+	size_t n = 0;
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		if (!lp->used || lp->st != P_PENDING || !lp->parked || lp->invalid)
+			continue;
+		bool sweep = now - lp->tried_at >= GF_LIVE_SWEEP_S;
+		bool changed = gf_changelog_since(&l->changes, &lp->retry);
+		if (!sweep && !changed) {
+			if (lp->tried_at + GF_LIVE_SWEEP_S < l->next_scan)
+				l->next_scan = lp->tried_at + GF_LIVE_SWEEP_S;
+			continue;
+		}
+		if (!sweep && now < lp->retry.not_before) { /* backing off */
+			if (lp->retry.not_before < l->next_scan)
+				l->next_scan = lp->retry.not_before;
+			continue;
+		}
+		enqueue(l, lp);
+		lp->hinted = !sweep;
+		n++;
+	}
+	return n;
+}
+
+bool gf_live_report_due(gf_live *l, const char *uid, uint64_t reason, double now, double every)
 {
 	struct lpod *lp = pod_by_uid(l, uid);
-	if (!lp)
-		return true;
-	uint64_t h = fnv(msg) | 1;
-	if (h == lp->report_hash && now - lp->report_at < every)
-		return false;
-	lp->report_hash = h;
-	lp->report_at = now;
-	return true;
+	return !lp || gf_report_due(&lp->report, reason ? reason : 1, now, every);
+}
+
+bool gf_live_should_report(gf_live *l, const char *uid, const char *msg, double now, double every)
+{
+	return gf_live_report_due(l, uid, fnv(msg) | REASON_TEXT, now, every);
 }
 
 bool gf_live_pod_get(const gf_live *l, const char *uid, struct gf_k8s_pod *out)
@@ -1348,6 +1426,7 @@ void gf_live_stats(gf_live *l, struct gf_live_stats *s)
 		s->pods_parked += lp->st == P_PENDING && lp->parked;
 	}
 	s->conflicts = l->conflicts;
+	s->requeue_skips = l->skipped;
 	s->rebuilds = l->epoch;
 	s->resets = l->resets;
 	if (!l->cluster)

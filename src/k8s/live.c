@@ -26,8 +26,9 @@
  * gf_sched_place_masked(); nothing is bound into the cluster to keep a pod
  * off a node.
  *
- * Queue: FIFO of pod slots; an entry is live while the pod is PENDING and
- * flagged queued (stale entries are skipped at pop).  Cost of a decision:
+ * Pod states, the pending FIFO (ids: pod slots), backoff and the last
+ * Event are the engine's (queue/podstate.h: struct gf_pod_rec, changed
+ * through its verbs); a pod slot adds the Kubernetes object.  Cost of a decision:
  * the engine's (filter all nodes, score the feasible ones with the cache).
  */
 #include "k8s/live.h"
@@ -41,6 +42,7 @@
 #include "cluster/frag.h"
 #include "core/rng.h"
 #include "policy/sched.h"
+#include "queue/podstate.h"
 #include "queue/requeue.h"
 
 /* ---- string -> index map ------------------------------------------------ */
@@ -266,8 +268,6 @@ static void nindex_find_many(const struct nindex *x, const char *const *names, c
 
 /* ---- state --------------------------------------------------------------- */
 
-enum lstate { P_IGNORED, P_PENDING, P_ASSUMED, P_BOUND };
-
 struct lnode {
 	struct gf_k8s_node n;
 	int model;		/* catalog id or -1 */
@@ -276,20 +276,11 @@ struct lnode {
 	uint32_t gen;
 };
 
+/* A pod: the engine's record (queue/podstate.h; its node is a node slot) and the Kubernetes object. */
 struct lpod {
 	bool used;
-	enum lstate st;
-	bool counted;		/* bound in the engine cluster */
-	bool queued, parked, invalid;
-	int32_t node;		/* node slot (ASSUMED/BOUND); -1 unknown */
 	uint32_t gen;
-	struct gf_pod_spec eff;	/* what is bound */
-	uint8_t gpus[GF_MAX_GPUS];
-	bool hinted;		/* requeued by a logged change: check it before an attempt */
-	bool eff_ok;		/* eff is the request of the last failed attempt */
-	double tried_at;	/* the last attempt (the caller's clock) */
-	struct gf_retry retry;	/* backoff and change log position */
-	struct gf_report report; /* the last FailedScheduling reported */
+	struct gf_pod_rec r;
 	struct gf_k8s_pod p;
 };
 
@@ -309,8 +300,7 @@ struct gf_live {
 	size_t nfree;
 	struct smap pmap;
 
-	uint32_t *queue;
-	size_t qhead, qlen, qcap;
+	struct gf_podq queue;	/* pending pods (ids: pod slots) */
 
 	uint32_t gen[2];	/* sync generations: nodes, pods */
 
@@ -321,8 +311,8 @@ struct gf_live {
 	uint32_t *cnode;	/* cluster index -> node slot */
 	struct gf_target target;
 	bool have_target;
-	size_t target_pods;	/* GPU pods the target was built from */
-	size_t new_gpu_pods;	/* GPU pods seen since */
+	size_t target_pods;	/* pods the target was built from */
+	size_t new_pods;	/* pods seen since */
 	struct gf_policy_env env;
 	gf_sched *sched;
 	int64_t model_mem[GF_MAX_MODELS];
@@ -416,7 +406,7 @@ void gf_live_destroy(gf_live *l)
 	free(l->pods);
 	free(l->freelist);
 	free(l->pmap.slot);
-	free(l->queue);
+	gf_podq_release(&l->queue);
 	free(l->rules);
 	free(l->allowed);
 	free(l->ext_mark);
@@ -444,28 +434,16 @@ static struct lpod *pod_by_uid(const gf_live *l, const char *uid)
 	return f ? &l->pods[l->pmap.slot[j]] : NULL;
 }
 
+/* PENDING and queued (podstate.h); out of memory: parked, the next sweep retries it. */
 static void enqueue(gf_live *l, struct lpod *lp)
 {
-	if (lp->queued)
-		return;
-	if (l->qhead + l->qlen == l->qcap) {
-		if (l->qhead) {
-			memmove(l->queue, l->queue + l->qhead, l->qlen * sizeof(*l->queue));
-			l->qhead = 0;
-		}
-		if (l->qlen == l->qcap) {
-			size_t nc = l->qcap ? l->qcap * 2 : 256;
-			uint32_t *q = realloc(l->queue, nc * sizeof(*q));
-			if (!q)
-				return; /* stays pending; requeue_parked picks it up later */
-			l->queue = q;
-			l->qcap = nc;
-		}
-	}
-	l->queue[l->qhead + l->qlen++] = (uint32_t)(lp - l->pods);
-	lp->queued = true;
-	lp->parked = false;
-	lp->hinted = false;
+	(void)gf_pod_want(&l->queue, &lp->r, (uint32_t)(lp - l->pods));
+}
+
+static struct gf_pod_rec *pod_rec(void *ud, uint32_t id)
+{
+	gf_live *l = ud;
+	return id < l->npods && l->pods[id].used ? &l->pods[id].r : NULL;
 }
 
 /* Effective request of p: model constraint interned, GPU memory -> milli.
@@ -527,51 +505,56 @@ static int effective(gf_live *l, const struct gf_k8s_pod *p, int64_t node_gpu_me
 
 static void unaccount(gf_live *l, struct lpod *lp)
 {
-	if (lp->counted && l->cluster) {
-		struct lnode *nd = &l->nodes[lp->node];
-		if (nd->cidx >= 0 && gf_cluster_unbind(l->cluster, (size_t)nd->cidx, &lp->eff, lp->gpus) == GF_OK) {
+	if (lp->r.counted && l->cluster) {
+		struct lnode *nd = &l->nodes[lp->r.node];
+		if (nd->cidx >= 0 && gf_cluster_unbind(l->cluster, (size_t)nd->cidx, &lp->r.eff, lp->r.gpus) == GF_OK) {
 			l->freed = true;
 			gf_changelog_add(&l->changes, nd->cidx);
 		}
 	}
-	lp->counted = false;
+	lp->r.counted = false;
 }
 
 /* Bind an ASSUMED or BOUND pod into the engine (eff/gpus computed for BOUND). */
 static void account(gf_live *l, struct lpod *lp)
 {
-	lp->counted = false;
-	if (l->dirty || !l->cluster || lp->node < 0)
+	lp->r.counted = false;
+	if (l->dirty || !l->cluster || lp->r.node < 0)
 		return; /* the rebuild does it */
-	struct lnode *nd = &l->nodes[lp->node];
+	struct lnode *nd = &l->nodes[lp->r.node];
 	if (!nd->present || nd->cidx < 0)
 		return;
 	size_t ci = (size_t)nd->cidx;
-	if (lp->st == P_BOUND) {
+	if (lp->r.st == GF_POD_BOUND) {
 		const struct gf_k8s_pod *p = &lp->p;
 		char msg[256];
-		if (effective(l, p, nd->n.spec.gpu_mem_mib, &lp->eff, msg, sizeof(msg)))
-			lp->eff = p->req, lp->eff.gpu_count = 0, lp->eff.gpu_milli = 0;
-		lp->eff.spec = 0; /* the node is given: no model filter when accounting */
+		if (effective(l, p, nd->n.spec.gpu_mem_mib, &lp->r.eff, msg, sizeof(msg)))
+			lp->r.eff = p->req, lp->r.eff.gpu_count = 0, lp->r.eff.gpu_milli = 0;
+		lp->r.eff.spec = 0; /* the node is given: no model filter when accounting */
 		if (p->assigned && !strcmp(p->assigned_node, p->node)) {
-			lp->eff.gpu_count = p->assigned_ngpus;
-			lp->eff.gpu_milli = p->assigned_milli;
-			memcpy(lp->gpus, p->assigned_gpus, sizeof(lp->gpus));
-		} else if (lp->eff.gpu_count) {
+			lp->r.eff.gpu_count = p->assigned_ngpus;
+			lp->r.eff.gpu_milli = p->assigned_milli;
+			memcpy(lp->r.gpus, p->assigned_gpus, sizeof(lp->r.gpus));
+		} else if (lp->r.eff.gpu_count) {
 			const struct gf_node *st = gf_cluster_node(l->cluster, ci);
-			if (gf_gpus_ascending_fit(st, lp->eff.gpu_count, lp->eff.gpu_milli, lp->gpus) <
-			    lp->eff.gpu_count) {
+			if (gf_gpus_ascending_fit(st, lp->r.eff.gpu_count, lp->r.eff.gpu_milli, lp->r.gpus) <
+			    lp->r.eff.gpu_count) {
 				l->conflicts++;
 				return;
 			}
 		}
 	}
-	if (gf_cluster_bind(l->cluster, ci, &lp->eff, lp->gpus) == GF_OK)
-		lp->counted = true;
+	if (gf_cluster_bind(l->cluster, ci, &lp->r.eff, lp->r.gpus) == GF_OK)
+		lp->r.counted = true;
 	else
 		l->conflicts++;
 }
 
+/*
+ * FGD's target workload from every pod seen (bound, assumed, pending; CPU-only
+ * pods too), each by the shape it is or would be placed with: the simulator's
+ * rule (sim/openb.c and sim/replay.c build it from every pod of the trace).
+ */
 static gf_err build_target(gf_live *l)
 {
 	if (l->have_target)
@@ -580,7 +563,7 @@ static gf_err build_target(gf_live *l)
 	size_t n = 0;
 	for (size_t i = 0; i < l->npods; i++) {
 		struct lpod *lp = &l->pods[i];
-		n += lp->used && lp->st != P_IGNORED && lp->p.req.gpu_count > 0;
+		n += lp->used && lp->r.st != GF_POD_IGNORED;
 	}
 	struct gf_pod_spec *v = malloc((n ? n : 1) * sizeof(*v));
 	if (!v)
@@ -588,10 +571,10 @@ static gf_err build_target(gf_live *l)
 	size_t k = 0;
 	for (size_t i = 0; i < l->npods; i++) {
 		struct lpod *lp = &l->pods[i];
-		if (!lp->used || lp->st == P_IGNORED || lp->p.req.gpu_count <= 0)
+		if (!lp->used || lp->r.st == GF_POD_IGNORED)
 			continue;
-		v[k] = (lp->st == P_PENDING) ? lp->p.req : lp->eff;
-		if (lp->st == P_PENDING) {
+		v[k] = (lp->r.st == GF_POD_PENDING) ? lp->p.req : lp->r.eff;
+		if (lp->r.st == GF_POD_PENDING) {
 			char msg[8];
 			struct gf_pod_spec e;
 			if (!effective(l, &lp->p, 0, &e, msg, sizeof(msg)))
@@ -599,7 +582,7 @@ static gf_err build_target(gf_live *l)
 			else
 				continue;
 		}
-		if (v[k].gpu_count > 0 && v[k].gpu_milli > 0)
+		if (v[k].gpu_count == 0 || v[k].gpu_milli > 0)
 			k++;
 	}
 	if (!k) {
@@ -613,7 +596,7 @@ static gf_err build_target(gf_live *l)
 	if (!e) {
 		l->have_target = true;
 		l->target_pods = k;
-		l->new_gpu_pods = 0;
+		l->new_pods = 0;
 	}
 	return e;
 }
@@ -650,7 +633,7 @@ static gf_err rebuild(gf_live *l)
 	for (int m = 0; m < GF_MAX_MODELS; m++)
 		l->model_mem[m] = 0;
 	for (size_t i = 0; i < l->npods; i++)
-		l->pods[i].counted = false;
+		l->pods[i].r.counted = false;
 	struct gf_node_spec *specs = malloc((k ? k : 1) * sizeof(*specs));
 	l->cnode = malloc((k ? k : 1) * sizeof(*l->cnode));
 	if (!specs || !l->cnode) {
@@ -712,7 +695,7 @@ static gf_err rebuild(gf_live *l)
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < l->npods; i++) {
 			struct lpod *lp = &l->pods[i];
-			if (lp->used && lp->st == (pass ? P_BOUND : P_ASSUMED))
+			if (lp->used && lp->r.st == (pass ? GF_POD_BOUND : GF_POD_ASSUMED))
 				account(l, lp);
 		}
 	return make_sched(l);
@@ -802,8 +785,8 @@ void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
 	/* Pods bound to this node before it was known are accounted at the rebuild. */
 	for (size_t i = 0; i < l->npods; i++) {
 		struct lpod *lp = &l->pods[i];
-		if (lp->used && lp->st == P_BOUND && lp->node < 0 && !strcmp(lp->p.node, n->name))
-			lp->node = (int32_t)(nd - l->nodes);
+		if (lp->used && lp->r.st == GF_POD_BOUND && lp->r.node < 0 && !strcmp(lp->p.node, n->name))
+			lp->r.node = (int32_t)(nd - l->nodes);
 	}
 }
 
@@ -824,7 +807,7 @@ static void pod_free(gf_live *l, struct lpod *lp)
 	if (f)
 		l->pmap.slot[j] = TOMB;
 	lp->used = false;
-	lp->queued = false;
+	gf_pod_ignore(&lp->r); /* a queue entry left behind is skipped */
 	uint32_t *fl = realloc(l->freelist, (l->nfree + 1) * sizeof(*fl));
 	if (fl) {
 		l->freelist = fl;
@@ -861,13 +844,12 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 		lp = &l->pods[idx];
 		memset(lp, 0, sizeof(*lp));
 		lp->used = true;
-		lp->node = -1;
-		lp->st = P_IGNORED;
+		gf_pod_init(&lp->r);
 		if (l->pmap.slot[j] == EMPTY)
 			l->pmap.used++;
 		l->pmap.slot[j] = idx;
 		/* The target follows the population: rebuilt when it has doubled. */
-		if (p->req.gpu_count > 0 && ++l->new_gpu_pods >= (l->target_pods > 64 ? l->target_pods : 64))
+		if (++l->new_pods >= (l->target_pods > 64 ? l->target_pods : 64))
 			l->sched_dirty = true;
 	}
 	lp->gen = l->gen[1];
@@ -875,21 +857,20 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 	if (terminal) {
 		unaccount(l, lp);
 		lp->p = *p;
-		lp->st = P_IGNORED;
-		lp->queued = lp->parked = false;
+		gf_pod_ignore(&lp->r);
 		return;
 	}
 	if (p->node[0]) {
 		struct lnode *nd = node_by_name(l, p->node);
 		int32_t ni = nd ? (int32_t)(nd - l->nodes) : -1;
-		if (lp->st == P_ASSUMED && lp->node == ni && ni >= 0 &&
-		    (!p->assigned || (p->assigned_ngpus == lp->eff.gpu_count &&
-				      !memcmp(p->assigned_gpus, lp->gpus, (size_t)lp->eff.gpu_count)))) {
+		if (lp->r.st == GF_POD_ASSUMED && lp->r.node == ni && ni >= 0 &&
+		    (!p->assigned || (p->assigned_ngpus == lp->r.eff.gpu_count &&
+				      !memcmp(p->assigned_gpus, lp->r.gpus, (size_t)lp->r.eff.gpu_count)))) {
 			lp->p = *p; /* the binding we made: confirmed */
-			lp->st = P_BOUND;
+			gf_pod_confirm(&lp->r);
 			return;
 		}
-		if (lp->st == P_BOUND && lp->node == ni && !strcmp(lp->p.node, p->node) &&
+		if (lp->r.st == GF_POD_BOUND && lp->r.node == ni && !strcmp(lp->p.node, p->node) &&
 		    lp->p.assigned == p->assigned && (!p->assigned ||
 		    (lp->p.assigned_ngpus == p->assigned_ngpus && lp->p.assigned_milli == p->assigned_milli &&
 		     !memcmp(lp->p.assigned_gpus, p->assigned_gpus, sizeof(p->assigned_gpus))))) {
@@ -898,18 +879,16 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 		}
 		unaccount(l, lp);
 		lp->p = *p;
-		lp->st = P_BOUND;
-		lp->node = ni;
-		lp->queued = lp->parked = false;
+		gf_pod_bind(&lp->r, ni);
 		account(l, lp);
 		return;
 	}
 	/* Not bound. */
-	if (lp->st == P_ASSUMED) {
+	if (lp->r.st == GF_POD_ASSUMED) {
 		lp->p = *p; /* binding in flight */
 		return;
 	}
-	if (lp->st == P_BOUND)
+	if (lp->r.st == GF_POD_BOUND)
 		unaccount(l, lp);
 	bool ours = !strcmp(p->scheduler, l->name) && !p->deleting;
 	/* Only a change of the request retries a parked pod: our own status
@@ -918,19 +897,10 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 		       strcmp(lp->p.model, p->model) || strcmp(lp->p.invalid, p->invalid) ||
 		       lp->p.milli_given != p->milli_given;
 	lp->p = *p;
-	if (!ours) {
-		lp->st = P_IGNORED;
-		lp->queued = lp->parked = false;
-		return;
-	}
-	if (lp->st != P_PENDING) {
-		lp->st = P_PENDING;
-		lp->invalid = false;
-		enqueue(l, lp);
-	} else if (changed && lp->parked) {
-		lp->invalid = false;
-		enqueue(l, lp); /* the pod changed: try again */
-	}
+	if (!ours)
+		gf_pod_ignore(&lp->r);
+	else if (lp->r.st != GF_POD_PENDING || (changed && lp->r.parked))
+		enqueue(l, lp); /* new to us, or the pod changed: try (again) */
 }
 
 void gf_live_pod_delete(gf_live *l, const char *uid)
@@ -950,7 +920,7 @@ void gf_live_sync_end(gf_live *l, bool pods)
 	uint32_t g = l->gen[pods];
 	if (pods) {
 		for (size_t i = 0; i < l->npods; i++)
-			if (l->pods[i].used && l->pods[i].gen != g && l->pods[i].st != P_ASSUMED)
+			if (l->pods[i].used && l->pods[i].gen != g && l->pods[i].r.st != GF_POD_ASSUMED)
 				pod_free(l, &l->pods[i]);
 	} else {
 		for (size_t i = 0; i < l->nnodes; i++)
@@ -976,9 +946,9 @@ static void fill_placed(gf_live *l, struct lpod *lp, size_t ci, struct gf_live_d
 	struct lnode *nd = &l->nodes[l->cnode[ci]];
 	d->result = GF_LIVE_PLACED;
 	snprintf(d->node, sizeof(d->node), "%s", nd->n.name);
-	d->ngpus = lp->eff.gpu_count;
-	memcpy(d->gpus, lp->gpus, sizeof(d->gpus));
-	d->milli = lp->eff.gpu_milli;
+	d->ngpus = lp->r.eff.gpu_count;
+	memcpy(d->gpus, lp->r.gpus, sizeof(d->gpus));
+	d->milli = lp->r.eff.gpu_milli;
 	d->mem_mib = lp->p.req.gpu_mem_mib;
 	d->uuids[0] = '\0';
 	if (nd->n.nuuids) {
@@ -991,7 +961,7 @@ static void fill_placed(gf_live *l, struct lpod *lp, size_t ci, struct gf_live_d
 			n += (size_t)w;
 		}
 	}
-	lp->node = (int32_t)l->cnode[ci];
+	lp->r.node = (int32_t)l->cnode[ci];
 }
 
 /* Why-not summary over every node of the engine: admission first, then resources.
@@ -1020,8 +990,8 @@ static uint64_t why_summary(gf_live *l, const struct gf_k8s_pod *p, const struct
 static void decide(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
 {
 	memset(d, 0, sizeof(*d));
-	lp->eff_ok = false;
-	int r = effective(l, &lp->p, 0, &lp->eff, d->message, sizeof(d->message));
+	lp->r.eff_ok = false;
+	int r = effective(l, &lp->p, 0, &lp->r.eff, d->message, sizeof(d->message));
 	if (r) {
 		d->result = r == -1 ? GF_LIVE_INVALID : GF_LIVE_UNSCHEDULABLE;
 		/* invalid: the message is the reason; no GPU model with that memory: one reason */
@@ -1037,27 +1007,27 @@ static void decide(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
 	struct gf_placement pl;
 	struct gf_pod_rules pr = pod_rules(&lp->p);
 	size_t refused = gf_admit_mask(l->cluster, l->rules, &pr, l->allowed, NULL);
-	enum gf_outcome oc = gf_sched_place_masked(l->sched, &lp->eff, &l->rng,
+	enum gf_outcome oc = gf_sched_place_masked(l->sched, &lp->r.eff, &l->rng,
 						   refused ? l->allowed : NULL, &pl);
 	if (oc != GF_PLACED) {
 		d->result = GF_LIVE_UNSCHEDULABLE;
-		d->reason = why_summary(l, &lp->p, &lp->eff, d->message, sizeof(d->message));
-		lp->eff_ok = true;
+		d->reason = why_summary(l, &lp->p, &lp->r.eff, d->message, sizeof(d->message));
+		lp->r.eff_ok = true;
 		return;
 	}
 	d->nfeasible = pl.nfeasible;
-	memcpy(lp->gpus, pl.gpus, sizeof(lp->gpus));
+	memcpy(lp->r.gpus, pl.gpus, sizeof(lp->r.gpus));
 	struct lnode *nd = &l->nodes[l->cnode[pl.node]];
-	if (lp->eff.gpu_count >= 2 && has_topology(&nd->n.spec)) {
+	if (lp->r.eff.gpu_count >= 2 && has_topology(&nd->n.spec)) {
 		uint8_t g[GF_MAX_GPUS];
 		enum gf_topo_fit fit;
-		if (gf_topo_pick(gf_cluster_node(l->cluster, pl.node), &nd->n.spec, lp->eff.gpu_count,
-				 lp->eff.gpu_milli, g, &fit) == lp->eff.gpu_count) {
-			memcpy(lp->gpus, g, (size_t)lp->eff.gpu_count);
+		if (gf_topo_pick(gf_cluster_node(l->cluster, pl.node), &nd->n.spec, lp->r.eff.gpu_count,
+				 lp->r.eff.gpu_milli, g, &fit) == lp->r.eff.gpu_count) {
+			memcpy(lp->r.gpus, g, (size_t)lp->r.eff.gpu_count);
 			d->fit = fit;
 		}
 	}
-	lp->eff.spec = 0;
+	lp->r.eff.spec = 0;
 	fill_placed(l, lp, pl.node, d);
 }
 
@@ -1067,74 +1037,58 @@ static bool worth_trying(gf_live *l, struct lpod *lp)
 	if (!l->cluster)
 		return true;
 	struct gf_pod_rules pr = pod_rules(&lp->p);
-	return gf_requeue_worth_trying(&l->changes, &lp->retry, l->cluster, &l->cat, l->rules, &pr,
-				       lp->eff_ok ? &lp->eff : NULL);
+	return gf_requeue_worth_trying(&l->changes, &lp->r.retry, l->cluster, &l->cat, l->rules, &pr,
+				       lp->r.eff_ok ? &lp->r.eff : NULL);
 }
 
 bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_decision *d)
 {
-	while (l->qlen) {
-		struct lpod *lp = &l->pods[l->queue[l->qhead]];
-		l->qhead++;
-		l->qlen--;
-		if (!lp->used || !lp->queued || lp->st != P_PENDING)
-			continue;
-		lp->queued = false;
+	uint32_t id;
+	while (gf_podq_take(&l->queue, pod_rec, l, &id)) {
+		struct lpod *lp = &l->pods[id];
 		if (ensure(l)) {
 			memset(d, 0, sizeof(*d));
 			d->result = GF_LIVE_UNSCHEDULABLE;
 			snprintf(d->message, sizeof(d->message), "internal error: out of memory");
-			lp->parked = true;
+			gf_pod_skip(&lp->r);
 			*pod = lp->p;
 			return true;
 		}
-		if (lp->hinted && !worth_trying(l, lp)) {
-			lp->parked = true; /* would fail again: no attempt, no Event, same backoff */
+		if (lp->r.hinted && !worth_trying(l, lp)) {
+			gf_pod_skip(&lp->r); /* would fail again: no attempt, no Event, same backoff */
 			l->skipped++;
 			continue;
 		}
 		decide(l, lp, d);
 		*pod = lp->p;
-		lp->tried_at = l->now;
-		if (d->result == GF_LIVE_PLACED) {
-			gf_retry_reset(&lp->retry, l->changes.end);
-			lp->st = P_ASSUMED;
-			size_t ci = (size_t)l->nodes[lp->node].cidx;
-			if (gf_cluster_bind(l->cluster, ci, &lp->eff, lp->gpus) == GF_OK) {
-				lp->counted = true;
-			} else { /* cannot happen: the engine chose it */
-				lp->st = P_PENDING;
-				d->result = GF_LIVE_UNSCHEDULABLE;
-				snprintf(d->message, sizeof(d->message), "internal error: bind refused");
-				lp->parked = true;
-			}
-		} else {
-			lp->parked = true;
-			lp->invalid = d->result == GF_LIVE_INVALID;
-			gf_retry_failed(&lp->retry, l->now, l->changes.end);
+		if (d->result != GF_LIVE_PLACED) {
+			gf_pod_failed(&lp->r, d->result == GF_LIVE_INVALID, l->now, l->changes.end);
+			return true;
+		}
+		size_t ci = (size_t)l->nodes[lp->r.node].cidx;
+		if (gf_cluster_bind(l->cluster, ci, &lp->r.eff, lp->r.gpus) == GF_OK) {
+			lp->r.counted = true;
+			gf_pod_assume(&lp->r, lp->r.node, l->now, l->changes.end);
+		} else { /* cannot happen: the engine chose it */
+			d->result = GF_LIVE_UNSCHEDULABLE;
+			snprintf(d->message, sizeof(d->message), "internal error: bind refused");
+			gf_pod_failed(&lp->r, false, l->now, l->changes.end);
 		}
 		return true;
 	}
-	l->qhead = 0;
 	return false;
 }
 
 void gf_live_forget(gf_live *l, const char *uid, bool requeue)
 {
 	struct lpod *lp = pod_by_uid(l, uid);
-	if (!lp || lp->st != P_ASSUMED)
+	if (!lp || lp->r.st != GF_POD_ASSUMED)
 		return;
 	unaccount(l, lp);
-	lp->node = -1;
 	bool ours = !strcmp(lp->p.scheduler, l->name) && !lp->p.deleting;
-	lp->st = ours ? P_PENDING : P_IGNORED;
-	if (ours && requeue) {
-		enqueue(l, lp);
-	} else if (ours) {
-		lp->parked = true; /* as a failed attempt: back after its backoff, on a change */
-		lp->tried_at = l->now;
-		gf_retry_failed(&lp->retry, l->now, l->changes.end ? l->changes.end - 1 : 0);
-	}
+	/* not requeued: back after its backoff, on the change its own release logged */
+	gf_pod_forget(&l->queue, &lp->r, (uint32_t)(lp - l->pods), ours, requeue, l->now,
+		      l->changes.end ? l->changes.end - 1 : 0);
 }
 
 bool gf_live_take_freed(gf_live *l)
@@ -1149,7 +1103,7 @@ size_t gf_live_requeue_parked(gf_live *l)
 	size_t n = 0;
 	for (size_t i = 0; i < l->npods; i++) {
 		struct lpod *lp = &l->pods[i];
-		if (lp->used && lp->st == P_PENDING && lp->parked && !lp->invalid) {
+		if (lp->used && lp->r.st == GF_POD_PENDING && lp->r.parked && !lp->r.invalid) {
 			enqueue(l, lp);
 			n++;
 		}
@@ -1167,22 +1121,13 @@ size_t gf_live_requeue_due(gf_live *l, double now)
 	size_t n = 0;
 	for (size_t i = 0; i < l->npods; i++) {
 		struct lpod *lp = &l->pods[i];
-		if (!lp->used || lp->st != P_PENDING || !lp->parked || lp->invalid)
+		if (!lp->used || lp->r.st != GF_POD_PENDING || !lp->r.parked || lp->r.invalid)
 			continue;
-		bool sweep = now - lp->tried_at >= GF_LIVE_SWEEP_S;
-		bool changed = gf_changelog_since(&l->changes, &lp->retry);
-		if (!sweep && !changed) {
-			if (lp->tried_at + GF_LIVE_SWEEP_S < l->next_scan)
-				l->next_scan = lp->tried_at + GF_LIVE_SWEEP_S;
+		enum gf_pod_due due = gf_pod_due(&lp->r, &l->changes, now, GF_LIVE_SWEEP_S, &l->next_scan);
+		if (due == GF_DUE_NO)
 			continue;
-		}
-		if (!sweep && now < lp->retry.not_before) { /* backing off */
-			if (lp->retry.not_before < l->next_scan)
-				l->next_scan = lp->retry.not_before;
-			continue;
-		}
 		enqueue(l, lp);
-		lp->hinted = !sweep;
+		lp->r.hinted = due == GF_DUE_CHANGE;
 		n++;
 	}
 	return n;
@@ -1191,7 +1136,7 @@ size_t gf_live_requeue_due(gf_live *l, double now)
 bool gf_live_report_due(gf_live *l, const char *uid, uint64_t reason, double now, double every)
 {
 	struct lpod *lp = pod_by_uid(l, uid);
-	return !lp || gf_report_due(&lp->report, reason ? reason : 1, now, every);
+	return !lp || gf_report_due(&lp->r.report, reason ? reason : 1, now, every);
 }
 
 bool gf_live_should_report(gf_live *l, const char *uid, const char *msg, double now, double every)
@@ -1371,7 +1316,7 @@ gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *nod
 		snprintf(d->message, sizeof(d->message), "pod %.60s/%.100s has no uid", p->ns, p->name);
 		return GF_INVAL;
 	}
-	if (lp->st == P_ASSUMED || lp->st == P_BOUND) {
+	if (lp->r.st == GF_POD_ASSUMED || lp->r.st == GF_POD_BOUND) {
 		snprintf(d->message, sizeof(d->message), "pod %.60s/%.100s is already bound or being bound",
 			 p->ns, p->name);
 		return GF_EXISTS;
@@ -1380,11 +1325,11 @@ gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *nod
 		snprintf(d->message, sizeof(d->message), "node %.200s not known to gpufleet", node);
 		return GF_NOENT;
 	}
-	int r = effective(l, &lp->p, 0, &lp->eff, d->message, sizeof(d->message));
+	int r = effective(l, &lp->p, 0, &lp->r.eff, d->message, sizeof(d->message));
 	if (r)
 		return GF_INVAL;
 	size_t ci = (size_t)nd->cidx;
-	enum gf_why w = gf_cluster_why_not(l->cluster, &l->cat, ci, &lp->eff);
+	enum gf_why w = gf_cluster_why_not(l->cluster, &l->cat, ci, &lp->r.eff);
 	if (w != GF_WHY_FITS) {
 		snprintf(d->message, sizeof(d->message), "pod %.60s/%.100s does not fit on %.100s: %s", p->ns,
 			 p->name, node, gf_why_text(w));
@@ -1392,20 +1337,19 @@ gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *nod
 	}
 	const struct gf_node *st = gf_cluster_node(l->cluster, ci);
 	int hint = -1;
-	if (lp->eff.gpu_count == 1 && lp->eff.gpu_milli < GF_MILLI_PER_GPU && l->o.policy->score)
-		(void)gf_sched_score(l->sched, &lp->eff, ci, &hint);
-	if (hint >= 0 && hint < st->ngpus && st->gpu_free[hint] >= lp->eff.gpu_milli)
-		lp->gpus[0] = (uint8_t)hint;
-	else if (lp->eff.gpu_count &&
-		 gf_topo_pick(st, &nd->n.spec, lp->eff.gpu_count, lp->eff.gpu_milli, lp->gpus, &d->fit) <
-			 lp->eff.gpu_count)
+	if (lp->r.eff.gpu_count == 1 && lp->r.eff.gpu_milli < GF_MILLI_PER_GPU && l->o.policy->score)
+		(void)gf_sched_score(l->sched, &lp->r.eff, ci, &hint);
+	if (hint >= 0 && hint < st->ngpus && st->gpu_free[hint] >= lp->r.eff.gpu_milli)
+		lp->r.gpus[0] = (uint8_t)hint;
+	else if (lp->r.eff.gpu_count &&
+		 gf_topo_pick(st, &nd->n.spec, lp->r.eff.gpu_count, lp->r.eff.gpu_milli, lp->r.gpus, &d->fit) <
+			 lp->r.eff.gpu_count)
 		return GF_RANGE;
-	lp->eff.spec = 0;
-	if ((e = gf_cluster_bind(l->cluster, ci, &lp->eff, lp->gpus)))
+	lp->r.eff.spec = 0;
+	if ((e = gf_cluster_bind(l->cluster, ci, &lp->r.eff, lp->r.gpus)))
 		return e;
-	lp->counted = true;
-	lp->st = P_ASSUMED;
-	lp->queued = lp->parked = false;
+	lp->r.counted = true;
+	gf_pod_assume(&lp->r, (int32_t)l->cnode[ci], l->now, l->changes.end);
 	fill_placed(l, lp, ci, d);
 	return GF_OK;
 }
@@ -1420,10 +1364,10 @@ void gf_live_stats(gf_live *l, struct gf_live_stats *s)
 		const struct lpod *lp = &l->pods[i];
 		if (!lp->used)
 			continue;
-		s->pods_bound += lp->st == P_BOUND;
-		s->pods_assumed += lp->st == P_ASSUMED;
-		s->pods_queued += lp->st == P_PENDING && lp->queued;
-		s->pods_parked += lp->st == P_PENDING && lp->parked;
+		s->pods_bound += lp->r.st == GF_POD_BOUND;
+		s->pods_assumed += lp->r.st == GF_POD_ASSUMED;
+		s->pods_queued += lp->r.st == GF_POD_PENDING && lp->r.queued;
+		s->pods_parked += lp->r.st == GF_POD_PENDING && lp->r.parked;
 	}
 	s->conflicts = l->conflicts;
 	s->requeue_skips = l->skipped;

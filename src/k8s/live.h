@@ -20,9 +20,10 @@
  * Nodes joining, leaving or changing rebuild the engine cluster (and the
  * policy state) lazily, before the next decision: O(nodes + bound pods).
  *
- * Target workload (FGD): the shapes of all GPU pods seen (bound, assumed,
- * pending), rebuilt when that population has doubled since the last build
- * or the node set changed; before any GPU pod is seen, one whole GPU.
+ * Target workload (FGD): the shapes of all pods seen (bound, assumed,
+ * pending; CPU-only pods too, as the simulator counts every pod of a trace),
+ * rebuilt when that population has doubled since the last build or the
+ * node set changed; before any pod is seen, one whole GPU.
  */
 #ifndef GF_K8S_LIVE_H
 #define GF_K8S_LIVE_H

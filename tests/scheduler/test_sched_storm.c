@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "k8s/live.h"
+#include "queue/podstate.h"
 #include "queue/requeue.h"
 
 static void test_backoff_and_reports(void **st)
@@ -90,6 +91,76 @@ static void test_changelog(void **st)
 	assert_true(gf_requeue_worth_trying(&g, &old, c, &cat, rules, &pr, &gpu));
 	gf_cluster_destroy(c);
 	gf_catalog_release(&cat);
+}
+
+/* The pod state machine's verbs and the FIFO (queue/podstate.h). */
+static struct gf_pod_rec recs[4];
+
+static struct gf_pod_rec *rec_of(void *ud, uint32_t id)
+{
+	(void)ud;
+	return id < 4 ? &recs[id] : NULL;
+}
+
+static void test_podstate_verbs(void **st)
+{
+	(void)st;
+	struct gf_podq q = { 0 };
+	struct gf_changelog *g = calloc(1, sizeof(*g));
+	uint32_t id;
+	assert_non_null(g);
+	assert_true(sizeof(struct gf_pod_rec) < 512); /* the engine's per-pod state (issue 11) */
+	for (uint32_t i = 0; i < 4; i++) {
+		gf_pod_init(&recs[i]);
+		assert_int_equal(recs[i].st, GF_POD_IGNORED);
+		assert_int_equal(gf_pod_want(&q, &recs[i], i), GF_OK);
+	}
+	assert_int_equal(gf_pod_want(&q, &recs[0], 0), GF_OK); /* queued once only */
+	gf_pod_ignore(&recs[1]);				/* leaves by a flag */
+	assert_true(gf_podq_take(&q, rec_of, NULL, &id));
+	assert_int_equal(id, 0);
+	assert_false(recs[0].queued);
+	assert_true(gf_podq_take(&q, rec_of, NULL, &id));
+	assert_int_equal(id, 2);				/* 1 skipped */
+	gf_pod_failed(&recs[0], false, 100.0, g->end);
+	assert_true(recs[0].parked);
+	assert_true(recs[0].retry.not_before == 101.0);
+	gf_pod_assume(&recs[2], 7, 100.0, g->end);
+	assert_int_equal(recs[2].st, GF_POD_ASSUMED);
+	assert_int_equal(recs[2].node, 7);
+	gf_pod_confirm(&recs[2]);
+	assert_int_equal(recs[2].st, GF_POD_BOUND);
+	assert_true(gf_podq_take(&q, rec_of, NULL, &id));
+	assert_int_equal(id, 3);
+	assert_false(gf_podq_take(&q, rec_of, NULL, &id));	/* the duplicate of 0 is stale */
+	/* due: nothing changed -> no (wake at the sweep); a change inside the backoff -> no
+	 * (wake at its end); after it -> change; long untried -> sweep */
+	double wake = 1e9;
+	assert_int_equal(gf_pod_due(&recs[0], g, 100.5, 300, &wake), GF_DUE_NO);
+	assert_true(wake == 400.0);
+	gf_changelog_add(g, 3);
+	assert_int_equal(gf_pod_due(&recs[0], g, 100.5, 300, &wake), GF_DUE_NO);
+	assert_true(wake == 101.0);
+	assert_int_equal(gf_pod_due(&recs[0], g, 101.0, 300, &wake), GF_DUE_CHANGE);
+	assert_int_equal(gf_pod_due(&recs[0], g, 400.0, 300, &wake), GF_DUE_SWEEP);
+	/* forget: requeued at once, or parked as after a failure, or ignored when not ours */
+	gf_pod_assume(&recs[3], 1, 200.0, g->end);
+	gf_pod_forget(&q, &recs[3], 3, true, true, 200.0, g->end);
+	assert_int_equal(recs[3].st, GF_POD_PENDING);
+	assert_true(recs[3].queued);
+	assert_int_equal(recs[3].node, -1);
+	gf_pod_assume(&recs[2], 1, 200.0, g->end);
+	gf_pod_forget(&q, &recs[2], 2, true, false, 200.0, g->end);
+	assert_true(recs[2].parked);
+	assert_int_equal(recs[2].retry.failures, 1);
+	gf_pod_assume(&recs[1], 1, 200.0, g->end);
+	gf_pod_forget(&q, &recs[1], 1, false, true, 200.0, g->end);
+	assert_int_equal(recs[1].st, GF_POD_IGNORED);
+	assert_true(gf_podq_take(&q, rec_of, NULL, &id));
+	assert_int_equal(id, 3);
+	assert_false(gf_podq_take(&q, rec_of, NULL, &id));
+	gf_podq_release(&q);
+	free(g);
 }
 
 /* ---- the storms ------------------------------------------------------------ */
@@ -282,6 +353,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_backoff_and_reports),
 		cmocka_unit_test(test_changelog),
+		cmocka_unit_test(test_podstate_verbs),
 		cmocka_unit_test(test_storm_taints),
 		cmocka_unit_test(test_storm_cordon),
 	};

@@ -332,6 +332,7 @@ struct gf_live {
 	struct gf_changelog changes; /* nodes changed (cluster indices) */
 	uint64_t scanned;	/* changes.end at the last scan */
 	double next_scan;	/* a backoff or the sweep ends then */
+	double last_scan;	/* changes are looked at most every GF_LIVE_SCAN_S */
 	uint64_t skipped;	/* attempts skipped: no logged change lets the pod fit */
 };
 
@@ -1114,9 +1115,10 @@ size_t gf_live_requeue_parked(gf_live *l)
 size_t gf_live_requeue_due(gf_live *l, double now)
 {
 	l->now = now;
-	if (l->changes.end == l->scanned && now < l->next_scan)
+	if (now < l->next_scan && (l->changes.end == l->scanned || now - l->last_scan < GF_LIVE_SCAN_S))
 		return 0;
 	l->scanned = l->changes.end;
+	l->last_scan = now;
 	l->next_scan = now + GF_LIVE_SWEEP_S;
 	size_t n = 0;
 	for (size_t i = 0; i < l->npods; i++) {

@@ -105,10 +105,12 @@ size_t gf_live_requeue_parked(gf_live *l);
  * its backoff (1 s doubling to 10 s) has passed, or when it has not been
  * tried for GF_LIVE_SWEEP_S.  gf_live_schedule_next() then skips, without
  * an attempt, a pod that none of those changed nodes admits and fits.
- * Cheap when nothing changed and nothing is due: call it every loop.
- * Returns how many pods went back.
+ * Cheap when nothing changed and nothing is due: call it every loop; a scan
+ * of the pods (O(pods)) runs when a backoff or sweep is due, and for changes
+ * at most every GF_LIVE_SCAN_S.  Returns how many pods went back.
  */
 #define GF_LIVE_SWEEP_S 300.0	/* kube-scheduler's podMaxInUnschedulablePodsDuration */
+#define GF_LIVE_SCAN_S 0.1
 size_t gf_live_requeue_due(gf_live *l, double now);
 
 /*

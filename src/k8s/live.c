@@ -41,6 +41,7 @@
 #include "cluster/cluster.h"
 #include "cluster/frag.h"
 #include "core/rng.h"
+#include "core/zpack.h"
 #include "policy/sched.h"
 #include "queue/podstate.h"
 #include "queue/requeue.h"
@@ -276,12 +277,20 @@ struct lnode {
 	uint32_t gen;
 };
 
-/* A pod: the engine's record (queue/podstate.h; its node is a node slot) and the Kubernetes object. */
+/*
+ * A pod: the engine's record (queue/podstate.h; its node is a node slot) and
+ * the Kubernetes object, zero-run packed (core/zpack.h: a decoded Pod is
+ * 6.7 KB of mostly empty fixed buffers) and unpacked when needed (pod_of()).
+ */
 struct lpod {
 	bool used;
+	bool ours;		/* schedulerName is ours and not being deleted */
+	bool rules;		/* the pod has a node selector, tolerations or affinity */
 	uint32_t gen;
+	uint32_t plen;		/* packed bytes */
+	uint8_t *packed;
 	struct gf_pod_rec r;
-	struct gf_k8s_pod p;
+	char uid[GF_K8S_UID_MAX];
 };
 
 struct gf_live {
@@ -327,6 +336,7 @@ struct gf_live {
 	uint64_t resets;	/* make_sched() calls */
 	bool freed;
 	uint64_t conflicts;
+	struct gf_k8s_pod scratch; /* one pod unpacked (pod_of()) */
 	/* Requeueing (queue/requeue.h). */
 	double now;		/* the caller's clock at the last gf_live_requeue_due() */
 	struct gf_changelog changes; /* nodes changed (cluster indices) */
@@ -343,7 +353,7 @@ static const char *node_key(const void *arr, uint32_t i)
 
 static const char *pod_key(const void *arr, uint32_t i)
 {
-	return ((const struct lpod *)arr)[i].p.uid;
+	return ((const struct lpod *)arr)[i].uid;
 }
 
 /* ---- admission (the engine's rules, cluster/admit.h) ---------------------- */
@@ -404,6 +414,8 @@ void gf_live_destroy(gf_live *l)
 	free(l->cnode);
 	free(l->nodes);
 	free(l->nmap.slot);
+	for (size_t i = 0; i < l->npods; i++)
+		free(l->pods[i].packed);
 	free(l->pods);
 	free(l->freelist);
 	free(l->pmap.slot);
@@ -433,6 +445,35 @@ static struct lpod *pod_by_uid(const gf_live *l, const char *uid)
 	bool f;
 	size_t j = smap_find(&l->pmap, l->pods, pod_key, uid, &f);
 	return f ? &l->pods[l->pmap.slot[j]] : NULL;
+}
+
+/* lp's Kubernetes object, unpacked into l->scratch: valid until the next pod_of(). */
+static const struct gf_k8s_pod *pod_of(gf_live *l, const struct lpod *lp)
+{
+	if (!lp->packed || gf_zunpack(lp->packed, lp->plen, &l->scratch, sizeof(l->scratch)))
+		memset(&l->scratch, 0, sizeof(l->scratch)); /* never packed */
+	return &l->scratch;
+}
+
+/* lp's Kubernetes object into *out. */
+static void pod_copy(const struct lpod *lp, struct gf_k8s_pod *out)
+{
+	if (!lp->packed || gf_zunpack(lp->packed, lp->plen, out, sizeof(*out)))
+		memset(out, 0, sizeof(*out));
+}
+
+/* Keep p as lp's object (packed).  Out of memory: the old object stays. */
+static void pod_store(gf_live *l, struct lpod *lp, const struct gf_k8s_pod *p)
+{
+	uint8_t *b;
+	size_t n;
+	if (gf_zpack(p, sizeof(*p), &b, &n))
+		return;
+	free(lp->packed);
+	lp->packed = b;
+	lp->plen = (uint32_t)n;
+	lp->ours = !strcmp(p->scheduler, l->name) && !p->deleting;
+	lp->rules = p->selector_len || p->ntols || p->nterms;
 }
 
 /* PENDING and queued (podstate.h); out of memory: parked, the next sweep retries it. */
@@ -527,7 +568,7 @@ static void account(gf_live *l, struct lpod *lp)
 		return;
 	size_t ci = (size_t)nd->cidx;
 	if (lp->r.st == GF_POD_BOUND) {
-		const struct gf_k8s_pod *p = &lp->p;
+		const struct gf_k8s_pod *p = pod_of(l, lp);
 		char msg[256];
 		if (effective(l, p, nd->n.spec.gpu_mem_mib, &lp->r.eff, msg, sizeof(msg)))
 			lp->r.eff = p->req, lp->r.eff.gpu_count = 0, lp->r.eff.gpu_milli = 0;
@@ -574,11 +615,11 @@ static gf_err build_target(gf_live *l)
 		struct lpod *lp = &l->pods[i];
 		if (!lp->used || lp->r.st == GF_POD_IGNORED)
 			continue;
-		v[k] = (lp->r.st == GF_POD_PENDING) ? lp->p.req : lp->r.eff;
+		v[k] = lp->r.eff;
 		if (lp->r.st == GF_POD_PENDING) {
 			char msg[8];
 			struct gf_pod_spec e;
-			if (!effective(l, &lp->p, 0, &e, msg, sizeof(msg)))
+			if (!effective(l, pod_of(l, lp), 0, &e, msg, sizeof(msg)))
 				v[k] = e;
 			else
 				continue;
@@ -786,7 +827,7 @@ void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
 	/* Pods bound to this node before it was known are accounted at the rebuild. */
 	for (size_t i = 0; i < l->npods; i++) {
 		struct lpod *lp = &l->pods[i];
-		if (lp->used && lp->r.st == GF_POD_BOUND && lp->r.node < 0 && !strcmp(lp->p.node, n->name))
+		if (lp->used && lp->r.st == GF_POD_BOUND && lp->r.node < 0 && !strcmp(pod_of(l, lp)->node, n->name))
 			lp->r.node = (int32_t)(nd - l->nodes);
 	}
 }
@@ -804,10 +845,12 @@ static void pod_free(gf_live *l, struct lpod *lp)
 {
 	unaccount(l, lp);
 	bool f;
-	size_t j = smap_find(&l->pmap, l->pods, pod_key, lp->p.uid, &f);
+	size_t j = smap_find(&l->pmap, l->pods, pod_key, lp->uid, &f);
 	if (f)
 		l->pmap.slot[j] = TOMB;
 	lp->used = false;
+	free(lp->packed);
+	lp->packed = NULL;
 	gf_pod_ignore(&lp->r); /* a queue entry left behind is skipped */
 	uint32_t *fl = realloc(l->freelist, (l->nfree + 1) * sizeof(*fl));
 	if (fl) {
@@ -845,6 +888,7 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 		lp = &l->pods[idx];
 		memset(lp, 0, sizeof(*lp));
 		lp->used = true;
+		snprintf(lp->uid, sizeof(lp->uid), "%s", p->uid);
 		gf_pod_init(&lp->r);
 		if (l->pmap.slot[j] == EMPTY)
 			l->pmap.used++;
@@ -857,7 +901,7 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 	bool terminal = p->phase == GF_PHASE_SUCCEEDED || p->phase == GF_PHASE_FAILED;
 	if (terminal) {
 		unaccount(l, lp);
-		lp->p = *p;
+		pod_store(l, lp, p);
 		gf_pod_ignore(&lp->r);
 		return;
 	}
@@ -867,26 +911,27 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 		if (lp->r.st == GF_POD_ASSUMED && lp->r.node == ni && ni >= 0 &&
 		    (!p->assigned || (p->assigned_ngpus == lp->r.eff.gpu_count &&
 				      !memcmp(p->assigned_gpus, lp->r.gpus, (size_t)lp->r.eff.gpu_count)))) {
-			lp->p = *p; /* the binding we made: confirmed */
+			pod_store(l, lp, p); /* the binding we made: confirmed */
 			gf_pod_confirm(&lp->r);
 			return;
 		}
-		if (lp->r.st == GF_POD_BOUND && lp->r.node == ni && !strcmp(lp->p.node, p->node) &&
-		    lp->p.assigned == p->assigned && (!p->assigned ||
-		    (lp->p.assigned_ngpus == p->assigned_ngpus && lp->p.assigned_milli == p->assigned_milli &&
-		     !memcmp(lp->p.assigned_gpus, p->assigned_gpus, sizeof(p->assigned_gpus))))) {
-			lp->p = *p;
+		const struct gf_k8s_pod *old = pod_of(l, lp);
+		if (lp->r.st == GF_POD_BOUND && lp->r.node == ni && !strcmp(old->node, p->node) &&
+		    old->assigned == p->assigned && (!p->assigned ||
+		    (old->assigned_ngpus == p->assigned_ngpus && old->assigned_milli == p->assigned_milli &&
+		     !memcmp(old->assigned_gpus, p->assigned_gpus, sizeof(p->assigned_gpus))))) {
+			pod_store(l, lp, p);
 			return;
 		}
 		unaccount(l, lp);
-		lp->p = *p;
+		pod_store(l, lp, p);
 		gf_pod_bind(&lp->r, ni);
 		account(l, lp);
 		return;
 	}
 	/* Not bound. */
 	if (lp->r.st == GF_POD_ASSUMED) {
-		lp->p = *p; /* binding in flight */
+		pod_store(l, lp, p); /* binding in flight */
 		return;
 	}
 	if (lp->r.st == GF_POD_BOUND)
@@ -894,10 +939,11 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 	bool ours = !strcmp(p->scheduler, l->name) && !p->deleting;
 	/* Only a change of the request retries a parked pod: our own status
 	 * updates (the PodScheduled condition) must not. */
-	bool changed = memcmp(&lp->p.req, &p->req, sizeof(p->req)) != 0 ||
-		       strcmp(lp->p.model, p->model) || strcmp(lp->p.invalid, p->invalid) ||
-		       lp->p.milli_given != p->milli_given;
-	lp->p = *p;
+	const struct gf_k8s_pod *old = pod_of(l, lp);
+	bool changed = memcmp(&old->req, &p->req, sizeof(p->req)) != 0 ||
+		       strcmp(old->model, p->model) || strcmp(old->invalid, p->invalid) ||
+		       old->milli_given != p->milli_given;
+	pod_store(l, lp, p);
 	if (!ours)
 		gf_pod_ignore(&lp->r);
 	else if (lp->r.st != GF_POD_PENDING || (changed && lp->r.parked))
@@ -950,7 +996,7 @@ static void fill_placed(gf_live *l, struct lpod *lp, size_t ci, struct gf_live_d
 	d->ngpus = lp->r.eff.gpu_count;
 	memcpy(d->gpus, lp->r.gpus, sizeof(d->gpus));
 	d->milli = lp->r.eff.gpu_milli;
-	d->mem_mib = lp->p.req.gpu_mem_mib;
+	d->mem_mib = pod_of(l, lp)->req.gpu_mem_mib;
 	d->uuids[0] = '\0';
 	if (nd->n.nuuids) {
 		size_t n = 0;
@@ -992,7 +1038,8 @@ static void decide(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
 {
 	memset(d, 0, sizeof(*d));
 	lp->r.eff_ok = false;
-	int r = effective(l, &lp->p, 0, &lp->r.eff, d->message, sizeof(d->message));
+	const struct gf_k8s_pod *p = pod_of(l, lp);
+	int r = effective(l, p, 0, &lp->r.eff, d->message, sizeof(d->message));
 	if (r) {
 		d->result = r == -1 ? GF_LIVE_INVALID : GF_LIVE_UNSCHEDULABLE;
 		/* invalid: the message is the reason; no GPU model with that memory: one reason */
@@ -1006,13 +1053,13 @@ static void decide(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
 		return;
 	}
 	struct gf_placement pl;
-	struct gf_pod_rules pr = pod_rules(&lp->p);
+	struct gf_pod_rules pr = pod_rules(p);
 	size_t refused = gf_admit_mask(l->cluster, l->rules, &pr, l->allowed, NULL);
 	enum gf_outcome oc = gf_sched_place_masked(l->sched, &lp->r.eff, &l->rng,
 						   refused ? l->allowed : NULL, &pl);
 	if (oc != GF_PLACED) {
 		d->result = GF_LIVE_UNSCHEDULABLE;
-		d->reason = why_summary(l, &lp->p, &lp->r.eff, d->message, sizeof(d->message));
+		d->reason = why_summary(l, p, &lp->r.eff, d->message, sizeof(d->message));
 		lp->r.eff_ok = true;
 		return;
 	}
@@ -1037,7 +1084,7 @@ static bool worth_trying(gf_live *l, struct lpod *lp)
 {
 	if (!l->cluster)
 		return true;
-	struct gf_pod_rules pr = pod_rules(&lp->p);
+	struct gf_pod_rules pr = lp->rules ? pod_rules(pod_of(l, lp)) : (struct gf_pod_rules){ 0 };
 	return gf_requeue_worth_trying(&l->changes, &lp->r.retry, l->cluster, &l->cat, l->rules, &pr,
 				       lp->r.eff_ok ? &lp->r.eff : NULL);
 }
@@ -1052,7 +1099,7 @@ bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_de
 			d->result = GF_LIVE_UNSCHEDULABLE;
 			snprintf(d->message, sizeof(d->message), "internal error: out of memory");
 			gf_pod_skip(&lp->r);
-			*pod = lp->p;
+			pod_copy(lp, pod);
 			return true;
 		}
 		if (lp->r.hinted && !worth_trying(l, lp)) {
@@ -1061,7 +1108,7 @@ bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_de
 			continue;
 		}
 		decide(l, lp, d);
-		*pod = lp->p;
+		pod_copy(lp, pod);
 		if (d->result != GF_LIVE_PLACED) {
 			gf_pod_failed(&lp->r, d->result == GF_LIVE_INVALID, l->now, l->changes.end);
 			return true;
@@ -1086,7 +1133,7 @@ void gf_live_forget(gf_live *l, const char *uid, bool requeue)
 	if (!lp || lp->r.st != GF_POD_ASSUMED)
 		return;
 	unaccount(l, lp);
-	bool ours = !strcmp(lp->p.scheduler, l->name) && !lp->p.deleting;
+	bool ours = lp->ours;
 	/* not requeued: back after its backoff, on the change its own release logged */
 	gf_pod_forget(&l->queue, &lp->r, (uint32_t)(lp - l->pods), ours, requeue, l->now,
 		      l->changes.end ? l->changes.end - 1 : 0);
@@ -1151,7 +1198,7 @@ bool gf_live_pod_get(const gf_live *l, const char *uid, struct gf_k8s_pod *out)
 	struct lpod *lp = pod_by_uid(l, uid);
 	if (!lp)
 		return false;
-	*out = lp->p;
+	pod_copy(lp, out);
 	return true;
 }
 
@@ -1327,7 +1374,7 @@ gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *nod
 		snprintf(d->message, sizeof(d->message), "node %.200s not known to gpufleet", node);
 		return GF_NOENT;
 	}
-	int r = effective(l, &lp->p, 0, &lp->r.eff, d->message, sizeof(d->message));
+	int r = effective(l, pod_of(l, lp), 0, &lp->r.eff, d->message, sizeof(d->message));
 	if (r)
 		return GF_INVAL;
 	size_t ci = (size_t)nd->cidx;
@@ -1370,6 +1417,8 @@ void gf_live_stats(gf_live *l, struct gf_live_stats *s)
 		s->pods_assumed += lp->r.st == GF_POD_ASSUMED;
 		s->pods_queued += lp->r.st == GF_POD_PENDING && lp->r.queued;
 		s->pods_parked += lp->r.st == GF_POD_PENDING && lp->r.parked;
+		s->pod_bytes += sizeof(*lp) + lp->plen;
+		s->pod_records++;
 	}
 	s->conflicts = l->conflicts;
 	s->requeue_skips = l->skipped;

@@ -198,6 +198,8 @@ struct gf_live_stats {
 	uint64_t rebuilds;		/* engine rebuilt: nodes came, went or changed resources */
 	uint64_t resets;		/* placement state (score cache) started afresh: rebuilds, new target */
 	uint64_t requeue_skips;		/* requeued pods not tried: no changed node lets them fit */
+	size_t pod_records;		/* pods held (any state) */
+	size_t pod_bytes;		/* their memory: slots (engine record, uid) and packed objects */
 };
 
 void gf_live_stats(gf_live *l, struct gf_live_stats *s);

@@ -272,6 +272,12 @@ static struct run storm_taints(bool old)
 		gf_live_pod_set(l, &p);
 	}
 	struct run r = play(l, ch, NODES, 120.0, 0.002, old);
+	struct gf_live_stats s;
+	gf_live_stats(l, &s);
+	assert_int_equal(s.pod_records, PODS);
+	print_message("memory: %zu bytes per pod in live.c (its slot, holding the engine's %zu-byte record, "
+		      "and the packed Pod)\n", s.pod_bytes / s.pod_records, sizeof(struct gf_pod_rec));
+	assert_true(s.pod_bytes / s.pod_records < 1024); /* was 6,912 (a whole decoded Pod per slot) */
 	char why[256];
 	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
 	gf_live_destroy(l);

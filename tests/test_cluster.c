@@ -1,10 +1,11 @@
-/* tests/test_cluster.c - cluster/: catalog, filter, bind/unbind, invariants. */
+/* tests/test_cluster.c - cluster/: catalog, filter, bind/unbind, invariants, admission. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "cluster/admit.h"
 #include "cluster/cluster.h"
 #include "testutil.h"
 
@@ -109,12 +110,105 @@ static void test_create_rejects_bad_nodes(void **state)
 	assert_int_equal(gf_cluster_create(&s, 0, &c), GF_INVAL);
 }
 
+/* Admission, one rule at a time: cordon, taints and tolerations, selector, affinity. */
+static void test_admission_rules(void **state)
+{
+	static const char labels[] = "zone\0a\0gen\0" "5\0";
+	struct gf_taint taint = { "gpu", "yes", GF_EFFECT_NO_SCHEDULE };
+	struct gf_node_rules n = { labels, sizeof(labels) - 1, NULL, 0, false, 0 };
+	struct gf_pod_rules p = { 0 };
+
+	(void)state;
+	assert_string_equal(gf_labels_get(labels, sizeof(labels) - 1, "gen"), "5");
+	assert_null(gf_labels_get(labels, sizeof(labels) - 1, "a"));	/* a value, not a key */
+	assert_int_equal(gf_admits(&n, &p), GF_WHY_FITS);
+	n.unschedulable = true;
+	assert_int_equal(gf_admits(&n, &p), GF_WHY_UNSCHEDULABLE);
+	struct gf_toleration cordon = { "node.kubernetes.io/unschedulable", "", GF_EFFECT_ANY, true };
+	p.tols = &cordon;
+	p.ntols = 1;
+	assert_int_equal(gf_admits(&n, &p), GF_WHY_FITS);
+	n.unschedulable = false;
+	n.taints = &taint;
+	n.ntaints = 1;
+	assert_int_equal(gf_admits(&n, &p), GF_WHY_TAINT);
+	struct gf_toleration tols[2] = { { "gpu", "no", GF_EFFECT_ANY, false },
+					 { "gpu", "yes", GF_EFFECT_NO_EXECUTE, false } };
+	p.tols = tols;
+	p.ntols = 2;	/* wrong value, wrong effect */
+	assert_int_equal(gf_admits(&n, &p), GF_WHY_TAINT);
+	tols[1].effect = GF_EFFECT_NO_SCHEDULE;
+	assert_int_equal(gf_admits(&n, &p), GF_WHY_FITS);
+	struct gf_toleration all = { "", "", GF_EFFECT_ANY, true };
+	p.tols = &all;
+	p.ntols = 1;
+	assert_int_equal(gf_admits(&n, &p), GF_WHY_FITS);
+	static const char sel_ok[] = "zone\0a\0", sel_bad[] = "zone\0b\0";
+	p.selector = sel_ok;
+	p.selector_len = sizeof(sel_ok) - 1;
+	assert_int_equal(gf_admits(&n, &p), GF_WHY_FITS);
+	p.selector = sel_bad;
+	assert_int_equal(gf_admits(&n, &p), GF_WHY_AFFINITY);
+	p.selector_len = 0;
+	struct gf_match_term t[2] = { { 1, { { "gen", GF_OP_GT, "7" } } },
+				      { 2, { { "zone", GF_OP_IN, "b\0a\0" }, { "gpu", GF_OP_DOES_NOT_EXIST, "" } } } };
+	p.terms = t;
+	p.nterms = 1;	/* 5 > 7 fails */
+	assert_int_equal(gf_admits(&n, &p), GF_WHY_AFFINITY);
+	p.nterms = 2;	/* any term: the second holds */
+	assert_int_equal(gf_admits(&n, &p), GF_WHY_FITS);
+	t[0].e[0].op = GF_OP_LT;
+	t[1].e[1].op = GF_OP_EXISTS;
+	assert_int_equal(gf_admits(&n, &p), GF_WHY_FITS);	/* 5 < 7 */
+	memcpy(t[0].e[0].values, "x7", 3);	/* not a number: never matches */
+	assert_int_equal(gf_admits(&n, &p), GF_WHY_AFFINITY);
+}
+
+/* The allowed-node mask: bits per node, reasons counted, pod count from the cluster. */
+static void test_admit_mask(void **state)
+{
+	enum { N = 70 };	/* more than one mask word */
+	struct gf_node_spec specs[N];
+	struct gf_node_rules rules[N];
+	struct gf_pod_rules p = { 0 };
+	static const char labels[] = "pool\0gpu\0";
+	gf_cluster *c;
+	uint64_t allowed[2];
+	size_t counts[GF_WHY_COUNT_] = { 0 };
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		specs[i] = tu_node("n", 8000, 16000, 1, -1);
+		rules[i] = (struct gf_node_rules){ labels, i % 2 ? sizeof(labels) - 1 : 0, NULL, 0, i == 65, 0 };
+	}
+	rules[3].max_pods = 1;
+	assert_int_equal(gf_cluster_create(specs, N, &c), GF_OK);
+	struct gf_pod_spec one = { .cpu_milli = 100 };
+	assert_int_equal(gf_cluster_bind(c, 3, &one, NULL), GF_OK);
+	static const char sel[] = "pool\0gpu\0";
+	p.selector = sel;
+	p.selector_len = sizeof(sel) - 1;
+	/* refused: the 35 even nodes (no label), 65 (cordoned), 3 (pods full) */
+	assert_int_equal(gf_admit_mask(c, rules, &p, allowed, counts), 37);
+	assert_int_equal(counts[GF_WHY_AFFINITY], 35);
+	assert_int_equal(counts[GF_WHY_UNSCHEDULABLE], 1);
+	assert_int_equal(counts[GF_WHY_PODS], 1);
+	for (int i = 0; i < N; i++)
+		assert_int_equal((int)((allowed[i / 64] >> (i % 64)) & 1), i % 2 && i != 65 && i != 3);
+	assert_int_equal(allowed[1] >> (N - 64), 0);	/* past the last node: clear */
+	assert_int_equal(gf_cluster_unbind(c, 3, &one, NULL), GF_OK);
+	assert_int_equal(gf_admit_why(c, rules, 3, &p), GF_WHY_FITS);
+	gf_cluster_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_catalog_spec_normalised),
 		cmocka_unit_test(test_filter_and_bind),
 		cmocka_unit_test(test_create_rejects_bad_nodes),
+		cmocka_unit_test(test_admission_rules),
+		cmocka_unit_test(test_admit_mask),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

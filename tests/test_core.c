@@ -9,6 +9,9 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/text.h"
+#include "core/zpack.h"
+
+#include <stdlib.h>
 
 static void test_error_names(void **state)
 {
@@ -79,6 +82,39 @@ static void test_utf8_cut(void **state)
 	assert_int_equal(gf_utf8_bom_len("sn,", 3), 0);
 }
 
+/* Zero-run packing: lossless on mixed, all-zero, no-zero and long-run inputs; bad input refused. */
+static void test_zpack_roundtrip(void **state)
+{
+	enum { N = 150000 };	/* runs longer than the 16-bit lengths */
+	uint8_t *src = calloc(N, 1), *back = malloc(N), *packed;
+	size_t len;
+	struct gf_rng rng;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(back);
+	gf_rng_init(&rng, 7);
+	for (int shape = 0; shape < 4; shape++) {
+		for (size_t i = 0; i < N; i++) {
+			uint8_t v = (uint8_t)(gf_rng_next(&rng) | 1);
+			src[i] = shape == 0 ? 0 : shape == 1 ? v
+				: shape == 2 ? (i % 1000 < 7 || i % 1000 > 990 ? v : 0) /* short and long zero runs */
+				: (i > 70000 && i < 140000 ? v : 0);	/* one literal over 65535 */
+		}
+		assert_int_equal(gf_zpack(src, N, &packed, &len), GF_OK);
+		if (shape == 0 || shape == 2)
+			assert_true(len < N / 10);
+		assert_int_equal(gf_zunpack(packed, len, back, N), GF_OK);
+		assert_memory_equal(src, back, N);
+		assert_int_equal(gf_zunpack(packed, len, back, N - 1), GF_PARSE); /* does not fit */
+		if (len > 4)
+			assert_int_equal(gf_zunpack(packed, len - 1, back, N), GF_PARSE); /* cut short */
+		free(packed);
+	}
+	free(src);
+	free(back);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -86,6 +122,7 @@ int main(void)
 		cmocka_unit_test(test_rng_deterministic),
 		cmocka_unit_test(test_rng_below_uniform),
 		cmocka_unit_test(test_utf8_cut),
+		cmocka_unit_test(test_zpack_roundtrip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

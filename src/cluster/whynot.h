@@ -23,8 +23,8 @@ enum gf_why {
 	GF_WHY_MODEL,		/* the node's GPU model is not allowed */
 	GF_WHY_GPU,		/* whole GPUs: too few fully free GPUs */
 	GF_WHY_GPU_MILLI,	/* GPU share: too few GPUs with that much free */
-	/* Set by adapters (k8s/live.c) for constraints the engine does not
-	 * model; gf_cluster_why_not() never returns them. */
+	/* Admission (cluster/admit.h: gf_admit_why()); gf_cluster_why_not()
+	 * never returns them. */
 	GF_WHY_UNSCHEDULABLE,	/* the node is cordoned */
 	GF_WHY_TAINT,		/* a NoSchedule/NoExecute taint the pod does not tolerate */
 	GF_WHY_AFFINITY,	/* node selector or required node affinity */

@@ -272,14 +272,7 @@ static bool pack_kv(char *buf, size_t cap, size_t *len, const char *k, const cha
 
 const char *gf_k8s_node_label(const struct gf_k8s_node *n, const char *key)
 {
-	for (size_t i = 0; i < n->labels_len;) {
-		const char *k = n->labels + i;
-		const char *v = k + strlen(k) + 1;
-		if (!strcmp(k, key))
-			return v;
-		i = (size_t)(v + strlen(v) + 1 - n->labels);
-	}
-	return NULL;
+	return gf_labels_get(n->labels, n->labels_len, key);
 }
 
 static bool effect_of(const char *s, uint8_t *out)
@@ -334,7 +327,7 @@ static gf_err pod_tolerations(struct dec *d, const cJSON *spec, struct gf_k8s_po
 		}
 		if (p->invalid[0])
 			continue;
-		struct gf_k8s_toleration *tl = &p->tols[p->ntols++];
+		struct gf_toleration *tl = &p->tols[p->ntols++];
 		snprintf(tl->key, sizeof(tl->key), "%s", key);
 		snprintf(tl->value, sizeof(tl->value), "%s", val);
 		tl->effect = ef;
@@ -374,7 +367,7 @@ static void pod_affinity(const cJSON *spec, struct gf_k8s_pod *p)
 				 GF_K8S_MAX_TERMS);
 			return;
 		}
-		struct gf_k8s_term *term = &p->terms[p->nterms++];
+		struct gf_match_term *term = &p->terms[p->nterms++];
 		memset(term, 0, sizeof(*term));
 		int xi = 0;
 		if (!cJSON_IsArray(exprs))
@@ -391,7 +384,7 @@ static void pod_affinity(const cJSON *spec, struct gf_k8s_pod *p)
 					 ti, xi, GF_K8S_MAX_EXPRS, GF_K8S_KEY_MAX);
 				return;
 			}
-			struct gf_k8s_expr *ex = &term->e[term->nexprs++];
+			struct gf_match_expr *ex = &term->e[term->nexprs++];
 			snprintf(ex->key, sizeof(ex->key), "%s", key);
 			ex->op = op;
 			size_t n = 0;
@@ -1022,7 +1015,7 @@ gf_err gf_k8s_node_decode(const cJSON *obj, struct gf_k8s_node *n, char *err, si
 			bool ok = effect_of(obj_str(t, "effect"), &ef);
 			if (ok && (ef == GF_EFFECT_PREFER_NO_SCHEDULE || ef == GF_EFFECT_ANY))
 				continue; /* preferences do not filter */
-			struct gf_k8s_taint *dst = &n->taints[n->ntaints < GF_K8S_MAX_TAINTS ? n->ntaints
+			struct gf_taint *dst = &n->taints[n->ntaints < GF_K8S_MAX_TAINTS ? n->ntaints
 										    : GF_K8S_MAX_TAINTS - 1];
 			if (!ok || n->ntaints == GF_K8S_MAX_TAINTS || strlen(key) >= GF_K8S_KEY_MAX ||
 			    strlen(val) >= GF_K8S_VAL_MAX) {

@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cluster/admit.h"
 #include "cluster/model.h"
 #include "core/error.h"
 
@@ -60,42 +61,14 @@ struct cJSON;
 #define GF_K8S_RV_MAX 32
 #define GF_K8S_UUID_MAX 48
 
-/* Scheduling constraints other than resources (checked by k8s/live.c). */
+/* Scheduling constraints other than resources: the engine's types
+ * (cluster/admit.h), checked by the engine's admission. */
 #define GF_K8S_MAX_TAINTS 8
 #define GF_K8S_MAX_TOLS 8
 #define GF_K8S_MAX_TERMS 2
-#define GF_K8S_MAX_EXPRS 4
-#define GF_K8S_KEY_MAX 128
-#define GF_K8S_VAL_MAX 64
-
-enum gf_k8s_effect { GF_EFFECT_ANY, GF_EFFECT_NO_SCHEDULE, GF_EFFECT_PREFER_NO_SCHEDULE,
-		     GF_EFFECT_NO_EXECUTE };
-
-struct gf_k8s_taint {
-	char key[GF_K8S_KEY_MAX];
-	char value[GF_K8S_VAL_MAX];
-	uint8_t effect;			/* enum gf_k8s_effect (never ANY) */
-};
-
-struct gf_k8s_toleration {
-	char key[GF_K8S_KEY_MAX];	/* "" with exists: every taint */
-	char value[GF_K8S_VAL_MAX];
-	uint8_t effect;			/* ANY: every effect */
-	bool exists;			/* operator Exists (else Equal) */
-};
-
-enum gf_k8s_op { GF_OP_IN, GF_OP_NOT_IN, GF_OP_EXISTS, GF_OP_DOES_NOT_EXIST, GF_OP_GT, GF_OP_LT };
-
-struct gf_k8s_expr {
-	char key[GF_K8S_KEY_MAX];
-	uint8_t op;			/* enum gf_k8s_op */
-	char values[192];		/* packed "v1\0v2\0", ending with an empty string */
-};
-
-struct gf_k8s_term {			/* all expressions must hold */
-	int nexprs;
-	struct gf_k8s_expr e[GF_K8S_MAX_EXPRS];
-};
+#define GF_K8S_MAX_EXPRS GF_MATCH_MAX_EXPRS
+#define GF_K8S_KEY_MAX GF_LABEL_KEY_MAX
+#define GF_K8S_VAL_MAX GF_LABEL_VAL_MAX
 
 enum gf_k8s_phase { GF_PHASE_PENDING, GF_PHASE_RUNNING, GF_PHASE_SUCCEEDED, GF_PHASE_FAILED,
 		    GF_PHASE_UNKNOWN };
@@ -122,9 +95,9 @@ struct gf_k8s_pod {
 	char selector[512];
 	size_t selector_len;
 	int ntols;
-	struct gf_k8s_toleration tols[GF_K8S_MAX_TOLS];
+	struct gf_toleration tols[GF_K8S_MAX_TOLS];
 	int nterms;
-	struct gf_k8s_term terms[GF_K8S_MAX_TERMS];
+	struct gf_match_term terms[GF_K8S_MAX_TERMS];
 	char invalid[256];		/* non-empty: the request makes no sense */
 	/* What the scheduler wrote (GF_ANN_*); assigned is false if absent or malformed. */
 	bool assigned;
@@ -149,7 +122,7 @@ struct gf_k8s_node {
 	size_t labels_len;
 	bool labels_truncated;		/* over 4 KiB of labels: the rest is missing */
 	int ntaints;			/* NoSchedule / NoExecute only, at most GF_K8S_MAX_TAINTS */
-	struct gf_k8s_taint taints[GF_K8S_MAX_TAINTS];
+	struct gf_taint taints[GF_K8S_MAX_TAINTS];
 	bool unschedulable;		/* spec.unschedulable */
 	int64_t max_pods;		/* allocatable pods; 0 = not given (no limit) */
 	int nuuids;			/* from the topology annotation; 0 = unknown */

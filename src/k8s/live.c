@@ -20,8 +20,15 @@
  * the pod asks ceil(mem * 1000 / M) milli (at least its own milli) of one
  * of those models.  A pod never gets less memory than it asked for.
  *
- * Queue: FIFO of pod slots; an entry is live while the pod is PENDING and
- * flagged queued (stale entries are skipped at pop).  Cost of a decision:
+ * Admission (cordon, taints, selector, affinity, pod count) is the
+ * engine's (cluster/admit.h): l->rules views each cluster node's objects,
+ * and a decision passes the pod's allowed-node mask to
+ * gf_sched_place_masked(); nothing is bound into the cluster to keep a pod
+ * off a node.
+ *
+ * Pod states, the pending FIFO (ids: pod slots), backoff and the last
+ * Event are the engine's (queue/podstate.h: struct gf_pod_rec, changed
+ * through its verbs); a pod slot adds the Kubernetes object.  Cost of a decision:
  * the engine's (filter all nodes, score the feasible ones with the cache).
  */
 #include "k8s/live.h"
@@ -30,10 +37,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/admit.h"
 #include "cluster/cluster.h"
 #include "cluster/frag.h"
 #include "core/rng.h"
+#include "core/zpack.h"
 #include "policy/sched.h"
+#include "queue/podstate.h"
+#include "queue/requeue.h"
 
 /* ---- string -> index map ------------------------------------------------ */
 
@@ -258,8 +269,6 @@ static void nindex_find_many(const struct nindex *x, const char *const *names, c
 
 /* ---- state --------------------------------------------------------------- */
 
-enum lstate { P_IGNORED, P_PENDING, P_ASSUMED, P_BOUND };
-
 struct lnode {
 	struct gf_k8s_node n;
 	int model;		/* catalog id or -1 */
@@ -268,18 +277,20 @@ struct lnode {
 	uint32_t gen;
 };
 
+/*
+ * A pod: the engine's record (queue/podstate.h; its node is a node slot) and
+ * the Kubernetes object, zero-run packed (core/zpack.h: a decoded Pod is
+ * 6.7 KB of mostly empty fixed buffers) and unpacked when needed (pod_of()).
+ */
 struct lpod {
 	bool used;
-	enum lstate st;
-	bool counted;		/* bound in the engine cluster */
-	bool queued, parked, invalid;
-	int32_t node;		/* node slot (ASSUMED/BOUND); -1 unknown */
+	bool ours;		/* schedulerName is ours and not being deleted */
+	bool rules;		/* the pod has a node selector, tolerations or affinity */
 	uint32_t gen;
-	struct gf_pod_spec eff;	/* what is bound */
-	uint8_t gpus[GF_MAX_GPUS];
-	uint64_t report_hash;	/* the last FailedScheduling message reported, hashed */
-	double report_at;	/* and when (the caller's clock) */
-	struct gf_k8s_pod p;
+	uint32_t plen;		/* packed bytes */
+	uint8_t *packed;
+	struct gf_pod_rec r;
+	char uid[GF_K8S_UID_MAX];
 };
 
 struct gf_live {
@@ -298,8 +309,7 @@ struct gf_live {
 	size_t nfree;
 	struct smap pmap;
 
-	uint32_t *queue;
-	size_t qhead, qlen, qcap;
+	struct gf_podq queue;	/* pending pods (ids: pod slots) */
 
 	uint32_t gen[2];	/* sync generations: nodes, pods */
 
@@ -310,13 +320,13 @@ struct gf_live {
 	uint32_t *cnode;	/* cluster index -> node slot */
 	struct gf_target target;
 	bool have_target;
-	size_t target_pods;	/* GPU pods the target was built from */
-	size_t new_gpu_pods;	/* GPU pods seen since */
+	size_t target_pods;	/* pods the target was built from */
+	size_t new_pods;	/* pods seen since */
 	struct gf_policy_env env;
 	gf_sched *sched;
 	int64_t model_mem[GF_MAX_MODELS];
-	size_t nconstrained;	/* present nodes with taints or cordoned */
-	uint32_t *blocked;	/* scratch: cluster indices blocked for one decision */
+	struct gf_node_rules *rules; /* per cluster node: who it admits (views into nodes[]) */
+	uint64_t *allowed;	/* scratch: one decision's allowed-node mask */
 	uint8_t *ext_mark;	/* scratch for the extender, one per cluster node: asked about */
 	uint8_t *ext_code;	/* its enum gf_why */
 	int64_t *ext_score;	/* its score */
@@ -326,6 +336,14 @@ struct gf_live {
 	uint64_t resets;	/* make_sched() calls */
 	bool freed;
 	uint64_t conflicts;
+	struct gf_k8s_pod scratch; /* one pod unpacked (pod_of()) */
+	/* Requeueing (queue/requeue.h). */
+	double now;		/* the caller's clock at the last gf_live_requeue_due() */
+	struct gf_changelog changes; /* nodes changed (cluster indices) */
+	uint64_t scanned;	/* changes.end at the last scan */
+	double next_scan;	/* a backoff or the sweep ends then */
+	double last_scan;	/* changes are looked at most every GF_LIVE_SCAN_S */
+	uint64_t skipped;	/* attempts skipped: no logged change lets the pod fit */
 };
 
 static const char *node_key(const void *arr, uint32_t i)
@@ -335,7 +353,23 @@ static const char *node_key(const void *arr, uint32_t i)
 
 static const char *pod_key(const void *arr, uint32_t i)
 {
-	return ((const struct lpod *)arr)[i].p.uid;
+	return ((const struct lpod *)arr)[i].uid;
+}
+
+/* ---- admission (the engine's rules, cluster/admit.h) ---------------------- */
+
+static struct gf_node_rules node_rules(const struct gf_k8s_node *n)
+{
+	return (struct gf_node_rules){ .labels = n->labels, .labels_len = n->labels_len,
+				       .taints = n->taints, .ntaints = n->ntaints,
+				       .unschedulable = n->unschedulable, .max_pods = n->max_pods };
+}
+
+static struct gf_pod_rules pod_rules(const struct gf_k8s_pod *p)
+{
+	return (struct gf_pod_rules){ .selector = p->selector, .selector_len = p->selector_len,
+				      .tols = p->tols, .ntols = p->ntols,
+				      .terms = p->terms, .nterms = p->nterms };
 }
 
 gf_err gf_live_create(const struct gf_live_opts *o, gf_live **out)
@@ -380,11 +414,14 @@ void gf_live_destroy(gf_live *l)
 	free(l->cnode);
 	free(l->nodes);
 	free(l->nmap.slot);
+	for (size_t i = 0; i < l->npods; i++)
+		free(l->pods[i].packed);
 	free(l->pods);
 	free(l->freelist);
 	free(l->pmap.slot);
-	free(l->queue);
-	free(l->blocked);
+	gf_podq_release(&l->queue);
+	free(l->rules);
+	free(l->allowed);
 	free(l->ext_mark);
 	free(l->ext_code);
 	free(l->ext_score);
@@ -410,27 +447,45 @@ static struct lpod *pod_by_uid(const gf_live *l, const char *uid)
 	return f ? &l->pods[l->pmap.slot[j]] : NULL;
 }
 
+/* lp's Kubernetes object, unpacked into l->scratch: valid until the next pod_of(). */
+static const struct gf_k8s_pod *pod_of(gf_live *l, const struct lpod *lp)
+{
+	if (!lp->packed || gf_zunpack(lp->packed, lp->plen, &l->scratch, sizeof(l->scratch)))
+		memset(&l->scratch, 0, sizeof(l->scratch)); /* never packed */
+	return &l->scratch;
+}
+
+/* lp's Kubernetes object into *out. */
+static void pod_copy(const struct lpod *lp, struct gf_k8s_pod *out)
+{
+	if (!lp->packed || gf_zunpack(lp->packed, lp->plen, out, sizeof(*out)))
+		memset(out, 0, sizeof(*out));
+}
+
+/* Keep p as lp's object (packed).  Out of memory: the old object stays. */
+static void pod_store(gf_live *l, struct lpod *lp, const struct gf_k8s_pod *p)
+{
+	uint8_t *b;
+	size_t n;
+	if (gf_zpack(p, sizeof(*p), &b, &n))
+		return;
+	free(lp->packed);
+	lp->packed = b;
+	lp->plen = (uint32_t)n;
+	lp->ours = !strcmp(p->scheduler, l->name) && !p->deleting;
+	lp->rules = p->selector_len || p->ntols || p->nterms;
+}
+
+/* PENDING and queued (podstate.h); out of memory: parked, the next sweep retries it. */
 static void enqueue(gf_live *l, struct lpod *lp)
 {
-	if (lp->queued)
-		return;
-	if (l->qhead + l->qlen == l->qcap) {
-		if (l->qhead) {
-			memmove(l->queue, l->queue + l->qhead, l->qlen * sizeof(*l->queue));
-			l->qhead = 0;
-		}
-		if (l->qlen == l->qcap) {
-			size_t nc = l->qcap ? l->qcap * 2 : 256;
-			uint32_t *q = realloc(l->queue, nc * sizeof(*q));
-			if (!q)
-				return; /* stays pending; requeue_parked picks it up later */
-			l->queue = q;
-			l->qcap = nc;
-		}
-	}
-	l->queue[l->qhead + l->qlen++] = (uint32_t)(lp - l->pods);
-	lp->queued = true;
-	lp->parked = false;
+	(void)gf_pod_want(&l->queue, &lp->r, (uint32_t)(lp - l->pods));
+}
+
+static struct gf_pod_rec *pod_rec(void *ud, uint32_t id)
+{
+	gf_live *l = ud;
+	return id < l->npods && l->pods[id].used ? &l->pods[id].r : NULL;
 }
 
 /* Effective request of p: model constraint interned, GPU memory -> milli.
@@ -492,49 +547,56 @@ static int effective(gf_live *l, const struct gf_k8s_pod *p, int64_t node_gpu_me
 
 static void unaccount(gf_live *l, struct lpod *lp)
 {
-	if (lp->counted && l->cluster) {
-		struct lnode *nd = &l->nodes[lp->node];
-		if (nd->cidx >= 0 && gf_cluster_unbind(l->cluster, (size_t)nd->cidx, &lp->eff, lp->gpus) == GF_OK)
+	if (lp->r.counted && l->cluster) {
+		struct lnode *nd = &l->nodes[lp->r.node];
+		if (nd->cidx >= 0 && gf_cluster_unbind(l->cluster, (size_t)nd->cidx, &lp->r.eff, lp->r.gpus) == GF_OK) {
 			l->freed = true;
+			gf_changelog_add(&l->changes, nd->cidx);
+		}
 	}
-	lp->counted = false;
+	lp->r.counted = false;
 }
 
 /* Bind an ASSUMED or BOUND pod into the engine (eff/gpus computed for BOUND). */
 static void account(gf_live *l, struct lpod *lp)
 {
-	lp->counted = false;
-	if (l->dirty || !l->cluster || lp->node < 0)
+	lp->r.counted = false;
+	if (l->dirty || !l->cluster || lp->r.node < 0)
 		return; /* the rebuild does it */
-	struct lnode *nd = &l->nodes[lp->node];
+	struct lnode *nd = &l->nodes[lp->r.node];
 	if (!nd->present || nd->cidx < 0)
 		return;
 	size_t ci = (size_t)nd->cidx;
-	if (lp->st == P_BOUND) {
-		const struct gf_k8s_pod *p = &lp->p;
+	if (lp->r.st == GF_POD_BOUND) {
+		const struct gf_k8s_pod *p = pod_of(l, lp);
 		char msg[256];
-		if (effective(l, p, nd->n.spec.gpu_mem_mib, &lp->eff, msg, sizeof(msg)))
-			lp->eff = p->req, lp->eff.gpu_count = 0, lp->eff.gpu_milli = 0;
-		lp->eff.spec = 0; /* the node is given: no model filter when accounting */
+		if (effective(l, p, nd->n.spec.gpu_mem_mib, &lp->r.eff, msg, sizeof(msg)))
+			lp->r.eff = p->req, lp->r.eff.gpu_count = 0, lp->r.eff.gpu_milli = 0;
+		lp->r.eff.spec = 0; /* the node is given: no model filter when accounting */
 		if (p->assigned && !strcmp(p->assigned_node, p->node)) {
-			lp->eff.gpu_count = p->assigned_ngpus;
-			lp->eff.gpu_milli = p->assigned_milli;
-			memcpy(lp->gpus, p->assigned_gpus, sizeof(lp->gpus));
-		} else if (lp->eff.gpu_count) {
+			lp->r.eff.gpu_count = p->assigned_ngpus;
+			lp->r.eff.gpu_milli = p->assigned_milli;
+			memcpy(lp->r.gpus, p->assigned_gpus, sizeof(lp->r.gpus));
+		} else if (lp->r.eff.gpu_count) {
 			const struct gf_node *st = gf_cluster_node(l->cluster, ci);
-			if (gf_gpus_ascending_fit(st, lp->eff.gpu_count, lp->eff.gpu_milli, lp->gpus) <
-			    lp->eff.gpu_count) {
+			if (gf_gpus_ascending_fit(st, lp->r.eff.gpu_count, lp->r.eff.gpu_milli, lp->r.gpus) <
+			    lp->r.eff.gpu_count) {
 				l->conflicts++;
 				return;
 			}
 		}
 	}
-	if (gf_cluster_bind(l->cluster, ci, &lp->eff, lp->gpus) == GF_OK)
-		lp->counted = true;
+	if (gf_cluster_bind(l->cluster, ci, &lp->r.eff, lp->r.gpus) == GF_OK)
+		lp->r.counted = true;
 	else
 		l->conflicts++;
 }
 
+/*
+ * FGD's target workload from every pod seen (bound, assumed, pending; CPU-only
+ * pods too), each by the shape it is or would be placed with: the simulator's
+ * rule (sim/openb.c and sim/replay.c build it from every pod of the trace).
+ */
 static gf_err build_target(gf_live *l)
 {
 	if (l->have_target)
@@ -543,7 +605,7 @@ static gf_err build_target(gf_live *l)
 	size_t n = 0;
 	for (size_t i = 0; i < l->npods; i++) {
 		struct lpod *lp = &l->pods[i];
-		n += lp->used && lp->st != P_IGNORED && lp->p.req.gpu_count > 0;
+		n += lp->used && lp->r.st != GF_POD_IGNORED;
 	}
 	struct gf_pod_spec *v = malloc((n ? n : 1) * sizeof(*v));
 	if (!v)
@@ -551,18 +613,18 @@ static gf_err build_target(gf_live *l)
 	size_t k = 0;
 	for (size_t i = 0; i < l->npods; i++) {
 		struct lpod *lp = &l->pods[i];
-		if (!lp->used || lp->st == P_IGNORED || lp->p.req.gpu_count <= 0)
+		if (!lp->used || lp->r.st == GF_POD_IGNORED)
 			continue;
-		v[k] = (lp->st == P_PENDING) ? lp->p.req : lp->eff;
-		if (lp->st == P_PENDING) {
+		v[k] = lp->r.eff;
+		if (lp->r.st == GF_POD_PENDING) {
 			char msg[8];
 			struct gf_pod_spec e;
-			if (!effective(l, &lp->p, 0, &e, msg, sizeof(msg)))
+			if (!effective(l, pod_of(l, lp), 0, &e, msg, sizeof(msg)))
 				v[k] = e;
 			else
 				continue;
 		}
-		if (v[k].gpu_count > 0 && v[k].gpu_milli > 0)
+		if (v[k].gpu_count == 0 || v[k].gpu_milli > 0)
 			k++;
 	}
 	if (!k) {
@@ -576,7 +638,7 @@ static gf_err build_target(gf_live *l)
 	if (!e) {
 		l->have_target = true;
 		l->target_pods = k;
-		l->new_gpu_pods = 0;
+		l->new_pods = 0;
 	}
 	return e;
 }
@@ -600,12 +662,6 @@ static gf_err make_sched(gf_live *l)
 	return GF_OK;
 }
 
-/* A taint or a cordon: decisions must check who the node admits. */
-static bool node_constrained(const struct gf_k8s_node *n)
-{
-	return n->ntaints > 0 || n->unschedulable;
-}
-
 static gf_err rebuild(gf_live *l)
 {
 	drop_engine(l);
@@ -618,9 +674,8 @@ static gf_err rebuild(gf_live *l)
 		k += l->nodes[i].present;
 	for (int m = 0; m < GF_MAX_MODELS; m++)
 		l->model_mem[m] = 0;
-	l->nconstrained = 0;
 	for (size_t i = 0; i < l->npods; i++)
-		l->pods[i].counted = false;
+		l->pods[i].r.counted = false;
 	struct gf_node_spec *specs = malloc((k ? k : 1) * sizeof(*specs));
 	l->cnode = malloc((k ? k : 1) * sizeof(*l->cnode));
 	if (!specs || !l->cnode) {
@@ -640,19 +695,20 @@ static gf_err rebuild(gf_live *l)
 			l->model_mem[nd->model] = nd->n.spec.gpu_mem_mib;
 		nd->cidx = (int32_t)k;
 		l->cnode[k++] = (uint32_t)i;
-		l->nconstrained += node_constrained(&nd->n);
 	}
-	free(l->blocked);
+	free(l->rules);
+	free(l->allowed);
 	free(l->ext_mark);
 	free(l->ext_code);
 	free(l->ext_score);
 	free(l->ext_list);
-	l->blocked = malloc((k ? k : 1) * sizeof(*l->blocked));
+	l->rules = malloc((k ? k : 1) * sizeof(*l->rules));
+	l->allowed = malloc((gf_mask_words(k) ? gf_mask_words(k) : 1) * sizeof(*l->allowed));
 	l->ext_mark = calloc(k ? k : 1, sizeof(*l->ext_mark));
 	l->ext_code = malloc((k ? k : 1) * sizeof(*l->ext_code));
 	l->ext_score = malloc((k ? k : 1) * sizeof(*l->ext_score));
 	l->ext_list = malloc((k ? k : 1) * sizeof(*l->ext_list));
-	if (!l->blocked || !l->ext_mark || !l->ext_code || !l->ext_score || !l->ext_list) {
+	if (!l->rules || !l->allowed || !l->ext_mark || !l->ext_code || !l->ext_score || !l->ext_list) {
 		free(specs);
 		return GF_NOMEM;
 	}
@@ -662,6 +718,8 @@ static gf_err rebuild(gf_live *l)
 	free(specs);
 	if (e)
 		return e;
+	for (size_t i = 0; i < k; i++)
+		l->rules[i] = node_rules(&l->nodes[l->cnode[i]].n);
 	/* the extender's name index: the cluster's nodes by name, in cluster order */
 	const char **cn = malloc((k ? k : 1) * sizeof(*cn));
 	if (!cn)
@@ -674,11 +732,12 @@ static gf_err rebuild(gf_live *l)
 		return e;
 	l->epoch++;
 	l->dirty = false;
+	gf_changelog_add(&l->changes, GF_CHANGE_ALL);
 	/* Assumed pods first: they were decided against the state before. */
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < l->npods; i++) {
 			struct lpod *lp = &l->pods[i];
-			if (lp->used && lp->st == (pass ? P_BOUND : P_ASSUMED))
+			if (lp->used && lp->r.st == (pass ? GF_POD_BOUND : GF_POD_ASSUMED))
 				account(l, lp);
 		}
 	return make_sched(l);
@@ -729,12 +788,15 @@ void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
 			 * rebuild of the engine, which at 5,000 nodes costs
 			 * milliseconds and every cached score.
 			 */
-			if (!same_admission(&nd->n, n)) {
-				l->nconstrained += (size_t)node_constrained(n);
-				l->nconstrained -= (size_t)node_constrained(&nd->n);
+			bool admission = !same_admission(&nd->n, n);
+			nd->n = *n;
+			if (admission) {
+				if (!l->dirty && nd->cidx >= 0) {
+					l->rules[nd->cidx] = node_rules(&nd->n);
+					gf_changelog_add(&l->changes, nd->cidx);
+				}
 				l->freed = true; /* parked pods get another look */
 			}
-			nd->n = *n;
 			return;
 		}
 	} else {
@@ -765,8 +827,8 @@ void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
 	/* Pods bound to this node before it was known are accounted at the rebuild. */
 	for (size_t i = 0; i < l->npods; i++) {
 		struct lpod *lp = &l->pods[i];
-		if (lp->used && lp->st == P_BOUND && lp->node < 0 && !strcmp(lp->p.node, n->name))
-			lp->node = (int32_t)(nd - l->nodes);
+		if (lp->used && lp->r.st == GF_POD_BOUND && lp->r.node < 0 && !strcmp(pod_of(l, lp)->node, n->name))
+			lp->r.node = (int32_t)(nd - l->nodes);
 	}
 }
 
@@ -783,11 +845,13 @@ static void pod_free(gf_live *l, struct lpod *lp)
 {
 	unaccount(l, lp);
 	bool f;
-	size_t j = smap_find(&l->pmap, l->pods, pod_key, lp->p.uid, &f);
+	size_t j = smap_find(&l->pmap, l->pods, pod_key, lp->uid, &f);
 	if (f)
 		l->pmap.slot[j] = TOMB;
 	lp->used = false;
-	lp->queued = false;
+	free(lp->packed);
+	lp->packed = NULL;
+	gf_pod_ignore(&lp->r); /* a queue entry left behind is skipped */
 	uint32_t *fl = realloc(l->freelist, (l->nfree + 1) * sizeof(*fl));
 	if (fl) {
 		l->freelist = fl;
@@ -824,76 +888,66 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 		lp = &l->pods[idx];
 		memset(lp, 0, sizeof(*lp));
 		lp->used = true;
-		lp->node = -1;
-		lp->st = P_IGNORED;
+		snprintf(lp->uid, sizeof(lp->uid), "%s", p->uid);
+		gf_pod_init(&lp->r);
 		if (l->pmap.slot[j] == EMPTY)
 			l->pmap.used++;
 		l->pmap.slot[j] = idx;
 		/* The target follows the population: rebuilt when it has doubled. */
-		if (p->req.gpu_count > 0 && ++l->new_gpu_pods >= (l->target_pods > 64 ? l->target_pods : 64))
+		if (++l->new_pods >= (l->target_pods > 64 ? l->target_pods : 64))
 			l->sched_dirty = true;
 	}
 	lp->gen = l->gen[1];
 	bool terminal = p->phase == GF_PHASE_SUCCEEDED || p->phase == GF_PHASE_FAILED;
 	if (terminal) {
 		unaccount(l, lp);
-		lp->p = *p;
-		lp->st = P_IGNORED;
-		lp->queued = lp->parked = false;
+		pod_store(l, lp, p);
+		gf_pod_ignore(&lp->r);
 		return;
 	}
 	if (p->node[0]) {
 		struct lnode *nd = node_by_name(l, p->node);
 		int32_t ni = nd ? (int32_t)(nd - l->nodes) : -1;
-		if (lp->st == P_ASSUMED && lp->node == ni && ni >= 0 &&
-		    (!p->assigned || (p->assigned_ngpus == lp->eff.gpu_count &&
-				      !memcmp(p->assigned_gpus, lp->gpus, (size_t)lp->eff.gpu_count)))) {
-			lp->p = *p; /* the binding we made: confirmed */
-			lp->st = P_BOUND;
+		if (lp->r.st == GF_POD_ASSUMED && lp->r.node == ni && ni >= 0 &&
+		    (!p->assigned || (p->assigned_ngpus == lp->r.eff.gpu_count &&
+				      !memcmp(p->assigned_gpus, lp->r.gpus, (size_t)lp->r.eff.gpu_count)))) {
+			pod_store(l, lp, p); /* the binding we made: confirmed */
+			gf_pod_confirm(&lp->r);
 			return;
 		}
-		if (lp->st == P_BOUND && lp->node == ni && !strcmp(lp->p.node, p->node) &&
-		    lp->p.assigned == p->assigned && (!p->assigned ||
-		    (lp->p.assigned_ngpus == p->assigned_ngpus && lp->p.assigned_milli == p->assigned_milli &&
-		     !memcmp(lp->p.assigned_gpus, p->assigned_gpus, sizeof(p->assigned_gpus))))) {
-			lp->p = *p;
+		const struct gf_k8s_pod *old = pod_of(l, lp);
+		if (lp->r.st == GF_POD_BOUND && lp->r.node == ni && !strcmp(old->node, p->node) &&
+		    old->assigned == p->assigned && (!p->assigned ||
+		    (old->assigned_ngpus == p->assigned_ngpus && old->assigned_milli == p->assigned_milli &&
+		     !memcmp(old->assigned_gpus, p->assigned_gpus, sizeof(p->assigned_gpus))))) {
+			pod_store(l, lp, p);
 			return;
 		}
 		unaccount(l, lp);
-		lp->p = *p;
-		lp->st = P_BOUND;
-		lp->node = ni;
-		lp->queued = lp->parked = false;
+		pod_store(l, lp, p);
+		gf_pod_bind(&lp->r, ni);
 		account(l, lp);
 		return;
 	}
 	/* Not bound. */
-	if (lp->st == P_ASSUMED) {
-		lp->p = *p; /* binding in flight */
+	if (lp->r.st == GF_POD_ASSUMED) {
+		pod_store(l, lp, p); /* binding in flight */
 		return;
 	}
-	if (lp->st == P_BOUND)
+	if (lp->r.st == GF_POD_BOUND)
 		unaccount(l, lp);
 	bool ours = !strcmp(p->scheduler, l->name) && !p->deleting;
 	/* Only a change of the request retries a parked pod: our own status
 	 * updates (the PodScheduled condition) must not. */
-	bool changed = memcmp(&lp->p.req, &p->req, sizeof(p->req)) != 0 ||
-		       strcmp(lp->p.model, p->model) || strcmp(lp->p.invalid, p->invalid) ||
-		       lp->p.milli_given != p->milli_given;
-	lp->p = *p;
-	if (!ours) {
-		lp->st = P_IGNORED;
-		lp->queued = lp->parked = false;
-		return;
-	}
-	if (lp->st != P_PENDING) {
-		lp->st = P_PENDING;
-		lp->invalid = false;
-		enqueue(l, lp);
-	} else if (changed && lp->parked) {
-		lp->invalid = false;
-		enqueue(l, lp); /* the pod changed: try again */
-	}
+	const struct gf_k8s_pod *old = pod_of(l, lp);
+	bool changed = memcmp(&old->req, &p->req, sizeof(p->req)) != 0 ||
+		       strcmp(old->model, p->model) || strcmp(old->invalid, p->invalid) ||
+		       old->milli_given != p->milli_given;
+	pod_store(l, lp, p);
+	if (!ours)
+		gf_pod_ignore(&lp->r);
+	else if (lp->r.st != GF_POD_PENDING || (changed && lp->r.parked))
+		enqueue(l, lp); /* new to us, or the pod changed: try (again) */
 }
 
 void gf_live_pod_delete(gf_live *l, const char *uid)
@@ -913,7 +967,7 @@ void gf_live_sync_end(gf_live *l, bool pods)
 	uint32_t g = l->gen[pods];
 	if (pods) {
 		for (size_t i = 0; i < l->npods; i++)
-			if (l->pods[i].used && l->pods[i].gen != g && l->pods[i].st != P_ASSUMED)
+			if (l->pods[i].used && l->pods[i].gen != g && l->pods[i].r.st != GF_POD_ASSUMED)
 				pod_free(l, &l->pods[i]);
 	} else {
 		for (size_t i = 0; i < l->nnodes; i++)
@@ -939,10 +993,10 @@ static void fill_placed(gf_live *l, struct lpod *lp, size_t ci, struct gf_live_d
 	struct lnode *nd = &l->nodes[l->cnode[ci]];
 	d->result = GF_LIVE_PLACED;
 	snprintf(d->node, sizeof(d->node), "%s", nd->n.name);
-	d->ngpus = lp->eff.gpu_count;
-	memcpy(d->gpus, lp->gpus, sizeof(d->gpus));
-	d->milli = lp->eff.gpu_milli;
-	d->mem_mib = lp->p.req.gpu_mem_mib;
+	d->ngpus = lp->r.eff.gpu_count;
+	memcpy(d->gpus, lp->r.gpus, sizeof(d->gpus));
+	d->milli = lp->r.eff.gpu_milli;
+	d->mem_mib = pod_of(l, lp)->req.gpu_mem_mib;
 	d->uuids[0] = '\0';
 	if (nd->n.nuuids) {
 		size_t n = 0;
@@ -954,288 +1008,135 @@ static void fill_placed(gf_live *l, struct lpod *lp, size_t ci, struct gf_live_d
 			n += (size_t)w;
 		}
 	}
-	lp->node = (int32_t)l->cnode[ci];
+	lp->r.node = (int32_t)l->cnode[ci];
 }
 
-/* ---- constraints the engine does not model ------------------------------ */
-
-static bool tolerates(const struct gf_k8s_pod *p, const char *key, const char *value, uint8_t effect)
-{
-	for (int i = 0; i < p->ntols; i++) {
-		const struct gf_k8s_toleration *t = &p->tols[i];
-		if (t->effect != GF_EFFECT_ANY && t->effect != effect)
-			continue;
-		if (!t->key[0] && t->exists)
-			return true;
-		if (strcmp(t->key, key))
-			continue;
-		if (t->exists || !strcmp(t->value, value))
-			return true;
-	}
-	return false;
-}
-
-static bool expr_holds(const struct gf_k8s_node *n, const struct gf_k8s_expr *x)
-{
-	const char *v = gf_k8s_node_label(n, x->key);
-	bool in = false;
-	for (const char *c = x->values; *c; c += strlen(c) + 1)
-		in |= v && !strcmp(v, c);
-	switch (x->op) {
-	case GF_OP_IN: return in;
-	case GF_OP_NOT_IN: return !in;
-	case GF_OP_EXISTS: return v != NULL;
-	case GF_OP_DOES_NOT_EXIST: return v == NULL;
-	default: { /* Gt, Lt: integers */
-		char *e1, *e2;
-		if (!v)
-			return false;
-		long long a = strtoll(v, &e1, 10), b = strtoll(x->values, &e2, 10);
-		if (*e1 || *e2 || e1 == v || e2 == x->values)
-			return false;
-		return x->op == GF_OP_GT ? a > b : a < b;
-	}
-	}
-}
-
-/* May pod p go to node n at all (cordon, taints, selector, affinity)?  As kube-scheduler's
- * NodeUnschedulable, TaintToleration and NodeAffinity filters. */
-static enum gf_why admits(const struct gf_k8s_node *n, const struct gf_k8s_pod *p)
-{
-	if (n->unschedulable &&
-	    !tolerates(p, "node.kubernetes.io/unschedulable", "", GF_EFFECT_NO_SCHEDULE))
-		return GF_WHY_UNSCHEDULABLE;
-	for (int i = 0; i < n->ntaints; i++)
-		if (!tolerates(p, n->taints[i].key, n->taints[i].value, n->taints[i].effect))
-			return GF_WHY_TAINT;
-	for (size_t i = 0; i < p->selector_len;) {
-		const char *k = p->selector + i, *v = k + strlen(k) + 1;
-		const char *have = gf_k8s_node_label(n, k);
-		if (!have || strcmp(have, v))
-			return GF_WHY_AFFINITY;
-		i = (size_t)(v + strlen(v) + 1 - p->selector);
-	}
-	if (p->nterms) {
-		bool any = false;
-		for (int t = 0; t < p->nterms && !any; t++) {
-			bool all = p->terms[t].nexprs > 0;
-			for (int x = 0; x < p->terms[t].nexprs && all; x++)
-				all = expr_holds(n, &p->terms[t].e[x]);
-			any = all;
-		}
-		if (!any)
-			return GF_WHY_AFFINITY;
-	}
-	return GF_WHY_FITS;
-}
-
-static bool pod_constrained(const struct gf_k8s_pod *p)
-{
-	return p->selector_len || p->nterms;
-}
-
-/*
- * Make node ci unusable for one decision: bind "blocker" pods that take its
- * free CPU, memory and every GPU's free share, so the engine's filter rejects
- * it; unblock() unbinds them in reverse.  Each changes the node's version, so
- * cached scores of blocked nodes are recomputed (only theirs).  A pod asking
- * no CPU, memory or GPU would still pass: such pods are not GPU pods.
- */
-static void block(gf_live *l, size_t ci)
-{
-	const struct gf_node *nd = gf_cluster_node(l->cluster, ci);
-	struct gf_pod_spec b;
-	memset(&b, 0, sizeof(b));
-	b.cpu_milli = nd->cpu_free;
-	b.mem_mib = nd->mem_free;
-	uint16_t f[GF_MAX_GPUS];
-	int ng = nd->ngpus;
-	memcpy(f, nd->gpu_free, sizeof(f));
-	(void)gf_cluster_bind(l->cluster, ci, &b, NULL);
-	for (int g = 0; g < ng; g++)
-		if (f[g]) {
-			struct gf_pod_spec gb;
-			memset(&gb, 0, sizeof(gb));
-			gb.gpu_count = 1;
-			gb.gpu_milli = f[g];
-			uint8_t idx = (uint8_t)g;
-			(void)gf_cluster_bind(l->cluster, ci, &gb, &idx);
-		}
-}
-
-/* Block every node pod p may not use; returns how many; fills reasons if counts != NULL. */
-static size_t block_all(gf_live *l, const struct gf_k8s_pod *p, size_t *counts)
-{
-	size_t n = 0;
-	bool constrained = l->nconstrained || pod_constrained(p);
-	size_t k = gf_cluster_nnodes(l->cluster);
-	for (size_t ci = 0; ci < k; ci++) {
-		const struct gf_k8s_node *kn = &l->nodes[l->cnode[ci]].n;
-		enum gf_why w = GF_WHY_FITS;
-		if (kn->max_pods && gf_cluster_node(l->cluster, ci)->npods >= (uint64_t)kn->max_pods)
-			w = GF_WHY_PODS;
-		else if (constrained)
-			w = admits(kn, p);
-		if (w == GF_WHY_FITS)
-			continue;
-		if (counts)
-			counts[w]++;
-		l->blocked[n++] = (uint32_t)ci;
-	}
-	return n;
-}
-
-/* Snapshot of a node's free amounts, to undo blockers exactly. */
-struct snap {
-	int64_t cpu, mem;
-	uint16_t g[GF_MAX_GPUS];
-};
-
-static void unblock(gf_live *l, size_t ci, const struct snap *s)
-{
-	const struct gf_node *nd = gf_cluster_node(l->cluster, ci);
-	for (int g = 0; g < nd->ngpus; g++)
-		if (s->g[g]) {
-			struct gf_pod_spec gb;
-			memset(&gb, 0, sizeof(gb));
-			gb.gpu_count = 1;
-			gb.gpu_milli = s->g[g];
-			uint8_t idx = (uint8_t)g;
-			(void)gf_cluster_unbind(l->cluster, ci, &gb, &idx);
-		}
-	struct gf_pod_spec b;
-	memset(&b, 0, sizeof(b));
-	b.cpu_milli = s->cpu;
-	b.mem_mib = s->mem;
-	(void)gf_cluster_unbind(l->cluster, ci, &b, NULL);
-}
-
-/* Why-not summary over every node of the engine. */
-static void why_summary(gf_live *l, const struct gf_k8s_pod *p, const struct gf_pod_spec *eff,
+/* Why-not summary over every node of the engine: admission first, then resources.
+ * Returns the Event aggregation key (the set of reasons). */
+static uint64_t why_summary(gf_live *l, const struct gf_k8s_pod *p, const struct gf_pod_spec *eff,
 			char *msg, size_t msglen)
 {
 	size_t counts[GF_WHY_COUNT_] = { 0 };
 	size_t n = l->cluster ? gf_cluster_nnodes(l->cluster) : 0;
+	struct gf_pod_rules pr = pod_rules(p);
 	for (size_t i = 0; i < n; i++) {
-		const struct gf_k8s_node *kn = &l->nodes[l->cnode[i]].n;
-		enum gf_why w = kn->max_pods && gf_cluster_node(l->cluster, i)->npods >= (uint64_t)kn->max_pods
-					? GF_WHY_PODS : admits(kn, p);
+		enum gf_why w = gf_admit_why(l->cluster, l->rules, i, &pr);
 		if (w == GF_WHY_FITS)
 			w = gf_cluster_why_not(l->cluster, &l->cat, i, eff);
 		counts[w]++;
 	}
 	gf_why_summary(counts, n, msg, msglen);
+	return gf_report_key(counts);
 }
+
+/* Event aggregation keys beside gf_report_key()'s sets of enum gf_why (low bits). */
+#define REASON_NO_MODEL (1ull << 40)
+#define REASON_NO_NODES (1ull << 41)
+#define REASON_TEXT (1ull << 63)
 
 static void decide(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
 {
 	memset(d, 0, sizeof(*d));
-	int r = effective(l, &lp->p, 0, &lp->eff, d->message, sizeof(d->message));
+	lp->r.eff_ok = false;
+	const struct gf_k8s_pod *p = pod_of(l, lp);
+	int r = effective(l, p, 0, &lp->r.eff, d->message, sizeof(d->message));
 	if (r) {
 		d->result = r == -1 ? GF_LIVE_INVALID : GF_LIVE_UNSCHEDULABLE;
+		/* invalid: the message is the reason; no GPU model with that memory: one reason */
+		d->reason = r == -1 ? fnv(d->message) | REASON_TEXT : REASON_NO_MODEL;
 		return;
 	}
 	if (!l->cluster || !l->sched) {
 		d->result = GF_LIVE_UNSCHEDULABLE;
+		d->reason = REASON_NO_NODES;
 		snprintf(d->message, sizeof(d->message), "0/0 nodes are available.");
 		return;
 	}
 	struct gf_placement pl;
-	size_t nb = block_all(l, &lp->p, NULL);
-	struct snap *snaps = NULL;
-	if (nb) {
-		snaps = malloc(nb * sizeof(*snaps));
-		if (!snaps) {
-			d->result = GF_LIVE_UNSCHEDULABLE;
-			snprintf(d->message, sizeof(d->message), "internal error: out of memory");
-			return;
-		}
-		for (size_t i = 0; i < nb; i++) {
-			const struct gf_node *nd = gf_cluster_node(l->cluster, l->blocked[i]);
-			snaps[i].cpu = nd->cpu_free;
-			snaps[i].mem = nd->mem_free;
-			memcpy(snaps[i].g, nd->gpu_free, sizeof(snaps[i].g));
-			block(l, l->blocked[i]);
-		}
-	}
-	enum gf_outcome oc = gf_sched_place(l->sched, &lp->eff, &l->rng, &pl);
-	for (size_t i = nb; i-- > 0;)
-		unblock(l, l->blocked[i], &snaps[i]);
-	free(snaps);
+	struct gf_pod_rules pr = pod_rules(p);
+	size_t refused = gf_admit_mask(l->cluster, l->rules, &pr, l->allowed, NULL);
+	enum gf_outcome oc = gf_sched_place_masked(l->sched, &lp->r.eff, &l->rng,
+						   refused ? l->allowed : NULL, &pl);
 	if (oc != GF_PLACED) {
 		d->result = GF_LIVE_UNSCHEDULABLE;
-		why_summary(l, &lp->p, &lp->eff, d->message, sizeof(d->message));
+		d->reason = why_summary(l, p, &lp->r.eff, d->message, sizeof(d->message));
+		lp->r.eff_ok = true;
 		return;
 	}
 	d->nfeasible = pl.nfeasible;
-	memcpy(lp->gpus, pl.gpus, sizeof(lp->gpus));
+	memcpy(lp->r.gpus, pl.gpus, sizeof(lp->r.gpus));
 	struct lnode *nd = &l->nodes[l->cnode[pl.node]];
-	if (lp->eff.gpu_count >= 2 && has_topology(&nd->n.spec)) {
+	if (lp->r.eff.gpu_count >= 2 && has_topology(&nd->n.spec)) {
 		uint8_t g[GF_MAX_GPUS];
 		enum gf_topo_fit fit;
-		if (gf_topo_pick(gf_cluster_node(l->cluster, pl.node), &nd->n.spec, lp->eff.gpu_count,
-				 lp->eff.gpu_milli, g, &fit) == lp->eff.gpu_count) {
-			memcpy(lp->gpus, g, (size_t)lp->eff.gpu_count);
+		if (gf_topo_pick(gf_cluster_node(l->cluster, pl.node), &nd->n.spec, lp->r.eff.gpu_count,
+				 lp->r.eff.gpu_milli, g, &fit) == lp->r.eff.gpu_count) {
+			memcpy(lp->r.gpus, g, (size_t)lp->r.eff.gpu_count);
 			d->fit = fit;
 		}
 	}
-	lp->eff.spec = 0;
+	lp->r.eff.spec = 0;
 	fill_placed(l, lp, pl.node, d);
+}
+
+/* Could a logged change since lp's last attempt let it fit (queue/requeue.h)? */
+static bool worth_trying(gf_live *l, struct lpod *lp)
+{
+	if (!l->cluster)
+		return true;
+	struct gf_pod_rules pr = lp->rules ? pod_rules(pod_of(l, lp)) : (struct gf_pod_rules){ 0 };
+	return gf_requeue_worth_trying(&l->changes, &lp->r.retry, l->cluster, &l->cat, l->rules, &pr,
+				       lp->r.eff_ok ? &lp->r.eff : NULL);
 }
 
 bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_decision *d)
 {
-	while (l->qlen) {
-		struct lpod *lp = &l->pods[l->queue[l->qhead]];
-		l->qhead++;
-		l->qlen--;
-		if (!lp->used || !lp->queued || lp->st != P_PENDING)
-			continue;
-		lp->queued = false;
+	uint32_t id;
+	while (gf_podq_take(&l->queue, pod_rec, l, &id)) {
+		struct lpod *lp = &l->pods[id];
 		if (ensure(l)) {
 			memset(d, 0, sizeof(*d));
 			d->result = GF_LIVE_UNSCHEDULABLE;
 			snprintf(d->message, sizeof(d->message), "internal error: out of memory");
-			lp->parked = true;
-			*pod = lp->p;
+			gf_pod_skip(&lp->r);
+			pod_copy(lp, pod);
 			return true;
 		}
+		if (lp->r.hinted && !worth_trying(l, lp)) {
+			gf_pod_skip(&lp->r); /* would fail again: no attempt, no Event, same backoff */
+			l->skipped++;
+			continue;
+		}
 		decide(l, lp, d);
-		*pod = lp->p;
-		if (d->result == GF_LIVE_PLACED) {
-			lp->st = P_ASSUMED;
-			size_t ci = (size_t)l->nodes[lp->node].cidx;
-			if (gf_cluster_bind(l->cluster, ci, &lp->eff, lp->gpus) == GF_OK) {
-				lp->counted = true;
-			} else { /* cannot happen: the engine chose it */
-				lp->st = P_PENDING;
-				d->result = GF_LIVE_UNSCHEDULABLE;
-				snprintf(d->message, sizeof(d->message), "internal error: bind refused");
-				lp->parked = true;
-			}
-		} else {
-			lp->parked = true;
-			lp->invalid = d->result == GF_LIVE_INVALID;
+		pod_copy(lp, pod);
+		if (d->result != GF_LIVE_PLACED) {
+			gf_pod_failed(&lp->r, d->result == GF_LIVE_INVALID, l->now, l->changes.end);
+			return true;
+		}
+		size_t ci = (size_t)l->nodes[lp->r.node].cidx;
+		if (gf_cluster_bind(l->cluster, ci, &lp->r.eff, lp->r.gpus) == GF_OK) {
+			lp->r.counted = true;
+			gf_pod_assume(&lp->r, lp->r.node, l->now, l->changes.end);
+		} else { /* cannot happen: the engine chose it */
+			d->result = GF_LIVE_UNSCHEDULABLE;
+			snprintf(d->message, sizeof(d->message), "internal error: bind refused");
+			gf_pod_failed(&lp->r, false, l->now, l->changes.end);
 		}
 		return true;
 	}
-	l->qhead = 0;
 	return false;
 }
 
 void gf_live_forget(gf_live *l, const char *uid, bool requeue)
 {
 	struct lpod *lp = pod_by_uid(l, uid);
-	if (!lp || lp->st != P_ASSUMED)
+	if (!lp || lp->r.st != GF_POD_ASSUMED)
 		return;
 	unaccount(l, lp);
-	lp->node = -1;
-	bool ours = !strcmp(lp->p.scheduler, l->name) && !lp->p.deleting;
-	lp->st = ours ? P_PENDING : P_IGNORED;
-	if (ours && requeue)
-		enqueue(l, lp);
-	else if (ours)
-		lp->parked = true;
+	bool ours = lp->ours;
+	/* not requeued: back after its backoff, on the change its own release logged */
+	gf_pod_forget(&l->queue, &lp->r, (uint32_t)(lp - l->pods), ours, requeue, l->now,
+		      l->changes.end ? l->changes.end - 1 : 0);
 }
 
 bool gf_live_take_freed(gf_live *l)
@@ -1250,7 +1151,7 @@ size_t gf_live_requeue_parked(gf_live *l)
 	size_t n = 0;
 	for (size_t i = 0; i < l->npods; i++) {
 		struct lpod *lp = &l->pods[i];
-		if (lp->used && lp->st == P_PENDING && lp->parked && !lp->invalid) {
+		if (lp->used && lp->r.st == GF_POD_PENDING && lp->r.parked && !lp->r.invalid) {
 			enqueue(l, lp);
 			n++;
 		}
@@ -1258,17 +1159,38 @@ size_t gf_live_requeue_parked(gf_live *l)
 	return n;
 }
 
-bool gf_live_should_report(gf_live *l, const char *uid, const char *msg, double now, double every)
+size_t gf_live_requeue_due(gf_live *l, double now)
+{
+	l->now = now;
+	if (now < l->next_scan && (l->changes.end == l->scanned || now - l->last_scan < GF_LIVE_SCAN_S))
+		return 0;
+	l->scanned = l->changes.end;
+	l->last_scan = now;
+	l->next_scan = now + GF_LIVE_SWEEP_S;
+	size_t n = 0;
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		if (!lp->used || lp->r.st != GF_POD_PENDING || !lp->r.parked || lp->r.invalid)
+			continue;
+		enum gf_pod_due due = gf_pod_due(&lp->r, &l->changes, now, GF_LIVE_SWEEP_S, &l->next_scan);
+		if (due == GF_DUE_NO)
+			continue;
+		enqueue(l, lp);
+		lp->r.hinted = due == GF_DUE_CHANGE;
+		n++;
+	}
+	return n;
+}
+
+bool gf_live_report_due(gf_live *l, const char *uid, uint64_t reason, double now, double every)
 {
 	struct lpod *lp = pod_by_uid(l, uid);
-	if (!lp)
-		return true;
-	uint64_t h = fnv(msg) | 1;
-	if (h == lp->report_hash && now - lp->report_at < every)
-		return false;
-	lp->report_hash = h;
-	lp->report_at = now;
-	return true;
+	return !lp || gf_report_due(&lp->r.report, reason ? reason : 1, now, every);
+}
+
+bool gf_live_should_report(gf_live *l, const char *uid, const char *msg, double now, double every)
+{
+	return gf_live_report_due(l, uid, fnv(msg) | REASON_TEXT, now, every);
 }
 
 bool gf_live_pod_get(const gf_live *l, const char *uid, struct gf_k8s_pod *out)
@@ -1276,7 +1198,7 @@ bool gf_live_pod_get(const gf_live *l, const char *uid, struct gf_k8s_pod *out)
 	struct lpod *lp = pod_by_uid(l, uid);
 	if (!lp)
 		return false;
-	*out = lp->p;
+	pod_copy(lp, out);
 	return true;
 }
 
@@ -1443,7 +1365,7 @@ gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *nod
 		snprintf(d->message, sizeof(d->message), "pod %.60s/%.100s has no uid", p->ns, p->name);
 		return GF_INVAL;
 	}
-	if (lp->st == P_ASSUMED || lp->st == P_BOUND) {
+	if (lp->r.st == GF_POD_ASSUMED || lp->r.st == GF_POD_BOUND) {
 		snprintf(d->message, sizeof(d->message), "pod %.60s/%.100s is already bound or being bound",
 			 p->ns, p->name);
 		return GF_EXISTS;
@@ -1452,11 +1374,11 @@ gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *nod
 		snprintf(d->message, sizeof(d->message), "node %.200s not known to gpufleet", node);
 		return GF_NOENT;
 	}
-	int r = effective(l, &lp->p, 0, &lp->eff, d->message, sizeof(d->message));
+	int r = effective(l, pod_of(l, lp), 0, &lp->r.eff, d->message, sizeof(d->message));
 	if (r)
 		return GF_INVAL;
 	size_t ci = (size_t)nd->cidx;
-	enum gf_why w = gf_cluster_why_not(l->cluster, &l->cat, ci, &lp->eff);
+	enum gf_why w = gf_cluster_why_not(l->cluster, &l->cat, ci, &lp->r.eff);
 	if (w != GF_WHY_FITS) {
 		snprintf(d->message, sizeof(d->message), "pod %.60s/%.100s does not fit on %.100s: %s", p->ns,
 			 p->name, node, gf_why_text(w));
@@ -1464,20 +1386,19 @@ gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *nod
 	}
 	const struct gf_node *st = gf_cluster_node(l->cluster, ci);
 	int hint = -1;
-	if (lp->eff.gpu_count == 1 && lp->eff.gpu_milli < GF_MILLI_PER_GPU && l->o.policy->score)
-		(void)gf_sched_score(l->sched, &lp->eff, ci, &hint);
-	if (hint >= 0 && hint < st->ngpus && st->gpu_free[hint] >= lp->eff.gpu_milli)
-		lp->gpus[0] = (uint8_t)hint;
-	else if (lp->eff.gpu_count &&
-		 gf_topo_pick(st, &nd->n.spec, lp->eff.gpu_count, lp->eff.gpu_milli, lp->gpus, &d->fit) <
-			 lp->eff.gpu_count)
+	if (lp->r.eff.gpu_count == 1 && lp->r.eff.gpu_milli < GF_MILLI_PER_GPU && l->o.policy->score)
+		(void)gf_sched_score(l->sched, &lp->r.eff, ci, &hint);
+	if (hint >= 0 && hint < st->ngpus && st->gpu_free[hint] >= lp->r.eff.gpu_milli)
+		lp->r.gpus[0] = (uint8_t)hint;
+	else if (lp->r.eff.gpu_count &&
+		 gf_topo_pick(st, &nd->n.spec, lp->r.eff.gpu_count, lp->r.eff.gpu_milli, lp->r.gpus, &d->fit) <
+			 lp->r.eff.gpu_count)
 		return GF_RANGE;
-	lp->eff.spec = 0;
-	if ((e = gf_cluster_bind(l->cluster, ci, &lp->eff, lp->gpus)))
+	lp->r.eff.spec = 0;
+	if ((e = gf_cluster_bind(l->cluster, ci, &lp->r.eff, lp->r.gpus)))
 		return e;
-	lp->counted = true;
-	lp->st = P_ASSUMED;
-	lp->queued = lp->parked = false;
+	lp->r.counted = true;
+	gf_pod_assume(&lp->r, (int32_t)l->cnode[ci], l->now, l->changes.end);
 	fill_placed(l, lp, ci, d);
 	return GF_OK;
 }
@@ -1492,12 +1413,15 @@ void gf_live_stats(gf_live *l, struct gf_live_stats *s)
 		const struct lpod *lp = &l->pods[i];
 		if (!lp->used)
 			continue;
-		s->pods_bound += lp->st == P_BOUND;
-		s->pods_assumed += lp->st == P_ASSUMED;
-		s->pods_queued += lp->st == P_PENDING && lp->queued;
-		s->pods_parked += lp->st == P_PENDING && lp->parked;
+		s->pods_bound += lp->r.st == GF_POD_BOUND;
+		s->pods_assumed += lp->r.st == GF_POD_ASSUMED;
+		s->pods_queued += lp->r.st == GF_POD_PENDING && lp->r.queued;
+		s->pods_parked += lp->r.st == GF_POD_PENDING && lp->r.parked;
+		s->pod_bytes += sizeof(*lp) + lp->plen;
+		s->pod_records++;
 	}
 	s->conflicts = l->conflicts;
+	s->requeue_skips = l->skipped;
 	s->rebuilds = l->epoch;
 	s->resets = l->resets;
 	if (!l->cluster)

@@ -20,9 +20,10 @@
  * Nodes joining, leaving or changing rebuild the engine cluster (and the
  * policy state) lazily, before the next decision: O(nodes + bound pods).
  *
- * Target workload (FGD): the shapes of all GPU pods seen (bound, assumed,
- * pending), rebuilt when that population has doubled since the last build
- * or the node set changed; before any GPU pod is seen, one whole GPU.
+ * Target workload (FGD): the shapes of all pods seen (bound, assumed,
+ * pending; CPU-only pods too, as the simulator counts every pod of a trace),
+ * rebuilt when that population has doubled since the last build or the
+ * node set changed; before any pod is seen, one whole GPU.
  */
 #ifndef GF_K8S_LIVE_H
 #define GF_K8S_LIVE_H
@@ -75,6 +76,7 @@ struct gf_live_decision {
 	enum gf_topo_fit fit;
 	uint32_t nfeasible;
 	char message[512];		/* why not (UNSCHEDULABLE, INVALID) */
+	uint64_t reason;		/* why not, as an Event aggregation key (gf_live_report_due) */
 };
 
 /*
@@ -94,6 +96,32 @@ bool gf_live_take_freed(gf_live *l);
 
 /* Parked (unschedulable) pods go back into the queue; returns how many. */
 size_t gf_live_requeue_parked(gf_live *l);
+
+/*
+ * Requeueing without storms (queue/requeue.h), at time now (seconds, the
+ * caller's clock; also the time of the attempts that follow): a parked pod
+ * goes back into the queue when a node changed since its last attempt
+ * (resources freed there, its admission changed, nodes came or went) and
+ * its backoff (1 s doubling to 10 s) has passed, or when it has not been
+ * tried for GF_LIVE_SWEEP_S.  gf_live_schedule_next() then skips, without
+ * an attempt, a pod that none of those changed nodes admits and fits.
+ * Cheap when nothing changed and nothing is due: call it every loop; a scan
+ * of the pods (O(pods)) runs when a backoff or sweep is due, and for changes
+ * at most every GF_LIVE_SCAN_S.  Returns how many pods went back.
+ */
+#define GF_LIVE_SWEEP_S 300.0	/* kube-scheduler's podMaxInUnschedulablePodsDuration */
+#define GF_LIVE_SCAN_S 0.1
+size_t gf_live_requeue_due(gf_live *l, double now);
+
+/*
+ * Should a FailedScheduling event be written for pod uid, whose attempt
+ * failed for reason (gf_live_decision.reason), at time now?  Yes when the
+ * reason differs from the last one reported for the pod or `every` seconds
+ * have passed; records the report.  The reason is the set of refusal kinds,
+ * not the message: node counts in the message do not make a new Event.
+ * Unknown pods: yes.
+ */
+bool gf_live_report_due(gf_live *l, const char *uid, uint64_t reason, double now, double every);
 
 /*
  * Should a FailedScheduling event be written for pod uid with message msg
@@ -169,6 +197,9 @@ struct gf_live_stats {
 	uint64_t conflicts;		/* bound pods that did not fit their node's state */
 	uint64_t rebuilds;		/* engine rebuilt: nodes came, went or changed resources */
 	uint64_t resets;		/* placement state (score cache) started afresh: rebuilds, new target */
+	uint64_t requeue_skips;		/* requeued pods not tried: no changed node lets them fit */
+	size_t pod_records;		/* pods held (any state) */
+	size_t pod_bytes;		/* their memory: slots (engine record, uid) and packed objects */
 };
 
 void gf_live_stats(gf_live *l, struct gf_live_stats *s);

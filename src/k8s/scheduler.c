@@ -9,8 +9,10 @@
  * gone: forget; unbound: forget and retry); transport errors and 5xx are
  * retried inside the client with backoff, then the assumption is dropped
  * and the pod requeued.  Unschedulable pods get a FailedScheduling Event
- * and a PodScheduled=False condition, and wait (parked) until something is
- * freed or added, or for at most 30 s.
+ * and a PodScheduled=False condition, and wait (parked) until a node
+ * changes so that they may fit, after a per-pod backoff (1 s doubling to
+ * 10 s), or for at most 5 minutes (gf_live_requeue_due); Events are
+ * aggregated per pod and reason (gf_live_report_due).
  *
  * Extender mode: filter and prioritize call gf_live directly under the
  * mutex (one at a time: ext_mu).  bind makes API calls (maybe a GET of a
@@ -701,15 +703,12 @@ static void *binder_main(void *arg)
 static void *sched_main(void *arg)
 {
 	struct daemon *d = arg;
-	double last_requeue = now_s();
 	pthread_mutex_lock(&d->mu);
 	while (!gf_kube_stopped(d->o.stop)) {
 		double t = now_s();
 		bool ready = d->synced[0] && d->synced[1];
-		if (ready && (gf_live_take_freed(d->live) || t - last_requeue > 30)) {
-			gf_live_requeue_parked(d->live);
-			last_requeue = t;
-		}
+		if (ready)
+			gf_live_requeue_due(d->live, t);
 		static struct gf_k8s_pod p;
 		struct gf_live_decision dc;
 		if (!ready || !d->o.standalone || !gf_live_schedule_next(d->live, &p, &dc)) {
@@ -737,9 +736,9 @@ static void *sched_main(void *arg)
 		default:
 			d->attempts[dc.result == GF_LIVE_UNSCHEDULABLE ? A_UNSCHEDULABLE : A_INVALID]++;
 			j.kind = JOB_FAILED;
-			/* The same message again within 5 minutes: no new event (kube-scheduler's
-			 * recorder aggregates them the same way). */
-			report = gf_live_should_report(d->live, p.uid, dc.message, t1, 300);
+			/* The same reason again within 5 minutes: no new event (kube-scheduler's
+			 * recorder aggregates them too, but by message text, which names node counts). */
+			report = gf_live_report_due(d->live, p.uid, dc.reason, t1, 300);
 			if (report && (d->o.verbose || dc.result == GF_LIVE_INVALID))
 				logline("%s/%s: %s", p.ns, p.name, dc.message);
 			break;

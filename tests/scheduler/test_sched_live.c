@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cluster/frag.h"
 #include "k8s/live.h"
 
 static struct gf_k8s_node mknode(const char *name, int gpus, const char *model, int gpu_mem, bool topo)
@@ -443,7 +444,7 @@ static void test_constraints(void **st)
 	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
 	assert_string_equal(d.message, "0/3 nodes are available: 1 node(s) were unschedulable, "
 				       "1 node(s) had untolerated taint, 1 node(s) didn't match Pod's node affinity/selector.");
-	/* The blockers were removed again: the state is what the bound pods make it. */
+	/* Nothing was bound to keep pods off nodes: the state is what the bound pods make it. */
 	struct gf_live_stats s;
 	gf_live_stats(l, &s);
 	assert_int_equal(s.gpu_used_milli, 4000);
@@ -478,6 +479,72 @@ static void test_constraints(void **st)
 	assert_true(placed);
 	assert_int_equal(gf_live_epoch(l, &ep2), GF_OK);
 	assert_true(ep1 == ep2);
+	gf_live_destroy(l);
+}
+
+/* FGD's target workload is built from every pod, CPU-only ones too, as the simulator builds it. */
+static void test_target_every_pod(void **st)
+{
+	(void)st;
+	gf_live *l;
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	struct gf_k8s_node n = mknode("a100", 8, "A100", 40960, false);
+	gf_live_node_set(l, &n);
+	/* bound by someone else: 3 one-GPU pods, 5 CPU-only pods (1 cpu, 1 Gi each) */
+	struct gf_pod_spec specs[8];
+	for (int i = 0; i < 8; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "b%d", i);
+		struct gf_k8s_pod p = mkpod(name, name, "a100", "", i < 3 ? "\"nvidia.com/gpu\":\"1\"" : "",
+					    "default-scheduler");
+		gf_live_pod_set(l, &p);
+		specs[i] = p.req;
+	}
+	struct gf_live_stats s;
+	gf_live_stats(l, &s);
+	/* the same node state, judged with the simulator's target (every pod) and with GPU pods only */
+	struct gf_catalog cat;
+	int model;
+	assert_int_equal(gf_catalog_init(&cat), GF_OK);
+	assert_int_equal(gf_catalog_model(&cat, "A100", 4, &model), GF_OK);
+	uint16_t g[8] = { 0, 0, 0, 1000, 1000, 1000, 1000, 1000 };
+	int64_t cpu_free = 64000 - 8 * 1000;
+	struct gf_target all, gpu_only;
+	assert_int_equal(gf_target_build(specs, 8, &cat, 95, &all), GF_OK);
+	assert_int_equal(gf_target_build(specs, 3, &cat, 95, &gpu_only), GF_OK);
+	double want = gf_frag_node(&all, model, cpu_free, g, 8);
+	double gpu_rule = gf_frag_node(&gpu_only, model, cpu_free, g, 8);
+	assert_true(want != gpu_rule); /* the two rules disagree here */
+	assert_true(s.frag_milli == want);
+	gf_target_release(&all);
+	gf_target_release(&gpu_only);
+	gf_catalog_release(&cat);
+	gf_live_destroy(l);
+}
+
+/* A pod asking nothing at all still keeps off the nodes it may not use (the mask, not full-looking nodes). */
+static void test_empty_pod_masked(void **st)
+{
+	(void)st;
+	gf_live *l;
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	struct gf_k8s_node n = rawnode("cordoned", "", "\"unschedulable\":true");
+	gf_live_node_set(l, &n);
+	const char *json = "{\"metadata\":{\"name\":\"empty\",\"namespace\":\"t\",\"uid\":\"empty\"},"
+			   "\"spec\":{\"schedulerName\":\"gpufleet\",\"containers\":[{}]}}";
+	struct gf_k8s_pod p, out;
+	struct gf_live_decision d;
+	char err[256];
+	assert_int_equal(gf_k8s_pod_decode_text(json, strlen(json), &p, err, sizeof(err)), GF_OK);
+	gf_live_pod_set(l, &p);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+	assert_string_equal(d.message, "0/1 nodes are available: 1 node(s) were unschedulable.");
+	n.unschedulable = false;
+	gf_live_node_set(l, &n);
+	assert_int_equal(gf_live_requeue_parked(l), 1);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_int_equal(d.result, GF_LIVE_PLACED);
 	gf_live_destroy(l);
 }
 
@@ -521,6 +588,8 @@ int main(void)
 		cmocka_unit_test(test_extender),
 		cmocka_unit_test(test_constraints),
 		cmocka_unit_test(test_pod_count_limit),
+		cmocka_unit_test(test_empty_pod_masked),
+		cmocka_unit_test(test_target_every_pod),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1453,14 +1453,16 @@ void gf_live_each_allocation(gf_live *l, void (*share)(void *ud, const struct gf
 	}
 	for (size_t i = 0; share && i < l->npods; i++) {
 		const struct lpod *lp = &l->pods[i];
-		if (!lp->used || !lp->counted || lp->node < 0 || (lp->st != P_BOUND && lp->st != P_ASSUMED))
+		const struct gf_pod_rec *r = &lp->r;
+		if (!lp->used || !r->counted || r->node < 0 || (r->st != GF_POD_BOUND && r->st != GF_POD_ASSUMED))
 			continue;
-		const struct lnode *nd = &l->nodes[lp->node];
-		for (int k = 0; k < lp->eff.gpu_count && k < GF_MAX_GPUS; k++) {
-			int g = lp->gpus[k];
-			share(ud, &(struct gf_live_share){ lp->p.ns, lp->p.name, nd->n.name, nd->n.model,
+		const struct lnode *nd = &l->nodes[r->node];
+		const struct gf_k8s_pod *p = pod_of(l, lp); /* valid until the next pod_of() */
+		for (int k = 0; k < r->eff.gpu_count && k < GF_MAX_GPUS; k++) {
+			int g = r->gpus[k];
+			share(ud, &(struct gf_live_share){ p->ns, p->name, nd->n.name, nd->n.model,
 							   g < nd->n.nuuids ? nd->n.uuids[g] : "", g,
-							   lp->eff.gpu_milli });
+							   r->eff.gpu_milli });
 		}
 	}
 }

@@ -552,15 +552,55 @@ static int32_t need(const struct gf_serving_config *c, double busy)
 	return n < c->min_replicas ? c->min_replicas : n;
 }
 
-/* The fleet of one dynamic scaler: replicas as the times they become ready. */
+/*
+ * The fleet of one dynamic scaler: replicas as the times they become ready,
+ * and (model cache on) the nodes that still hold the model: the times
+ * ready replicas were removed, oldest first, at most cap of them.
+ */
 struct fleet {
 	int64_t *ready_at;
 	int32_t n, cap;
 	struct gf_rng rng;
+	int64_t *freed_at;
+	int32_t nfreed;
+	int64_t hits;
+	double start_sum;	/* seconds of cold start over the starts */
 };
 
-static int64_t cold_start(struct fleet *f, const struct gf_serving_config *c)
+/* Take a node freed within the cache's retention, the latest first; false if none. */
+static bool cache_take(struct fleet *f, const struct gf_serving_config *c, int64_t t)
 {
+	int32_t keep = 0;
+
+	if (!c->cache_ttl_s)
+		return false;
+	while (keep < f->nfreed && t - f->freed_at[keep] > c->cache_ttl_s)
+		keep++;	/* expired: assumed reused by other work, evicted */
+	memmove(f->freed_at, f->freed_at + keep, (size_t)(f->nfreed - keep) * sizeof(int64_t));
+	f->nfreed -= keep;
+	if (!f->nfreed)
+		return false;
+	f->nfreed--;
+	f->hits++;
+	return true;
+}
+
+/* A ready replica removed at t leaves its node holding the model. */
+static void cache_free(struct fleet *f, const struct gf_serving_config *c, int64_t t)
+{
+	if (!c->cache_ttl_s)
+		return;
+	if (f->nfreed == f->cap) {	/* full: forget the oldest */
+		memmove(f->freed_at, f->freed_at + 1, (size_t)(f->cap - 1) * sizeof(int64_t));
+		f->nfreed--;
+	}
+	f->freed_at[f->nfreed++] = t;
+}
+
+static int64_t cold_start(struct fleet *f, const struct gf_serving_config *c, int64_t t)
+{
+	if (cache_take(f, c, t))
+		return (int64_t)ceil(c->warm_dist[gf_rng_below(&f->rng, c->nwarm)]);
 	if (c->ncold)
 		return (int64_t)ceil(c->cold_dist[gf_rng_below(&f->rng, c->ncold)]);
 	return c->cold_start_s;
@@ -574,7 +614,10 @@ static int32_t fleet_resize(struct fleet *f, const struct gf_serving_config *c, 
 	if (n > f->cap)
 		n = f->cap;
 	while (f->n < n) {
-		f->ready_at[f->n++] = t + cold_start(f, c);
+		int64_t cs = cold_start(f, c, t);
+
+		f->ready_at[f->n++] = t + cs;
+		f->start_sum += (double)cs;
 		started++;
 	}
 	while (f->n > n) {	/* remove the replica that would be ready last (starting ones first) */
@@ -583,6 +626,8 @@ static int32_t fleet_resize(struct fleet *f, const struct gf_serving_config *c, 
 		for (int32_t i = 1; i < f->n; i++)
 			if (f->ready_at[i] >= f->ready_at[last])
 				last = i;
+		if (f->ready_at[last] <= t)
+			cache_free(f, c, t);
 		f->ready_at[last] = f->ready_at[--f->n];
 	}
 	return started;
@@ -625,6 +670,7 @@ static gf_err run_dynamic(const struct gf_serving_demand *d, const struct gf_ser
 	size_t learnt = (size_t)((c->forecast.season_s + c->forecast.recent_s) / 60);
 
 	fleet_resize(f, c, spec + s->warm, INT64_MIN / 2);	/* the initial fleet is ready */
+	f->start_sum = 0;
 	for (size_t k = 0; k < d->nsteps; k++) {
 		int64_t t = (int64_t)k * GF_SERVING_STEP_S;
 		bool adaptive_forecasts = s->kind == GF_SCALER_ADAPTIVE && k / STEPS_PER_MIN >= learnt;
@@ -748,7 +794,8 @@ gf_err gf_serving_run(const struct gf_serving_trace *tr, const struct gf_serving
 	memset(out, 0, sizeof(*out));
 	out->scaler = *s;
 	if (!d->nsteps || !(c->target_util > 0 && c->target_util <= 1) || c->min_replicas < 0 ||
-	    c->max_replicas < c->min_replicas || c->max_replicas > 100000 || s->warm < 0)
+	    c->max_replicas < c->min_replicas || c->max_replicas > 100000 || s->warm < 0 ||
+	    c->cache_ttl_s < 0 || (c->cache_ttl_s && !c->nwarm))
 		return GF_INVAL;
 	out->replicas = calloc(d->nsteps, sizeof(int32_t));
 	out->ready = calloc(d->nsteps, sizeof(int32_t));
@@ -772,11 +819,18 @@ gf_err gf_serving_run(const struct gf_serving_trace *tr, const struct gf_serving
 		struct fleet f = { .cap = c->max_replicas + s->warm };
 
 		f.ready_at = malloc((size_t)f.cap * sizeof(int64_t) + 1);
-		if (!f.ready_at)
+		f.freed_at = malloc((size_t)f.cap * sizeof(int64_t) + 1);
+		if (!f.ready_at || !f.freed_at) {
+			free(f.ready_at);
+			free(f.freed_at);
 			goto nomem;
+		}
 		gf_rng_init(&f.rng, c->seed);
 		gf_err e = run_dynamic(d, c, s, &f, out);
+		out->cache_hits = f.hits;
+		out->mean_start_s = out->starts ? f.start_sum / (double)out->starts : 0;
 		free(f.ready_at);
+		free(f.freed_at);
 		if (e)
 			goto nomem;
 	}

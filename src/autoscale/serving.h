@@ -137,6 +137,18 @@ struct gf_serving_config {
 	int32_t horizon_s;        /* predictive: forecast at now + horizon (the cold start) */
 	struct gf_forecast_params forecast;
 	double slo_wait_s;        /* request traces: longest wait that meets the SLO */
+	/*
+	 * The model cache (the scheduler's served-model preference): 0 = off,
+	 * every start is a full cold start.  Otherwise a ready replica removed
+	 * at t leaves its node holding the model until t + cache_ttl_s (then it
+	 * is assumed reused by other work and evicted); a start while such a
+	 * node exists takes it (the latest freed first: the scheduler prefers
+	 * it, and its GPU is assumed still free) and draws its cold start from
+	 * warm_dist (not owned; seconds, nwarm > 0), a "hit".
+	 */
+	int32_t cache_ttl_s;
+	const double *warm_dist;
+	size_t nwarm;
 };
 
 /* The defaults above; horizon_s = cold_start_s = 600, slo_wait_s 0 (the caller sets it). */
@@ -148,6 +160,8 @@ struct gf_serving_result {
 	int64_t minutes, under_min;
 	double slo_miss_pct;
 	int64_t starts;       /* replicas started (the initial fleet not counted) */
+	int64_t cache_hits;   /* of those, started on a node holding the model (cache_ttl_s) */
+	double mean_start_s;  /* their mean cold start, seconds (dynamic scalers) */
 	int32_t *replicas;    /* per step: replicas held */
 	int32_t *ready;       /* per step: replicas ready at the step's start */
 };
@@ -165,6 +179,7 @@ struct gf_serving_report {
 	const struct gf_serving_demand *d;
 	const struct gf_serving_config *c;
 	const char *cold_desc; /* e.g. "600 s" or "drawn from basemodel_switch_s.csv" */
+	const char *warm_desc; /* cache hits' start, e.g. "drawn from ..."; NULL without the cache */
 	const struct gf_serving_result *rows;
 	size_t nrows;
 };

@@ -664,13 +664,27 @@ static bool parse_gpu_list(const char *s, uint8_t *gpus, int *n)
 	return *n > 0;
 }
 
+/*
+ * Without the gpufleet.io/model label, the served model is the first
+ * container's image (the image is what a node caches; a model loaded at
+ * run time needs the label).
+ */
+static void served_from_image(const cJSON *spec, struct gf_k8s_pod *p)
+{
+	const cJSON *cs = cJSON_GetObjectItemCaseSensitive(spec, "containers");
+	const char *image = cJSON_IsArray(cs) ? obj_str(cJSON_GetArrayItem(cs, 0), "image") : "";
+
+	if (!p->req.served_model && image[0])
+		p->req.served_model = gf_served_model_key(image, strlen(image));
+}
+
 static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->req.duration = -1;
 	if (!cJSON_IsObject(obj))
 		return fail(d, "expected a Pod object, got %s", type_name(obj));
-	const cJSON *md, *spec, *status, *ann = NULL, *x;
+	const cJSON *md, *spec, *status, *ann = NULL, *plabels = NULL, *x;
 	gf_err e;
 	if ((e = member(d, obj, "metadata", cJSON_Object, &md)) ||
 	    (e = member(d, obj, "spec", cJSON_Object, &spec)) ||
@@ -684,6 +698,7 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 	    (e = str_member(d, md, "uid", p->uid, sizeof(p->uid))) ||
 	    (e = str_member(d, md, "resourceVersion", p->rv, sizeof(p->rv))) ||
 	    (e = member(d, md, "annotations", cJSON_Object, &ann)) ||
+	    (e = member(d, md, "labels", cJSON_Object, &plabels)) ||
 	    (e = member(d, md, "deletionTimestamp", cJSON_String, &x)))
 		goto out;
 	p->deleting = x != NULL;
@@ -699,6 +714,16 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 		pop(d, o2);
 		if (e)
 			goto out;
+	}
+	if (plabels) {
+		size_t o2 = push(d, ".labels");
+		const char *served;
+		e = map_str(d, plabels, GF_LABEL_SERVED_MODEL, &served);
+		pop(d, o2);
+		if (e)
+			goto out;
+		if (served)
+			p->req.served_model = gf_served_model_key(served, strlen(served));
 	}
 	pop(d, o);
 	snprintf(p->req.name, sizeof(p->req.name), "%.20s/%.40s", p->ns, p->name);
@@ -750,6 +775,7 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 		if ((e = pod_tolerations(d, spec, p)))
 			goto out;
 		pod_affinity(spec, p);
+		served_from_image(spec, p);
 		if (!p->model[0] && (e = affinity_model(d, spec, p->model, sizeof(p->model))))
 			goto out;
 		pop(d, o);
@@ -956,6 +982,25 @@ out:
 	return e;
 }
 
+/*
+ * GF_ANN_MODELS_SEEN: served model identities, comma separated, the most
+ * recent first; the first GF_SERVED_SEEN_MAX non-empty ones are kept (as
+ * keys), the rest ignored.  A hint, never an error: any text is accepted.
+ */
+static void served_seen(const char *list, struct gf_k8s_node *n)
+{
+	int k = 0;
+
+	while (list && *list && k < GF_SERVED_SEEN_MAX) {
+		size_t len = strcspn(list, ",");
+		uint64_t key = gf_served_model_key(list, len);
+
+		if (key)
+			n->spec.served_seen[k++] = key;
+		list += len + (list[len] == ',');
+	}
+}
+
 gf_err gf_k8s_node_decode(const cJSON *obj, struct gf_k8s_node *n, char *err, size_t errlen)
 {
 	struct dec d = { .err = err, .errlen = errlen };
@@ -990,6 +1035,7 @@ gf_err gf_k8s_node_decode(const cJSON *obj, struct gf_k8s_node *n, char *err, si
 		return e;
 	pop(&d, o2);
 	pop(&d, o);
+	served_seen(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ann, GF_ANN_MODELS_SEEN)), n);
 	snprintf(n->spec.name, sizeof(n->spec.name), "%.*s", GF_NAME_MAX - 1, n->name);
 	const char *model = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels, GF_LABEL_PRODUCT));
 	if (!model)

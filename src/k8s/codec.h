@@ -47,6 +47,11 @@ struct cJSON;
 #define GF_LABEL_PRODUCT "nvidia.com/gpu.product"
 #define GF_LABEL_GPU_MEM "nvidia.com/gpu.memory"
 #define GF_ANN_TOPOLOGY "gpufleet.io/gpu-topology"
+/* The served-model cache preference (policy/sched.h): the model a pod serves
+ * (label; else its first container's image) and the models a node ran (the
+ * agent's annotation, comma separated, most recent first). */
+#define GF_LABEL_SERVED_MODEL "gpufleet.io/model"
+#define GF_ANN_MODELS_SEEN "gpufleet.io/models-seen"
 
 /* Assignment annotations written by the scheduler (stable names). */
 #define GF_ANN_NODE "gpufleet.io/assigned-node"

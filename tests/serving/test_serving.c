@@ -200,6 +200,71 @@ static void hpa_follows_the_rule_with_a_cold_start(void **state)
 	gf_serving_trace_release(&tr);
 }
 
+/*
+ * The model cache: 7 busy GPUs for an hour, 1.4 for 30 minutes, 7 again.  The
+ * HPA (min 1) holds 10 replicas, scales down to 2 after its 300 s window
+ * (8 ready replicas removed over 65:00..65:45), and back to 10 at 90:15..91:00
+ * (4, 6, 8, 10: 8 starts).  Kept 3600 s, all 8 start on nodes holding the
+ * model, 30 s each: ready 4 at 90:45, 6 at 91:00, 8, 10 at 91:30, so only
+ * minute 90 (2+2+2+4 ready-steps for 28 busy) is short.  Kept 600 s, the
+ * nodes expired by 75:45: 8 full 600 s starts, minutes 90..100 short (11),
+ * as without the cache.
+ */
+static void model_cache_shortens_starts(void **state)
+{
+	char text[64 * 160];
+	size_t len = 0;
+	struct gf_serving_trace tr;
+	struct gf_serving_error err;
+	struct gf_serving_demand d;
+	struct gf_serving_config c = gf_serving_config_default();
+	struct gf_scaler s;
+	struct gf_serving_result r;
+	const double warm[] = { 30 };
+
+	(void)state;
+	len += (size_t)snprintf(text + len, 64, "timestamp,busy_gpus\n");
+	for (int m = 0; m < 150; m++)
+		len += (size_t)snprintf(text + len, 64, "%d,%s\n", m * 60, m >= 60 && m < 90 ? "1.4" : "7");
+	assert_int_equal(gf_serving_parse(text, len, "cache", &tr, &err), GF_OK);
+	assert_int_equal(gf_serving_demand_build(&tr, &d), GF_OK);
+	c.min_replicas = 1;
+	c.warm_dist = warm;
+	c.nwarm = 1;
+	assert_int_equal(gf_scaler_parse("hpa", &s), GF_OK);
+
+	assert_int_equal(gf_serving_run(&tr, &d, &c, &s, &r), GF_OK);	/* cache off */
+	assert_int_equal(r.starts, 8);
+	assert_int_equal(r.cache_hits, 0);
+	assert_int_equal(r.under_min, 11);
+	assert_true(fabs(r.mean_start_s - 600) < 1e-9);
+	gf_serving_result_release(&r);
+
+	c.cache_ttl_s = 3600;
+	assert_int_equal(gf_serving_run(&tr, &d, &c, &s, &r), GF_OK);
+	assert_int_equal(r.replicas[65 * 4 - 1], 10);
+	assert_int_equal(r.replicas[65 * 4], 8);
+	assert_int_equal(r.replicas[(65 * 60 + 45) / 15], 2);
+	assert_int_equal(r.starts, 8);
+	assert_int_equal(r.cache_hits, 8);
+	assert_int_equal(r.ready[(90 * 60 + 45) / 15], 4);
+	assert_int_equal(r.ready[(91 * 60 + 30) / 15], 10);
+	assert_int_equal(r.under_min, 1);
+	assert_true(fabs(r.mean_start_s - 30) < 1e-9);
+	gf_serving_result_release(&r);
+
+	c.cache_ttl_s = 600;
+	assert_int_equal(gf_serving_run(&tr, &d, &c, &s, &r), GF_OK);
+	assert_int_equal(r.cache_hits, 0);
+	assert_int_equal(r.under_min, 11);
+	gf_serving_result_release(&r);
+
+	c.nwarm = 0;	/* a cache without warm start times is refused */
+	assert_int_equal(gf_serving_run(&tr, &d, &c, &s, &r), GF_INVAL);
+	gf_serving_demand_release(&d);
+	gf_serving_trace_release(&tr);
+}
+
 /* A trace that repeats a daily peak: predictive is ready for it, the HPA is not. */
 static void predictive_is_ready_for_a_daily_peak(void **state)
 {
@@ -285,6 +350,7 @@ int main(void)
 		cmocka_unit_test(oracle_and_static),
 		cmocka_unit_test(hpa_follows_the_rule_with_a_cold_start),
 		cmocka_unit_test(predictive_is_ready_for_a_daily_peak),
+		cmocka_unit_test(model_cache_shortens_starts),
 		cmocka_unit_test(fifo_slo_counts_waits),
 		cmocka_unit_test(scaler_names),
 	};

@@ -664,18 +664,25 @@ static bool parse_gpu_list(const char *s, uint8_t *gpus, int *n)
 	return *n > 0;
 }
 
-/*
- * Without the gpufleet.io/model label, the served model is the first
- * container's image (the image is what a node caches; a model loaded at
- * run time needs the label).
- */
-static void served_from_image(const cJSON *spec, struct gf_k8s_pod *p)
+size_t gf_k8s_served_identity(const cJSON *pod, char *out, size_t n)
 {
-	const cJSON *cs = cJSON_GetObjectItemCaseSensitive(spec, "containers");
-	const char *image = cJSON_IsArray(cs) ? obj_str(cJSON_GetArrayItem(cs, 0), "image") : "";
-
-	if (!p->req.served_model && image[0])
-		p->req.served_model = gf_served_model_key(image, strlen(image));
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+	const char *id = cJSON_GetStringValue(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(md, "labels"),
+						 GF_LABEL_SERVED_MODEL));
+	if (!id || !*id) {
+		const cJSON *cs = cJSON_GetObjectItemCaseSensitive(spec, "containers");
+		id = cJSON_IsArray(cs) ? obj_str(cJSON_GetArrayItem(cs, 0), "image") : "";
+	}
+	size_t len = strlen(id);
+	if (!n || len >= n || strchr(id, ',')) {
+		if (n)
+			out[0] = '\0';
+		return 0;
+	}
+	memcpy(out, id, len + 1);
+	return len;
 }
 
 static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
@@ -717,13 +724,10 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 	}
 	if (plabels) {
 		size_t o2 = push(d, ".labels");
-		const char *served;
-		e = map_str(d, plabels, GF_LABEL_SERVED_MODEL, &served);
+		e = check_str_map(d, plabels);
 		pop(d, o2);
 		if (e)
 			goto out;
-		if (served)
-			p->req.served_model = gf_served_model_key(served, strlen(served));
 	}
 	pop(d, o);
 	snprintf(p->req.name, sizeof(p->req.name), "%.20s/%.40s", p->ns, p->name);
@@ -775,7 +779,6 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 		if ((e = pod_tolerations(d, spec, p)))
 			goto out;
 		pod_affinity(spec, p);
-		served_from_image(spec, p);
 		if (!p->model[0] && (e = affinity_model(d, spec, p->model, sizeof(p->model))))
 			goto out;
 		pop(d, o);
@@ -790,6 +793,12 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 			   : !strcmp(phase, "Succeeded") ? GF_PHASE_SUCCEEDED
 			   : !strcmp(phase, "Failed") ? GF_PHASE_FAILED
 			   : !strcmp(phase, "Unknown") ? GF_PHASE_UNKNOWN : GF_PHASE_PENDING;
+	}
+
+	{
+		char id[GF_K8S_SERVED_MAX];
+		size_t len = gf_k8s_served_identity(obj, id, sizeof(id));
+		p->req.served_model = gf_served_model_key(id, len);
 	}
 
 	/* Annotations may carry the GPU request too (they win over resources). */

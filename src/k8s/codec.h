@@ -175,6 +175,16 @@ gf_err gf_k8s_quantity_milli(const char *s, int64_t *out);
 /* Decode a Pod object.  err gets "<json path>: <what>" on GF_PARSE. */
 gf_err gf_k8s_pod_decode(const struct cJSON *obj, struct gf_k8s_pod *out, char *err, size_t errlen);
 
+/*
+ * The served model of a Pod object (the one rule for the scheduler and the
+ * agent): its label gpufleet.io/model, else its first container's image
+ * (what a node caches; a model loaded at run time needs the label).  Copies
+ * it to out (n bytes) and returns its length; 0 (out "") when there is none,
+ * it does not fit, or it holds a ',' (the annotation's separator).
+ */
+#define GF_K8S_SERVED_MAX 256
+size_t gf_k8s_served_identity(const struct cJSON *pod, char *out, size_t n);
+
 /* Decode a Node object. */
 gf_err gf_k8s_node_decode(const struct cJSON *obj, struct gf_k8s_node *out, char *err,
 			  size_t errlen);

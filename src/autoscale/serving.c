@@ -508,6 +508,17 @@ gf_err gf_scaler_parse(const char *s, struct gf_scaler *out)
 	} else if (!strncmp(s, "adaptive:", 9)) {
 		out->kind = GF_SCALER_ADAPTIVE;
 		num = s + 9;
+	} else if (!strncmp(s, "adaptive-rise:", 14)) {
+		int p = 0, n0 = 0, tm = 0, used = 0;
+
+		out->kind = GF_SCALER_ADAPTIVE;
+		if (sscanf(s + 14, "%d:%d:%d%n", &p, &n0, &tm, &used) != 3 || s[14 + used] || p < 1 ||
+		    p > 1000 || n0 < 0 || n0 > 10000 || tm < 1 || tm > 100000)
+			return GF_PARSE;
+		out->rise_pct = p;
+		out->warm = n0;
+		out->prior_min = tm;
+		return GF_OK;
 	} else if (!strncmp(s, "predictive+warm-pool:", 21)) {
 		out->kind = GF_SCALER_PREDICTIVE;
 		num = s + 21;
@@ -665,6 +676,10 @@ static gf_err run_dynamic(const struct gf_serving_demand *d, const struct gf_ser
 	int32_t spec = need(c, d->busy[0]);
 	double target_m = c->target_util * 1000.0;
 
+	/* adaptive-rise: the rises of minute demand over the horizon seen so far (sum, count) */
+	size_t hmin = (size_t)(c->horizon_s + 59) / 60, nrises = 0;
+	double rise_sum = 0;
+
 	if (!st)
 		return GF_NOMEM;
 	size_t learnt = (size_t)((c->forecast.season_s + c->forecast.recent_s) / 60);
@@ -676,6 +691,22 @@ static gf_err run_dynamic(const struct gf_serving_demand *d, const struct gf_ser
 		bool adaptive_forecasts = s->kind == GF_SCALER_ADAPTIVE && k / STEPS_PER_MIN >= learnt;
 		int32_t warm = s->kind == GF_SCALER_ADAPTIVE && adaptive_forecasts ? 0 : s->warm;
 
+		if (s->rise_pct && !adaptive_forecasts) {
+			size_t now_m = k / STEPS_PER_MIN;
+
+			if (k % STEPS_PER_MIN == 0 && now_m > hmin) {
+				double r = d->minute[now_m - 1] - d->minute[now_m - 1 - hmin];
+
+				rise_sum += r > 0 ? r : 0;
+				nrises++;
+			}
+			double measured = nrises ? rise_sum / (double)nrises * s->rise_pct / 100.0 /
+						   c->target_util : 0;
+			double w = (double)now_m / s->prior_min;
+
+			w = w > 1 ? 1 : w;
+			warm = (int32_t)ceil((1 - w) * s->warm + w * measured - 1e-9);
+		}
 		if (k) {
 			double u = metric(d, k, c->metric_window_s);
 

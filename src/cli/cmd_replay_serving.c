@@ -20,7 +20,7 @@
 #include "cli/files.h"
 
 #define MAX_SCALERS 32
-#define DEFAULT_SCALERS "static,oracle,hpa,warm-pool:4,predictive,adaptive:4"
+#define DEFAULT_SCALERS "static,oracle,hpa,warm-pool:4,predictive,adaptive:4,adaptive-rise:150:4:60"
 
 static const char usage_text[] =
 	"usage: gpufleet replay --serving [options]\n"
@@ -35,7 +35,8 @@ static const char usage_text[] =
 	"                              22.8-hour duty-cycle trace, or a CSV with timestamp\n"
 	"                              (or gmt_create) and service_s (or busy_gpus)\n"
 	"  --scalers LIST              comma list of static[:N], oracle, hpa, warm-pool:N,\n"
-	"                              predictive, predictive+warm-pool:N, adaptive:N\n"
+	"                              predictive, predictive+warm-pool:N, adaptive:N,\n"
+	"                              adaptive-rise:P:N:T\n"
 	"                              (default " DEFAULT_SCALERS ")\n"
 	"  --cold-start SECONDS        replica cold start (default 600)\n"
 	"  --cold-start-from basemodel|FILE  draw each start's cold start from a latency_s\n"
@@ -101,7 +102,8 @@ static int parse_scalers(const char *list, struct gf_scaler *out, size_t *n)
 		}
 		if (gf_scaler_parse(tok, &out[*n])) {
 			fprintf(stderr, "gpufleet replay: --scalers: unknown scaler \"%s\"; expected static[:N], "
-					"oracle, hpa, warm-pool:N, predictive, predictive+warm-pool:N or adaptive:N\n", tok);
+					"oracle, hpa, warm-pool:N, predictive, predictive+warm-pool:N, adaptive:N or "
+					"adaptive-rise:P:N:T\n", tok);
 			return -1;
 		}
 		(*n)++;

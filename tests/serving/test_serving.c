@@ -339,6 +339,48 @@ static void scaler_names(void **state)
 	assert_int_equal(gf_scaler_parse("warm-pool:", &s), GF_PARSE);
 	assert_int_equal(gf_scaler_parse("warm-pool:-1", &s), GF_PARSE);
 	assert_int_equal(gf_scaler_parse("keda", &s), GF_PARSE);
+	assert_int_equal(gf_scaler_parse("adaptive-rise:150:4:60", &s), GF_OK);
+	assert_int_equal(s.kind, GF_SCALER_ADAPTIVE);
+	assert_int_equal(s.rise_pct, 150);
+	assert_int_equal(s.warm, 4);
+	assert_int_equal(s.prior_min, 60);
+	assert_int_equal(gf_scaler_parse("adaptive-rise:150:0:60", &s), GF_OK);
+	assert_int_equal(gf_scaler_parse("adaptive-rise:150:4", &s), GF_PARSE);
+	assert_int_equal(gf_scaler_parse("adaptive-rise:0:4:60", &s), GF_PARSE);
+	assert_int_equal(gf_scaler_parse("adaptive-rise:150:4:0", &s), GF_PARSE);
+	assert_int_equal(gf_scaler_parse("adaptive-rise:150:4:60x", &s), GF_PARSE);
+}
+
+/*
+ * adaptive-rise:100:4:30 on the step (1.4 busy for 60 min, then 7; 600 s
+ * cold start, so rises over 10 minutes; min 1 replica).  The HPA holds 2
+ * until the step.  The pool: the prior 4 at minute 0 (6 replicas), at
+ * minute 15 half the prior and half the measured mean rise 0 = 2 (4
+ * replicas), at minute 60 all measured (50 rises of 0): 0 (2 replicas).  At
+ * minute 70 the rises of minutes 61..70 are 7 - 1.4 = 5.6 each: mean
+ * 56 / 60, / 0.7 = 1.33, a pool of 2 on the HPA's 10: 12 replicas.
+ */
+static void adaptive_rise_sizes_the_pool_from_rises(void **state)
+{
+	struct gf_serving_trace tr;
+	struct gf_serving_demand d;
+	struct gf_serving_config c = gf_serving_config_default();
+	struct gf_scaler s;
+	struct gf_serving_result r;
+
+	(void)state;
+	step_trace(&tr);
+	assert_int_equal(gf_serving_demand_build(&tr, &d), GF_OK);
+	c.min_replicas = 1;
+	assert_int_equal(gf_scaler_parse("adaptive-rise:100:4:30", &s), GF_OK);
+	assert_int_equal(gf_serving_run(&tr, &d, &c, &s, &r), GF_OK);
+	assert_int_equal(r.replicas[0], 6);
+	assert_int_equal(r.replicas[15 * 4], 4);
+	assert_int_equal(r.replicas[60 * 4], 2);
+	assert_int_equal(r.replicas[70 * 4], 12);
+	gf_serving_result_release(&r);
+	gf_serving_demand_release(&d);
+	gf_serving_trace_release(&tr);
 }
 
 int main(void)
@@ -351,6 +393,7 @@ int main(void)
 		cmocka_unit_test(hpa_follows_the_rule_with_a_cold_start),
 		cmocka_unit_test(predictive_is_ready_for_a_daily_peak),
 		cmocka_unit_test(model_cache_shortens_starts),
+		cmocka_unit_test(adaptive_rise_sizes_the_pool_from_rises),
 		cmocka_unit_test(fifo_slo_counts_waits),
 		cmocka_unit_test(scaler_names),
 	};

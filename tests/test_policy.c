@@ -321,6 +321,54 @@ static void test_tie_break_priority(void **state)
 	fx_free(f);
 }
 
+/*
+ * The model cache preference: among equal best scores, a pod serving a model
+ * goes to a node that ran it; a pod serving none (or another model) gets the
+ * policy's own choice, and a better score still wins over the cache.
+ */
+static void test_served_model_tie_break(void **state)
+{
+	struct gf_node_spec n[3] = {
+		tu_node("a", 8000, 16000, 2, -1), tu_node("b", 8000, 16000, 2, -1),
+		tu_node("c", 8000, 16000, 2, -1),
+	};
+	uint64_t llama = gf_served_model_key("llama-7b", 8);
+	struct gf_pod_spec plain = tu_pod("p", 1000, 1000, 1, 1000, 0);
+	struct gf_pod_spec served = plain, other = plain;
+	struct gf_placement pl;
+	struct fixture *f;
+	gf_sched *s;
+	uint8_t g0[] = { 0 };
+
+	(void)state;
+	assert_int_not_equal(llama, 0);
+	assert_int_equal(gf_served_model_key("", 0), 0);
+	n[2].served_seen[3] = llama;
+	served.served_model = llama;
+	other.served_model = gf_served_model_key("qwen-14b", 8);
+	f = fx_new(n, 3);
+	assert_true(gf_node_served(gf_cluster_spec(f->c, 2), llama));
+	assert_false(gf_node_served(gf_cluster_spec(f->c, 1), llama));
+	assert_int_equal(gf_sched_create(&gf_policy_fgd, &f->env, &s), GF_OK);
+	assert_int_equal(gf_sched_place(s, &plain, NULL, &pl), GF_PLACED);
+	assert_int_equal(pl.node, 0);	/* three equal nodes: priority */
+	assert_int_equal(gf_sched_place(s, &other, NULL, &pl), GF_PLACED);
+	assert_int_equal(pl.node, 0);	/* a model no node ran: the same */
+	assert_int_equal(gf_sched_place(s, &served, NULL, &pl), GF_PLACED);
+	assert_int_equal(pl.node, 2);	/* equal scores: the node that ran it */
+	gf_sched_destroy(s);
+
+	/* Unequal scores: the cache does not override the policy. */
+	assert_int_equal(gf_sched_create(&gf_policy_best_fit, &f->env, &s), GF_OK);
+	bind(f, 1, &plain, g0);		/* b is now the tightest fit */
+	assert_int_equal(gf_sched_place(s, &plain, NULL, &pl), GF_PLACED);
+	assert_int_equal(pl.node, 1);
+	assert_int_equal(gf_sched_place(s, &served, NULL, &pl), GF_PLACED);
+	assert_int_equal(pl.node, 1);
+	gf_sched_destroy(s);
+	fx_free(f);
+}
+
 /* Whole-GPU pods take the lowest-indexed fully free GPUs; sharing pods best fit. */
 static void test_gpu_choice(void **state)
 {
@@ -396,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_k8s_resources_fit),
 		cmocka_unit_test(test_sched_score_cached),
 		cmocka_unit_test(test_tie_break_priority),
+		cmocka_unit_test(test_served_model_tie_break),
 		cmocka_unit_test(test_gpu_choice),
 		cmocka_unit_test(test_random),
 	};

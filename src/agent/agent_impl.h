@@ -11,6 +11,7 @@
 #include "agent/agent.h"
 #include "agent/nvml.h"
 #include "agent/pods.h"
+#include "k8s/codec.h"
 
 #define GF_AGENT_MAX_GPUS 64
 #define GF_AGENT_MAX_PROCS 1024    /* per GPU */
@@ -119,8 +120,23 @@ struct gf_agent_gpu {
 	unsigned nmig;
 };
 
+/*
+ * The served models this node ran (agent/kube.h), kept by the publishing
+ * thread only: identities most recent first, and the pods already looked up
+ * ("ns/name", a ring of GF_AGENT_SERVED_LOOKED; a pod looked up is not
+ * asked again while it is in the ring).
+ */
+#define GF_AGENT_SERVED_LOOKED 256
+struct gf_agent_served {
+	char seen[GF_SERVED_SEEN_MAX][GF_K8S_SERVED_MAX];
+	int nseen;
+	char looked[GF_AGENT_SERVED_LOOKED][GF_K8S_NAME_MAX * 2];
+	int nlooked, next;
+};
+
 struct gf_agent {
 	pthread_mutex_t lock;
+	struct gf_agent_served served;
 	struct gf_agent_config cfg;
 	char *proc_root, *log_root, *sys_root, *hostname; /* owned copies */
 	bool have_nvml;

@@ -1,8 +1,11 @@
 /*
  * agent/kube.c - Node publisher: the JSON merge patch of labels + topology
- * annotation, sent with the shared Kubernetes connection (k8s/conn.h).
+ * annotation (+ the served models, gpufleet.io/models-seen), sent with the
+ * shared Kubernetes connection (k8s/conn.h).  The served models come from
+ * one GET per pod seen on the GPUs (cached by namespace/name).
  */
 #include "agent/kube.h"
+#include "agent/agent_impl.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -105,6 +108,10 @@ gf_err gf_agent_node_patch_body(gf_agent *a, const char *node, struct gf_obuf *o
 			  ? cJSON_GetStringValue(cJSON_GetObjectItem(doc, "driver"))
 			  : "");
 	cJSON_AddStringToObject(ann, "gpufleet.io/gpu-topology", inv.data);
+	char seen[GF_SERVED_SEEN_MAX * GF_K8S_SERVED_MAX];
+	gf_agent_served_render(a, seen, sizeof(seen));
+	if (seen[0])
+		cJSON_AddStringToObject(ann, GF_ANN_MODELS_SEEN, seen);
 	char *text = cJSON_PrintUnformatted(patch);
 	if (!text)
 		goto out;
@@ -195,4 +202,145 @@ out:
 	gf_obuf_release(&body);
 	gf_obuf_release(&resp);
 	return e;
+}
+
+/* ---- served models ---------------------------------------------------------- */
+
+void gf_agent_served_add(gf_agent *a, const char *id)
+{
+	struct gf_agent_served *s = &a->served;
+	int at = s->nseen < GF_SERVED_SEEN_MAX ? s->nseen : GF_SERVED_SEEN_MAX - 1;
+
+	if (!id[0] || strlen(id) >= GF_K8S_SERVED_MAX || strchr(id, ','))
+		return;
+	for (int i = 0; i < s->nseen; i++)
+		if (!strcmp(s->seen[i], id))
+			at = i;
+	if (at == s->nseen)
+		s->nseen++;
+	memmove(s->seen[1], s->seen[0], (size_t)at * sizeof(s->seen[0]));
+	snprintf(s->seen[0], sizeof(s->seen[0]), "%s", id);
+}
+
+void gf_agent_served_render(gf_agent *a, char *out, size_t n)
+{
+	size_t k = 0;
+
+	out[0] = '\0';
+	for (int i = 0; i < a->served.nseen && k < n; i++) {
+		int w = snprintf(out + k, n - k, "%s%s", i ? "," : "", a->served.seen[i]);
+		if (w < 0 || (size_t)w >= n - k) {
+			out[k] = '\0';	/* whole entries only */
+			break;
+		}
+		k += (size_t)w;
+	}
+}
+
+static bool served_looked(const struct gf_agent_served *s, const char *key)
+{
+	for (int i = 0; i < s->nlooked; i++)
+		if (!strcmp(s->looked[i], key))
+			return true;
+	return false;
+}
+
+static void served_mark(struct gf_agent_served *s, const char *key)
+{
+	size_t len = strnlen(key, sizeof(s->looked[0]) - 1);
+
+	memcpy(s->looked[s->next], key, len);
+	s->looked[s->next][len] = '\0';
+	s->next = (s->next + 1) % GF_AGENT_SERVED_LOOKED;
+	if (s->nlooked < GF_AGENT_SERVED_LOOKED)
+		s->nlooked++;
+}
+
+/* GET one pod; its served model added.  false on a failed request (logged). */
+static bool lookup_pod(gf_agent *a, const struct gf_kube_conn *c, const char *ns, const char *pod)
+{
+	struct gf_obuf resp;
+	char url[1024];
+	struct curl_slist *hdr = NULL;
+	long status = 0;
+	bool ok = false;
+	CURL *h = curl_easy_init();
+
+	if (!h)
+		return false;
+	gf_obuf_init(&resp, 1 << 20);
+	snprintf(url, sizeof(url), "%s/api/v1/namespaces/%s/pods/%s", c->server, ns, pod);
+	hdr = curl_slist_append(hdr, "Accept: application/json");
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 15L);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+	if (gf_kube_conn_curl(c, h, &hdr))
+		goto out;
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	CURLcode cr = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	if (cr != CURLE_OK || gf_obuf_error(&resp)) {
+		fprintf(stderr, "gpufleet agent: GET %s: %s\n", url,
+			cr != CURLE_OK ? curl_easy_strerror(cr) : "answer over 1 MiB");
+		goto out;
+	}
+	ok = true;	/* answered: not asked again (a 404 pod is gone) */
+	if (status == 200) {
+		cJSON *doc = cJSON_ParseWithLength(resp.data ? resp.data : "", resp.len);
+		char id[GF_K8S_SERVED_MAX];
+
+		if (doc && gf_k8s_served_identity(doc, id, sizeof(id)))
+			gf_agent_served_add(a, id);
+		cJSON_Delete(doc);
+	} else if (status != 404) {
+		fprintf(stderr, "gpufleet agent: GET %s: HTTP %ld: %.200s\n", url, status,
+			resp.data ? resp.data : "");
+		ok = status >= 400 && status < 500 && status != 429;	/* 403: RBAC, say it once */
+	}
+out:
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(h);
+	gf_obuf_release(&resp);
+	return ok;
+}
+
+int gf_agent_learn_served(gf_agent *a, const struct gf_kube_conn *c)
+{
+	enum { MAXP = 512 };	/* pods per call; more are looked up at the next */
+	static char keys[MAXP][GF_K8S_NAME_MAX * 2];	/* publishing thread only */
+	int n = 0, looked = 0;
+
+	pthread_mutex_lock(&a->lock);
+	gf_agent_maybe_collect_locked(a);
+	for (unsigned i = 0; i < a->ngpus; i++) {
+		const struct gf_agent_gpu *g = &a->gpus[i];
+
+		for (unsigned k = 0; k < g->npods && n < MAXP; k++)
+			snprintf(keys[n++], sizeof(keys[0]), "%s/%s", g->pods[k].ref.ns, g->pods[k].ref.pod);
+		for (unsigned m = 0; m < g->nmig; m++)
+			for (unsigned k = 0; k < g->mig[m].npods && n < MAXP; k++)
+				snprintf(keys[n++], sizeof(keys[0]), "%s/%s", g->mig[m].pods[k].ref.ns,
+					 g->mig[m].pods[k].ref.pod);
+	}
+	pthread_mutex_unlock(&a->lock);
+	for (int i = 0; i < n; i++) {
+		char *slash = strchr(keys[i], '/');
+
+		if (!slash || served_looked(&a->served, keys[i]))
+			continue;
+		*slash = '\0';
+		if (!node_name_ok(keys[i]) || !node_name_ok(slash + 1)) {	/* DNS names only */
+			*slash = '/';
+			served_mark(&a->served, keys[i]);
+			continue;
+		}
+		bool ok = lookup_pod(a, c, keys[i], slash + 1);
+		*slash = '/';
+		looked++;
+		if (ok)
+			served_mark(&a->served, keys[i]);
+	}
+	return looked;
 }

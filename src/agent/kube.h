@@ -30,6 +30,30 @@ gf_err gf_agent_node_patch_body(gf_agent *a, const char *node, struct gf_obuf *o
 gf_err gf_agent_publish_node(gf_agent *a, const struct gf_kube_conn *c, const char *node,
 			     char *err, size_t errlen);
 
+/*
+ * Served models (the scheduler's model cache preference, policy/sched.h):
+ * the agent keeps the identities of the models served by the pods it saw on
+ * its GPUs (gf_k8s_served_identity: label gpufleet.io/model, else the first
+ * container's image), at most GF_SERVED_SEEN_MAX, most recent first, and the
+ * node patch carries them as the annotation gpufleet.io/models-seen
+ * ("a,b,c").  In memory only: after a restart the list starts again from
+ * the pods running then.
+ */
+
+/* Put identity id first (moving it up if known, dropping the oldest if full). */
+void gf_agent_served_add(gf_agent *a, const char *id);
+
+/* The annotation's value ("" when none); out has n bytes. */
+void gf_agent_served_render(gf_agent *a, char *out, size_t n);
+
+/*
+ * Look up, with GET /api/v1/namespaces/NS/pods/NAME, each pod now using a
+ * GPU that was not looked up yet, and add its served model.  Returns how
+ * many pods were looked up; a failed request is logged to stderr and asked
+ * again at the next call.
+ */
+int gf_agent_learn_served(gf_agent *a, const struct gf_kube_conn *c);
+
 /* Label value rule of Kubernetes: <= 63 of [A-Za-z0-9._-], alphanumeric at
  * both ends; other characters become '-'.  out has room for 64 bytes. */
 void gf_kube_label_value(char out[64], const char *in);

@@ -508,6 +508,17 @@ gf_err gf_scaler_parse(const char *s, struct gf_scaler *out)
 	} else if (!strncmp(s, "adaptive:", 9)) {
 		out->kind = GF_SCALER_ADAPTIVE;
 		num = s + 9;
+	} else if (!strncmp(s, "adaptive-rise:", 14)) {
+		int p = 0, n0 = 0, tm = 0, used = 0;
+
+		out->kind = GF_SCALER_ADAPTIVE;
+		if (sscanf(s + 14, "%d:%d:%d%n", &p, &n0, &tm, &used) != 3 || s[14 + used] || p < 1 ||
+		    p > 1000 || n0 < 0 || n0 > 10000 || tm < 1 || tm > 100000)
+			return GF_PARSE;
+		out->rise_pct = p;
+		out->warm = n0;
+		out->prior_min = tm;
+		return GF_OK;
 	} else if (!strncmp(s, "predictive+warm-pool:", 21)) {
 		out->kind = GF_SCALER_PREDICTIVE;
 		num = s + 21;
@@ -552,15 +563,55 @@ static int32_t need(const struct gf_serving_config *c, double busy)
 	return n < c->min_replicas ? c->min_replicas : n;
 }
 
-/* The fleet of one dynamic scaler: replicas as the times they become ready. */
+/*
+ * The fleet of one dynamic scaler: replicas as the times they become ready,
+ * and (model cache on) the nodes that still hold the model: the times
+ * ready replicas were removed, oldest first, at most cap of them.
+ */
 struct fleet {
 	int64_t *ready_at;
 	int32_t n, cap;
 	struct gf_rng rng;
+	int64_t *freed_at;
+	int32_t nfreed;
+	int64_t hits;
+	double start_sum;	/* seconds of cold start over the starts */
 };
 
-static int64_t cold_start(struct fleet *f, const struct gf_serving_config *c)
+/* Take a node freed within the cache's retention, the latest first; false if none. */
+static bool cache_take(struct fleet *f, const struct gf_serving_config *c, int64_t t)
 {
+	int32_t keep = 0;
+
+	if (!c->cache_ttl_s)
+		return false;
+	while (keep < f->nfreed && t - f->freed_at[keep] > c->cache_ttl_s)
+		keep++;	/* expired: assumed reused by other work, evicted */
+	memmove(f->freed_at, f->freed_at + keep, (size_t)(f->nfreed - keep) * sizeof(int64_t));
+	f->nfreed -= keep;
+	if (!f->nfreed)
+		return false;
+	f->nfreed--;
+	f->hits++;
+	return true;
+}
+
+/* A ready replica removed at t leaves its node holding the model. */
+static void cache_free(struct fleet *f, const struct gf_serving_config *c, int64_t t)
+{
+	if (!c->cache_ttl_s)
+		return;
+	if (f->nfreed == f->cap) {	/* full: forget the oldest */
+		memmove(f->freed_at, f->freed_at + 1, (size_t)(f->cap - 1) * sizeof(int64_t));
+		f->nfreed--;
+	}
+	f->freed_at[f->nfreed++] = t;
+}
+
+static int64_t cold_start(struct fleet *f, const struct gf_serving_config *c, int64_t t)
+{
+	if (cache_take(f, c, t))
+		return (int64_t)ceil(c->warm_dist[gf_rng_below(&f->rng, c->nwarm)]);
 	if (c->ncold)
 		return (int64_t)ceil(c->cold_dist[gf_rng_below(&f->rng, c->ncold)]);
 	return c->cold_start_s;
@@ -574,7 +625,10 @@ static int32_t fleet_resize(struct fleet *f, const struct gf_serving_config *c, 
 	if (n > f->cap)
 		n = f->cap;
 	while (f->n < n) {
-		f->ready_at[f->n++] = t + cold_start(f, c);
+		int64_t cs = cold_start(f, c, t);
+
+		f->ready_at[f->n++] = t + cs;
+		f->start_sum += (double)cs;
 		started++;
 	}
 	while (f->n > n) {	/* remove the replica that would be ready last (starting ones first) */
@@ -583,6 +637,8 @@ static int32_t fleet_resize(struct fleet *f, const struct gf_serving_config *c, 
 		for (int32_t i = 1; i < f->n; i++)
 			if (f->ready_at[i] >= f->ready_at[last])
 				last = i;
+		if (f->ready_at[last] <= t)
+			cache_free(f, c, t);
 		f->ready_at[last] = f->ready_at[--f->n];
 	}
 	return started;
@@ -620,16 +676,37 @@ static gf_err run_dynamic(const struct gf_serving_demand *d, const struct gf_ser
 	int32_t spec = need(c, d->busy[0]);
 	double target_m = c->target_util * 1000.0;
 
+	/* adaptive-rise: the rises of minute demand over the horizon seen so far (sum, count) */
+	size_t hmin = (size_t)(c->horizon_s + 59) / 60, nrises = 0;
+	double rise_sum = 0;
+
 	if (!st)
 		return GF_NOMEM;
 	size_t learnt = (size_t)((c->forecast.season_s + c->forecast.recent_s) / 60);
 
 	fleet_resize(f, c, spec + s->warm, INT64_MIN / 2);	/* the initial fleet is ready */
+	f->start_sum = 0;
 	for (size_t k = 0; k < d->nsteps; k++) {
 		int64_t t = (int64_t)k * GF_SERVING_STEP_S;
 		bool adaptive_forecasts = s->kind == GF_SCALER_ADAPTIVE && k / STEPS_PER_MIN >= learnt;
 		int32_t warm = s->kind == GF_SCALER_ADAPTIVE && adaptive_forecasts ? 0 : s->warm;
 
+		if (s->rise_pct && !adaptive_forecasts) {
+			size_t now_m = k / STEPS_PER_MIN;
+
+			if (k % STEPS_PER_MIN == 0 && now_m > hmin) {
+				double r = d->minute[now_m - 1] - d->minute[now_m - 1 - hmin];
+
+				rise_sum += r > 0 ? r : 0;
+				nrises++;
+			}
+			double measured = nrises ? rise_sum / (double)nrises * s->rise_pct / 100.0 /
+						   c->target_util : 0;
+			double w = (double)now_m / s->prior_min;
+
+			w = w > 1 ? 1 : w;
+			warm = (int32_t)ceil((1 - w) * s->warm + w * measured - 1e-9);
+		}
 		if (k) {
 			double u = metric(d, k, c->metric_window_s);
 
@@ -748,7 +825,8 @@ gf_err gf_serving_run(const struct gf_serving_trace *tr, const struct gf_serving
 	memset(out, 0, sizeof(*out));
 	out->scaler = *s;
 	if (!d->nsteps || !(c->target_util > 0 && c->target_util <= 1) || c->min_replicas < 0 ||
-	    c->max_replicas < c->min_replicas || c->max_replicas > 100000 || s->warm < 0)
+	    c->max_replicas < c->min_replicas || c->max_replicas > 100000 || s->warm < 0 ||
+	    c->cache_ttl_s < 0 || (c->cache_ttl_s && !c->nwarm))
 		return GF_INVAL;
 	out->replicas = calloc(d->nsteps, sizeof(int32_t));
 	out->ready = calloc(d->nsteps, sizeof(int32_t));
@@ -772,11 +850,18 @@ gf_err gf_serving_run(const struct gf_serving_trace *tr, const struct gf_serving
 		struct fleet f = { .cap = c->max_replicas + s->warm };
 
 		f.ready_at = malloc((size_t)f.cap * sizeof(int64_t) + 1);
-		if (!f.ready_at)
+		f.freed_at = malloc((size_t)f.cap * sizeof(int64_t) + 1);
+		if (!f.ready_at || !f.freed_at) {
+			free(f.ready_at);
+			free(f.freed_at);
 			goto nomem;
+		}
 		gf_rng_init(&f.rng, c->seed);
 		gf_err e = run_dynamic(d, c, s, &f, out);
+		out->cache_hits = f.hits;
+		out->mean_start_s = out->starts ? f.start_sum / (double)out->starts : 0;
 		free(f.ready_at);
+		free(f.freed_at);
 		if (e)
 			goto nomem;
 	}

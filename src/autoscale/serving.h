@@ -104,6 +104,14 @@ void gf_serving_demand_release(struct gf_serving_demand *d);
  * GF_SCALER_ADAPTIVE ("adaptive:N"): the stock HPA plus a warm pool of N while
  * the history holds less than one season (+ the forecast's recent window),
  * then predictive with no pool: the pool covers the days the forecast cannot.
+ *
+ * "adaptive-rise:P:N:T": the same, with the pool sized from the trace
+ * itself instead of fixed: what the reactive rule misses is the rise of
+ * demand within one horizon (a replica asked for now serves then), so the
+ * pool is P % of the mean rise of minute demand over the horizon seen so far
+ * (rises below 0 count as 0), in replicas (/ target), rounded up.  With no
+ * history yet the pool is a prior N that gives way linearly over the first
+ * T minutes: pool = ceil((1 - w) N + w measured), w = min(1, minutes / T).
  */
 enum gf_scaler_kind { GF_SCALER_STATIC, GF_SCALER_ORACLE, GF_SCALER_HPA, GF_SCALER_PREDICTIVE,
 		      GF_SCALER_ADAPTIVE };
@@ -113,12 +121,15 @@ struct gf_scaler {
 	enum gf_scaler_kind kind;
 	int32_t warm;  /* replicas kept ready and idle beyond what the rule asks */
 	int32_t fixed; /* static: replicas; 0 = the oracle's peak */
+	int32_t rise_pct;   /* adaptive-rise: the pool is this % of the mean rise over the horizon */
+	int32_t prior_min;  /* adaptive-rise: minutes over which the prior pool (warm) gives way */
 	char name[48];
 };
 
 /*
  * "static", "static:N", "oracle", "hpa", "warm-pool:N" (hpa plus N),
- * "predictive", "predictive+warm-pool:N", "adaptive:N".  GF_PARSE otherwise (N 1..10000,
+ * "predictive", "predictive+warm-pool:N", "adaptive:N", "adaptive-rise:P:N:T".  GF_PARSE
+ * otherwise (N 1..10000 (0..10000 in adaptive-rise), P 1..1000, T 1..100000,
  * static:N 1..100000).
  */
 gf_err gf_scaler_parse(const char *s, struct gf_scaler *out);
@@ -137,6 +148,18 @@ struct gf_serving_config {
 	int32_t horizon_s;        /* predictive: forecast at now + horizon (the cold start) */
 	struct gf_forecast_params forecast;
 	double slo_wait_s;        /* request traces: longest wait that meets the SLO */
+	/*
+	 * The model cache (the scheduler's served-model preference): 0 = off,
+	 * every start is a full cold start.  Otherwise a ready replica removed
+	 * at t leaves its node holding the model until t + cache_ttl_s (then it
+	 * is assumed reused by other work and evicted); a start while such a
+	 * node exists takes it (the latest freed first: the scheduler prefers
+	 * it, and its GPU is assumed still free) and draws its cold start from
+	 * warm_dist (not owned; seconds, nwarm > 0), a "hit".
+	 */
+	int32_t cache_ttl_s;
+	const double *warm_dist;
+	size_t nwarm;
 };
 
 /* The defaults above; horizon_s = cold_start_s = 600, slo_wait_s 0 (the caller sets it). */
@@ -148,6 +171,8 @@ struct gf_serving_result {
 	int64_t minutes, under_min;
 	double slo_miss_pct;
 	int64_t starts;       /* replicas started (the initial fleet not counted) */
+	int64_t cache_hits;   /* of those, started on a node holding the model (cache_ttl_s) */
+	double mean_start_s;  /* their mean cold start, seconds (dynamic scalers) */
 	int32_t *replicas;    /* per step: replicas held */
 	int32_t *ready;       /* per step: replicas ready at the step's start */
 };
@@ -165,6 +190,7 @@ struct gf_serving_report {
 	const struct gf_serving_demand *d;
 	const struct gf_serving_config *c;
 	const char *cold_desc; /* e.g. "600 s" or "drawn from basemodel_switch_s.csv" */
+	const char *warm_desc; /* cache hits' start, e.g. "drawn from ..."; NULL without the cache */
 	const struct gf_serving_result *rows;
 	size_t nrows;
 };

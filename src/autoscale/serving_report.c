@@ -58,6 +58,21 @@ void gf_serving_table(const struct gf_serving_report *r, struct gf_obuf *out)
 			       x->minutes ? 100.0 * (double)x->under_min / (double)x->minutes : 0.0,
 			       x->slo_miss_pct, (long long)x->starts);
 	}
+	if (!r->c->cache_ttl_s)
+		return;
+	gf_obuf_printf(out, "\nmodel cache (a removed replica's node keeps the model %d s; a start on it: %s):\n",
+		       r->c->cache_ttl_s, r->warm_desc ? r->warm_desc : "a warm start");
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct gf_serving_result *x = &r->rows[i];
+
+		if (x->scaler.kind == GF_SCALER_STATIC || x->scaler.kind == GF_SCALER_ORACLE)
+			continue;
+		gf_obuf_printf(out, "%-26s %lld of %lld starts on a node holding the model (%.1f%%), "
+			       "mean cold start %.0f s\n",
+			       x->scaler.name, (long long)x->cache_hits, (long long)x->starts,
+			       x->starts ? 100.0 * (double)x->cache_hits / (double)x->starts : 0.0,
+			       x->mean_start_s);
+	}
 }
 
 void gf_serving_csv(const struct gf_serving_report *r, struct gf_obuf *out)

@@ -285,6 +285,7 @@ static int cdi(gf_agent *a, const struct opts *o)
 static void publish(gf_agent *a, const struct opts *o, const struct gf_kube_conn *kc)
 {
 	char err[512];
+	gf_agent_learn_served(a, kc);	/* the served models for gpufleet.io/models-seen */
 	gf_err e = gf_agent_publish_node(a, kc, o->node, err, sizeof(err));
 	if (e)
 		fprintf(stderr, "gpufleet agent: publishing on node %s failed: %s\n", o->node, err);

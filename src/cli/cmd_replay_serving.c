@@ -20,7 +20,7 @@
 #include "cli/files.h"
 
 #define MAX_SCALERS 32
-#define DEFAULT_SCALERS "static,oracle,hpa,warm-pool:4,predictive,adaptive:4"
+#define DEFAULT_SCALERS "static,oracle,hpa,warm-pool:4,predictive,adaptive:4,adaptive-rise:150:4:60"
 
 static const char usage_text[] =
 	"usage: gpufleet replay --serving [options]\n"
@@ -35,11 +35,16 @@ static const char usage_text[] =
 	"                              22.8-hour duty-cycle trace, or a CSV with timestamp\n"
 	"                              (or gmt_create) and service_s (or busy_gpus)\n"
 	"  --scalers LIST              comma list of static[:N], oracle, hpa, warm-pool:N,\n"
-	"                              predictive, predictive+warm-pool:N, adaptive:N\n"
+	"                              predictive, predictive+warm-pool:N, adaptive:N,\n"
+	"                              adaptive-rise:P:N:T\n"
 	"                              (default " DEFAULT_SCALERS ")\n"
 	"  --cold-start SECONDS        replica cold start (default 600)\n"
 	"  --cold-start-from basemodel|FILE  draw each start's cold start from a latency_s\n"
 	"                              CSV (basemodel: the trace's base-model switch times)\n"
+	"  --model-cache SECONDS       the scheduler's served-model preference: a removed\n"
+	"                              replica's node keeps the model this long, and a start\n"
+	"                              there draws a warm start from the base-model switch\n"
+	"                              times (default 0: off, every start cold)\n"
 	"  --horizon SECONDS           predictive: forecast at now + this (default: the cold\n"
 	"                              start; with a distribution its 95th percentile)\n"
 	"  --target-util X             busy share per replica, (0, 1] (default 0.7)\n"
@@ -97,7 +102,8 @@ static int parse_scalers(const char *list, struct gf_scaler *out, size_t *n)
 		}
 		if (gf_scaler_parse(tok, &out[*n])) {
 			fprintf(stderr, "gpufleet replay: --scalers: unknown scaler \"%s\"; expected static[:N], "
-					"oracle, hpa, warm-pool:N, predictive, predictive+warm-pool:N or adaptive:N\n", tok);
+					"oracle, hpa, warm-pool:N, predictive, predictive+warm-pool:N, adaptive:N or "
+					"adaptive-rise:P:N:T\n", tok);
 			return -1;
 		}
 		(*n)++;
@@ -176,6 +182,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "cold-start", required_argument, NULL, 'c' },
 		{ "cold-start-from", required_argument, NULL, 'C' },
 		{ "horizon", required_argument, NULL, 'H' },
+		{ "model-cache", required_argument, NULL, 'K' },
 		{ "target-util", required_argument, NULL, 'u' },
 		{ "min-replicas", required_argument, NULL, 'm' },
 		{ "max-replicas", required_argument, NULL, 'M' },
@@ -217,6 +224,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (!parse_seconds("--cold-start", optarg, 86400, &x))
 				return 2;
 			o->c.cold_start_s = (int32_t)x;
+			break;
+		case 'K':
+			if (!parse_seconds("--model-cache", optarg, 30 * 86400, &x))
+				return 2;
+			o->c.cache_ttl_s = (int32_t)x;
 			break;
 		case 'H':
 			if (!parse_seconds("--horizon", optarg, 86400, &o->horizon))
@@ -275,9 +287,9 @@ static int replay(struct options *o)
 	struct gf_serving_trace tr = { 0 };
 	struct gf_serving_demand d = { 0 };
 	const char *dir = gf_data_dir();
-	char trace_path[4096], cold_path[4096], cold_desc[4352];
-	double *cold = NULL;
-	size_t ncold = 0, nscalers = 0, nrows = 0;
+	char trace_path[4096], cold_path[4096], cold_desc[4352], warm_path[4096], warm_desc[4352];
+	double *cold = NULL, *warm = NULL;
+	size_t ncold = 0, nwarm = 0, nscalers = 0, nrows = 0;
 	int rc = 1;
 
 	if (parse_scalers(o->scalers, scalers, &nscalers))
@@ -304,6 +316,16 @@ static int replay(struct options *o)
 		snprintf(cold_desc, sizeof(cold_desc), "drawn from %s (median %.1f s, p95 %.1f s)", cold_path,
 			 cold[(ncold - 1) / 2], cold[(ncold - 1) * 95 / 100]);
 	}
+	if (o->c.cache_ttl_s) {
+		snprintf(warm_path, sizeof(warm_path), "%s/genai/basemodel_switch_s.csv", dir);
+		if (load_latencies(warm_path, &warm, &nwarm))
+			goto out;
+		qsort(warm, nwarm, sizeof(*warm), cmp_double);
+		o->c.warm_dist = warm;
+		o->c.nwarm = nwarm;
+		snprintf(warm_desc, sizeof(warm_desc), "drawn from %s (median %.1f s)", warm_path,
+			 warm[(nwarm - 1) / 2]);
+	}
 	if (o->horizon >= 0)
 		o->c.horizon_s = (int32_t)o->horizon;
 	o->c.slo_wait_s = o->slo_wait >= 0 ? o->slo_wait : gf_serving_median_service(&tr);
@@ -319,7 +341,7 @@ static int replay(struct options *o)
 	}
 
 	struct gf_serving_report rep = {
-		.trace = trace_path, .tr = &tr, .d = &d, .c = &o->c, .cold_desc = cold_desc,
+		.trace = trace_path, .tr = &tr, .d = &d, .c = &o->c, .cold_desc = cold_desc, .warm_desc = o->c.cache_ttl_s ? warm_desc : NULL,
 		.rows = rows, .nrows = nrows,
 	};
 	struct gf_obuf b;
@@ -358,6 +380,7 @@ out:
 	gf_serving_demand_release(&d);
 	gf_serving_trace_release(&tr);
 	free(cold);
+	free(warm);
 	return rc;
 }
 

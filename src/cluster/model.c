@@ -119,3 +119,16 @@ gf_err gf_gpu_milli_parse(const char *s, size_t len, int *out)
 	*out = s[0] == '-' ? (int)-v : (int)v;
 	return *out >= 1 && *out <= GF_MILLI_PER_GPU ? GF_OK : GF_RANGE;
 }
+
+uint64_t gf_served_model_key(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	if (!len)
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h ? h : 1;
+}

@@ -28,6 +28,7 @@
 #define GF_MAX_SPECS 4096	/* distinct model-constraint strings */
 #define GF_NAME_MAX 64		/* node and pod names, with the NUL */
 #define GF_SPEC_MAX 256		/* a model-constraint string, with the NUL */
+#define GF_SERVED_SEEN_MAX 8	/* served models a node is known to have run (its cache) */
 
 /* GPU topology inside a node; -1 = not published. */
 struct gf_gpu_topo {
@@ -45,6 +46,12 @@ struct gf_node_spec {
 	int64_t gpu_mem_mib;	/* memory of each GPU; 0 = unknown */
 	bool mig_capable;
 	struct gf_gpu_topo topo[GF_MAX_GPUS];
+	/*
+	 * Served models (gf_served_model_key) the node ran recently, so their
+	 * image and weights are likely still on it; 0 = empty slot.  Only a
+	 * tie-break reads it (policy/sched.h).
+	 */
+	uint64_t served_seen[GF_SERVED_SEEN_MAX];
 };
 
 struct gf_pod_spec {
@@ -61,12 +68,29 @@ struct gf_pod_spec {
 	uint32_t gang;		/* 0 = not in a gang */
 	int64_t arrival;	/* virtual time, seconds; unused by packing runs */
 	int64_t duration;	/* seconds; < 0 = runs forever */
+	uint64_t served_model;	/* gf_served_model_key of the model it serves; 0 = none */
 };
 
 /* The GPU share a pod asks of the whole cluster, in milli-GPU. */
 static inline int64_t gf_pod_gpu_request(const struct gf_pod_spec *p)
 {
 	return (int64_t)p->gpu_milli * p->gpu_count;
+}
+
+/*
+ * The key of a served model's identity (an inference model such as
+ * "llama-7b", or a container image), s of len bytes: FNV-1a 64, never 0
+ * (0 means "no model"); 0 for an empty identity.
+ */
+uint64_t gf_served_model_key(const char *s, size_t len);
+
+/* Has node spec ns run served model key (non-zero)? */
+static inline bool gf_node_served(const struct gf_node_spec *ns, uint64_t key)
+{
+	for (int i = 0; key && i < GF_SERVED_SEEN_MAX; i++)
+		if (ns->served_seen[i] == key)
+			return true;
+	return false;
 }
 
 /* A model-constraint string, normalised ("V100M16|V100M32"), and the models it allows. */

@@ -657,13 +657,34 @@ static bool parse_gpu_list(const char *s, uint8_t *gpus, int *n)
 	return *n > 0;
 }
 
+size_t gf_k8s_served_identity(const cJSON *pod, char *out, size_t n)
+{
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+	const char *id = cJSON_GetStringValue(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(md, "labels"),
+						 GF_LABEL_SERVED_MODEL));
+	if (!id || !*id) {
+		const cJSON *cs = cJSON_GetObjectItemCaseSensitive(spec, "containers");
+		id = cJSON_IsArray(cs) ? obj_str(cJSON_GetArrayItem(cs, 0), "image") : "";
+	}
+	size_t len = strlen(id);
+	if (!n || len >= n || strchr(id, ',')) {
+		if (n)
+			out[0] = '\0';
+		return 0;
+	}
+	memcpy(out, id, len + 1);
+	return len;
+}
+
 static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->req.duration = -1;
 	if (!cJSON_IsObject(obj))
 		return fail(d, "expected a Pod object, got %s", type_name(obj));
-	const cJSON *md, *spec, *status, *ann = NULL, *x;
+	const cJSON *md, *spec, *status, *ann = NULL, *plabels = NULL, *x;
 	gf_err e;
 	if ((e = member(d, obj, "metadata", cJSON_Object, &md)) ||
 	    (e = member(d, obj, "spec", cJSON_Object, &spec)) ||
@@ -677,6 +698,7 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 	    (e = str_member(d, md, "uid", p->uid, sizeof(p->uid))) ||
 	    (e = str_member(d, md, "resourceVersion", p->rv, sizeof(p->rv))) ||
 	    (e = member(d, md, "annotations", cJSON_Object, &ann)) ||
+	    (e = member(d, md, "labels", cJSON_Object, &plabels)) ||
 	    (e = member(d, md, "deletionTimestamp", cJSON_String, &x)))
 		goto out;
 	p->deleting = x != NULL;
@@ -689,6 +711,13 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 	if (ann) {
 		size_t o2 = push(d, ".annotations");
 		e = check_str_map(d, ann);
+		pop(d, o2);
+		if (e)
+			goto out;
+	}
+	if (plabels) {
+		size_t o2 = push(d, ".labels");
+		e = check_str_map(d, plabels);
 		pop(d, o2);
 		if (e)
 			goto out;
@@ -757,6 +786,12 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 			   : !strcmp(phase, "Succeeded") ? GF_PHASE_SUCCEEDED
 			   : !strcmp(phase, "Failed") ? GF_PHASE_FAILED
 			   : !strcmp(phase, "Unknown") ? GF_PHASE_UNKNOWN : GF_PHASE_PENDING;
+	}
+
+	{
+		char id[GF_K8S_SERVED_MAX];
+		size_t len = gf_k8s_served_identity(obj, id, sizeof(id));
+		p->req.served_model = gf_served_model_key(id, len);
 	}
 
 	/* Annotations may carry the GPU request too (they win over resources). */
@@ -949,6 +984,25 @@ out:
 	return e;
 }
 
+/*
+ * GF_ANN_MODELS_SEEN: served model identities, comma separated, the most
+ * recent first; the first GF_SERVED_SEEN_MAX non-empty ones are kept (as
+ * keys), the rest ignored.  A hint, never an error: any text is accepted.
+ */
+static void served_seen(const char *list, struct gf_k8s_node *n)
+{
+	int k = 0;
+
+	while (list && *list && k < GF_SERVED_SEEN_MAX) {
+		size_t len = strcspn(list, ",");
+		uint64_t key = gf_served_model_key(list, len);
+
+		if (key)
+			n->spec.served_seen[k++] = key;
+		list += len + (list[len] == ',');
+	}
+}
+
 gf_err gf_k8s_node_decode(const cJSON *obj, struct gf_k8s_node *n, char *err, size_t errlen)
 {
 	struct dec d = { .err = err, .errlen = errlen };
@@ -983,6 +1037,7 @@ gf_err gf_k8s_node_decode(const cJSON *obj, struct gf_k8s_node *n, char *err, si
 		return e;
 	pop(&d, o2);
 	pop(&d, o);
+	served_seen(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ann, GF_ANN_MODELS_SEEN)), n);
 	snprintf(n->spec.name, sizeof(n->spec.name), "%.*s", GF_NAME_MAX - 1, n->name);
 	const char *model = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels, GF_LABEL_PRODUCT));
 	if (!model)

@@ -48,6 +48,11 @@ struct cJSON;
 #define GF_LABEL_PRODUCT "nvidia.com/gpu.product"
 #define GF_LABEL_GPU_MEM "nvidia.com/gpu.memory"
 #define GF_ANN_TOPOLOGY "gpufleet.io/gpu-topology"
+/* The served-model cache preference (policy/sched.h): the model a pod serves
+ * (label; else its first container's image) and the models a node ran (the
+ * agent's annotation, comma separated, most recent first). */
+#define GF_LABEL_SERVED_MODEL "gpufleet.io/model"
+#define GF_ANN_MODELS_SEEN "gpufleet.io/models-seen"
 
 /* Assignment annotations written by the scheduler (stable names). */
 #define GF_ANN_NODE "gpufleet.io/assigned-node"
@@ -142,6 +147,16 @@ gf_err gf_k8s_quantity_milli(const char *s, int64_t *out);
 
 /* Decode a Pod object.  err gets "<json path>: <what>" on GF_PARSE. */
 gf_err gf_k8s_pod_decode(const struct cJSON *obj, struct gf_k8s_pod *out, char *err, size_t errlen);
+
+/*
+ * The served model of a Pod object (the one rule for the scheduler and the
+ * agent): its label gpufleet.io/model, else its first container's image
+ * (what a node caches; a model loaded at run time needs the label).  Copies
+ * it to out (n bytes) and returns its length; 0 (out "") when there is none,
+ * it does not fit, or it holds a ',' (the annotation's separator).
+ */
+#define GF_K8S_SERVED_MAX 256
+size_t gf_k8s_served_identity(const struct cJSON *pod, char *out, size_t n);
 
 /* Decode a Node object. */
 gf_err gf_k8s_node_decode(const struct cJSON *obj, struct gf_k8s_node *out, char *err,

@@ -759,7 +759,8 @@ static bool same_engine_spec(const struct gf_k8s_node *a, const struct gf_k8s_no
 {
 	return a->spec.cpu_milli == b->spec.cpu_milli && a->spec.mem_mib == b->spec.mem_mib &&
 	       a->spec.ngpus == b->spec.ngpus && a->spec.gpu_mem_mib == b->spec.gpu_mem_mib &&
-	       !memcmp(a->spec.topo, b->spec.topo, sizeof(a->spec.topo)) && !strcmp(a->model, b->model);
+	       !memcmp(a->spec.topo, b->spec.topo, sizeof(a->spec.topo)) && !strcmp(a->model, b->model) &&
+	       !memcmp(a->spec.served_seen, b->spec.served_seen, sizeof(a->spec.served_seen));
 }
 
 /* The rest: who it admits (labels, taints, cordon, pod count) and the GPUs' UUIDs. */

@@ -12,6 +12,12 @@
  * walks memory in node order.  Shapes are interned in an open-addressing hash
  * table (FNV-1a over the shape fields).  An entry is valid iff its version
  * equals the node's current version (versions start at 1; 0 = empty).
+ *
+ * Ties of the best score: a pod that serves a model (served_model != 0)
+ * goes first to a tied node that has run that model (its image and weights
+ * likely cached, a short cold start), then by the policy's tie rule.  The
+ * score itself is untouched, so the cache and every decision of a pod that
+ * serves no model are exactly the policy's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -242,6 +248,12 @@ void gf_sched_score_nodes(gf_sched *s, const struct gf_pod_spec *p, const uint32
 		out[k] = s->ops->score && nodes[k] < s->n ? score_node(s, row, nodes[k], p, &hint) : 0;
 }
 
+/* Has node i run the model pod p serves?  Always false for a pod that serves none. */
+static bool served_here(const gf_cluster *c, uint32_t i, const struct gf_pod_spec *p)
+{
+	return p->served_model && gf_node_served(gf_cluster_spec(c, i), p->served_model);
+}
+
 /* Best fit: the smallest free amount that still fits; ties to the lowest index. */
 static int best_fit_gpu(const struct gf_node *nd, int milli)
 {
@@ -319,27 +331,34 @@ enum gf_outcome gf_sched_place_masked(gf_sched *s, const struct gf_pod_spec *p, 
 	} else {
 		int64_t best_score = 0;
 		uint64_t ties = 0;
+		bool best_hit = false;
 
 		for (size_t k = 0; k < nf; k++) {
 			uint32_t i = s->feasible[k];
 			int hint;
 			int64_t sc = score_node(s, row, i, p, &hint);
+			bool hit = served_here(c, i, p);
 
 			if (k == 0 || sc > best_score) {
 				best_score = sc;
 				best = i;
 				best_hint = hint;
+				best_hit = hit;
 				ties = 1;
 			} else if (sc == best_score) {
 				bool take;
 
-				if (s->ops->tie_break == GF_TIE_RANDOM)
+				if (hit != best_hit) {
+					take = hit;	/* the served model's node first */
+					ties = take ? 1 : ties;
+				} else if (s->ops->tie_break == GF_TIE_RANDOM)
 					take = gf_rng_below(rng, ++ties) == 0;
 				else
 					take = s->prio[i] < s->prio[best];
 				if (take) {
 					best = i;
 					best_hint = hint;
+					best_hit = hit;
 				}
 			}
 		}

@@ -8,9 +8,13 @@
  * The decision for pod p (spec: shared/specs/openb-fgd-experiment.md 2.2, 3):
  *   1. F = nodes passing gf_cluster_fits(), in node order.
  *   2. F empty: GF_UNSCHEDULABLE.  |F| = 1: that node, unscored.
- *   3. Otherwise the policy's choose(), or the maximum score, ties broken by
- *      the lowest node priority (GF_TIE_PRIORITY) or uniformly at random
- *      (GF_TIE_RANDOM, drawing from the caller's generator).
+ *   3. Otherwise the policy's choose(), or the maximum score, ties broken
+ *      first, for a pod with served_model != 0, in favour of nodes that ran
+ *      that model (gf_node_served: a model cache preference, a lexicographic
+ *      second score term), then by the lowest node priority
+ *      (GF_TIE_PRIORITY) or uniformly at random (GF_TIE_RANDOM, drawing from
+ *      the caller's generator).  A pod with served_model == 0 gets exactly
+ *      the policy's choice.  choose() policies (Random) ignore the preference.
  *   4. GPUs: CPU-only pods none; whole-GPU pods the lowest-indexed fully free
  *      GPUs; sharing pods by the policy's gpu_select.
  *

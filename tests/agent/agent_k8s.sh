@@ -61,6 +61,14 @@ users:
   user:
     token: $token
 KC
+# The fake node's GPU 0 runs pod ml/llm-7d9f-abcde: the API's copy says which model it serves.
+kubectl create namespace ml >/dev/null || fail "create namespace ml"
+kubectl -n ml apply -f - >/dev/null <<'POD' || fail "create pod llm-7d9f-abcde"
+apiVersion: v1
+kind: Pod
+metadata: {name: llm-7d9f-abcde, labels: {gpufleet.io/model: llama-7b}}
+spec: {nodeName: no-node, containers: [{name: server, image: registry.example/vllm:0.6}]}
+POD
 sed 's/util_gpu=87/util_gpu=88/; s/^gpu 1 \(.*\)$/gpu 1 \1 lost=1/' "$DATA/two_gpus.state" > "$T/state"
 start_agent --publish-node --kubeconfig "$T/sa.kubeconfig" --node-name gpu-node-0
 for _ in $(seq 50); do grep -q "published GPU labels" "$T/agent.log" && break; grep -q "publishing on node" "$T/agent.log" && break; sleep 0.2; done
@@ -69,6 +77,9 @@ stop_agent
 kubectl get node gpu-node-0 -o json > "$T/node.json"
 [ "$(lbl gpufleet.io/gpu.healthy-count)" = 1 ] || fail "healthy-count after GPU 1 was lost: $(lbl gpufleet.io/gpu.healthy-count)"
 pass "deploy/agent/rbac.yaml is enough: the ServiceAccount patches its Node"
+seen=$(jq -r '.metadata.annotations["gpufleet.io/models-seen"]' "$T/node.json")
+[ "$seen" = llama-7b ] || fail "gpufleet.io/models-seen: '$seen' (want llama-7b, the label of the pod on GPU 0)"
+pass "the ServiceAccount reads the pod on its GPU: gpufleet.io/models-seen=llama-7b on the Node"
 
 # A node it may not touch does not exist -> a clear error, the agent keeps serving.
 start_agent --publish-node --kubeconfig "$T/sa.kubeconfig" --node-name no-such-node

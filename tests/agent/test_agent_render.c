@@ -17,6 +17,7 @@
 
 #include "agent/agent.h"
 #include "agent/kube.h"
+#include "cluster/model.h"
 
 #define SRC_STATE GF_AGENT_DATA "/two_gpus.state"
 #define LABELS0                                                                         \
@@ -424,6 +425,29 @@ static void test_inventory_and_patch(void **state)
 	has(b.data, "\"gpufleet.io/gpu.nvlink\":\"true\"");
 	has(b.data, "\"gpufleet.io/gpu.memory-mib\":\"81559\"");
 	has(b.data, "\"gpufleet.io/gpu-topology\":\"{\\\"version\\\":1");
+	lacks(b.data, "gpufleet.io/models-seen");	/* no served model seen yet */
+
+	/* Served models: most recent first, bounded, one entry per identity. */
+	char seen[4096];
+	gf_agent_served_add(a, "llama-7b");
+	gf_agent_served_add(a, "registry.example/vllm:0.6");
+	gf_agent_served_add(a, "llama-7b");
+	gf_agent_served_add(a, "a,b");	/* the separator: refused */
+	gf_agent_served_add(a, "");
+	gf_agent_served_render(a, seen, sizeof(seen));
+	assert_string_equal(seen, "llama-7b,registry.example/vllm:0.6");
+	for (int i = 0; i < GF_SERVED_SEEN_MAX + 2; i++) {
+		char id[16];
+		snprintf(id, sizeof(id), "m%d", i);
+		gf_agent_served_add(a, id);
+	}
+	gf_agent_served_render(a, seen, sizeof(seen));
+	assert_string_equal(seen, "m9,m8,m7,m6,m5,m4,m3,m2");
+	gf_agent_served_render(a, seen, 8);	/* whole entries only: "m9,m8,m7" needs 9 */
+	assert_string_equal(seen, "m9,m8");
+	gf_obuf_reset(&b);
+	assert_int_equal(gf_agent_node_patch_body(a, "node-a", &b), GF_OK);
+	has(b.data, "\"gpufleet.io/models-seen\":\"m9,m8,m7,m6,m5,m4,m3,m2\"");
 	gf_obuf_release(&b);
 	gf_agent_destroy(a);
 }

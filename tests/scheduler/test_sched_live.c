@@ -395,6 +395,95 @@ static struct gf_k8s_pod rawpod(const char *name, const char *spec_extra)
 	return p;
 }
 
+/*
+ * The served-model cache preference: two equal nodes, the second annotated
+ * by the agent as having run llama-7b.  A pod labelled gpufleet.io/model:
+ * llama-7b goes there; a pod of another model and a pod whose image no node
+ * ran go where FGD alone puts them (the first); a pod whose image is in the
+ * annotation goes to the second.  A later annotation change is picked up.
+ */
+#define SERVED_NODE \
+	"{\"metadata\":{\"name\":\"%s\",\"labels\":{\"nvidia.com/gpu.product\":\"H100\"}%s}," \
+	"\"status\":{\"allocatable\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"nvidia.com/gpu\":\"8\"}}}"
+
+static void test_served_model_preference(void **st)
+{
+	(void)st;
+	gf_live *l;
+	struct gf_k8s_pod out;
+	struct gf_live_decision d;
+	char err[256];
+	char json[1024];
+	struct gf_k8s_node a, b;
+
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	snprintf(json, sizeof(json), SERVED_NODE, "plain-a", "");
+	assert_int_equal(gf_k8s_node_decode_text(json, strlen(json), &a, err, sizeof(err)), GF_OK);
+	snprintf(json, sizeof(json), SERVED_NODE, "cached-b",
+		 ",\"annotations\":{\"gpufleet.io/models-seen\":\"llama-7b,,registry.example/vllm:0.6\"}");
+	assert_int_equal(gf_k8s_node_decode_text(json, strlen(json), &b, err, sizeof(err)), GF_OK);
+	assert_true(gf_node_served(&b.spec, gf_served_model_key("llama-7b", 8)));
+	assert_true(gf_node_served(&b.spec, gf_served_model_key("registry.example/vllm:0.6", 25)));
+	assert_false(gf_node_served(&a.spec, gf_served_model_key("llama-7b", 8)));
+	gf_live_node_set(l, &a);
+	gf_live_node_set(l, &b);
+
+	const char *pods[][3] = {
+		/* name, metadata extra, expected node */
+		{ "llama", ",\"labels\":{\"gpufleet.io/model\":\"llama-7b\"}", "cached-b" },
+		{ "qwen", ",\"labels\":{\"gpufleet.io/model\":\"qwen-14b\"}", "plain-a" },
+		{ "none", "", "plain-a" },
+	};
+	for (int i = 0; i < 3; i++) {
+		struct gf_k8s_pod p;
+		snprintf(json, sizeof(json),
+			 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"t\",\"uid\":\"%s\"%s},"
+			 "\"spec\":{\"schedulerName\":\"gpufleet\",\"containers\":[{\"image\":\"%s\","
+			 "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"8\"}}}]}}",
+			 pods[i][0], pods[i][0], pods[i][1], i == 2 ? "busybox" : "registry.example/vllm:0.6");
+		assert_int_equal(gf_k8s_pod_decode_text(json, strlen(json), &p, err, sizeof(err)), GF_OK);
+		gf_live_pod_set(l, &p);
+		assert_true(gf_live_schedule_next(l, &out, &d));
+		assert_int_equal(d.result, GF_LIVE_PLACED);
+		assert_string_equal(d.node, pods[i][2]);
+		gf_live_forget(l, p.uid, false);	/* not bound: the nodes stay empty */
+		gf_live_pod_delete(l, p.uid);
+	}
+
+	/* Unlabelled, the image is the identity: the annotation lists it. */
+	struct gf_k8s_pod img;
+	snprintf(json, sizeof(json),
+		 "{\"metadata\":{\"name\":\"img\",\"namespace\":\"t\",\"uid\":\"img\"},"
+		 "\"spec\":{\"schedulerName\":\"gpufleet\",\"containers\":[{\"image\":"
+		 "\"registry.example/vllm:0.6\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"8\"}}}]}}");
+	assert_int_equal(gf_k8s_pod_decode_text(json, strlen(json), &img, err, sizeof(err)), GF_OK);
+	assert_int_equal(img.req.served_model, gf_served_model_key("registry.example/vllm:0.6", 25));
+	gf_live_pod_set(l, &img);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_string_equal(d.node, "cached-b");
+	gf_live_forget(l, img.uid, false);
+	gf_live_pod_delete(l, img.uid);
+
+	/* The agent moves llama-7b to node a: the next llama pod follows. */
+	snprintf(json, sizeof(json), SERVED_NODE, "plain-a",
+		 ",\"annotations\":{\"gpufleet.io/models-seen\":\"llama-7b\"}");
+	assert_int_equal(gf_k8s_node_decode_text(json, strlen(json), &a, err, sizeof(err)), GF_OK);
+	snprintf(json, sizeof(json), SERVED_NODE, "cached-b", "");
+	assert_int_equal(gf_k8s_node_decode_text(json, strlen(json), &b, err, sizeof(err)), GF_OK);
+	gf_live_node_set(l, &a);
+	gf_live_node_set(l, &b);
+	struct gf_k8s_pod again;
+	snprintf(json, sizeof(json),
+		 "{\"metadata\":{\"name\":\"again\",\"namespace\":\"t\",\"uid\":\"again\","
+		 "\"labels\":{\"gpufleet.io/model\":\"llama-7b\"}},\"spec\":{\"schedulerName\":\"gpufleet\","
+		 "\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}");
+	assert_int_equal(gf_k8s_pod_decode_text(json, strlen(json), &again, err, sizeof(err)), GF_OK);
+	gf_live_pod_set(l, &again);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_string_equal(d.node, "plain-a");
+	gf_live_destroy(l);
+}
+
 /* Cordon, taints and tolerations, node selector and required node affinity. */
 static void test_constraints(void **st)
 {
@@ -587,6 +676,7 @@ int main(void)
 		cmocka_unit_test(test_bad_requests_and_memory),
 		cmocka_unit_test(test_extender),
 		cmocka_unit_test(test_constraints),
+		cmocka_unit_test(test_served_model_preference),
 		cmocka_unit_test(test_pod_count_limit),
 		cmocka_unit_test(test_empty_pod_masked),
 		cmocka_unit_test(test_target_every_pod),

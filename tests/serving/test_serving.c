@@ -200,6 +200,71 @@ static void hpa_follows_the_rule_with_a_cold_start(void **state)
 	gf_serving_trace_release(&tr);
 }
 
+/*
+ * The model cache: 7 busy GPUs for an hour, 1.4 for 30 minutes, 7 again.  The
+ * HPA (min 1) holds 10 replicas, scales down to 2 after its 300 s window
+ * (8 ready replicas removed over 65:00..65:45), and back to 10 at 90:15..91:00
+ * (4, 6, 8, 10: 8 starts).  Kept 3600 s, all 8 start on nodes holding the
+ * model, 30 s each: ready 4 at 90:45, 6 at 91:00, 8, 10 at 91:30, so only
+ * minute 90 (2+2+2+4 ready-steps for 28 busy) is short.  Kept 600 s, the
+ * nodes expired by 75:45: 8 full 600 s starts, minutes 90..100 short (11),
+ * as without the cache.
+ */
+static void model_cache_shortens_starts(void **state)
+{
+	char text[64 * 160];
+	size_t len = 0;
+	struct gf_serving_trace tr;
+	struct gf_serving_error err;
+	struct gf_serving_demand d;
+	struct gf_serving_config c = gf_serving_config_default();
+	struct gf_scaler s;
+	struct gf_serving_result r;
+	const double warm[] = { 30 };
+
+	(void)state;
+	len += (size_t)snprintf(text + len, 64, "timestamp,busy_gpus\n");
+	for (int m = 0; m < 150; m++)
+		len += (size_t)snprintf(text + len, 64, "%d,%s\n", m * 60, m >= 60 && m < 90 ? "1.4" : "7");
+	assert_int_equal(gf_serving_parse(text, len, "cache", &tr, &err), GF_OK);
+	assert_int_equal(gf_serving_demand_build(&tr, &d), GF_OK);
+	c.min_replicas = 1;
+	c.warm_dist = warm;
+	c.nwarm = 1;
+	assert_int_equal(gf_scaler_parse("hpa", &s), GF_OK);
+
+	assert_int_equal(gf_serving_run(&tr, &d, &c, &s, &r), GF_OK);	/* cache off */
+	assert_int_equal(r.starts, 8);
+	assert_int_equal(r.cache_hits, 0);
+	assert_int_equal(r.under_min, 11);
+	assert_true(fabs(r.mean_start_s - 600) < 1e-9);
+	gf_serving_result_release(&r);
+
+	c.cache_ttl_s = 3600;
+	assert_int_equal(gf_serving_run(&tr, &d, &c, &s, &r), GF_OK);
+	assert_int_equal(r.replicas[65 * 4 - 1], 10);
+	assert_int_equal(r.replicas[65 * 4], 8);
+	assert_int_equal(r.replicas[(65 * 60 + 45) / 15], 2);
+	assert_int_equal(r.starts, 8);
+	assert_int_equal(r.cache_hits, 8);
+	assert_int_equal(r.ready[(90 * 60 + 45) / 15], 4);
+	assert_int_equal(r.ready[(91 * 60 + 30) / 15], 10);
+	assert_int_equal(r.under_min, 1);
+	assert_true(fabs(r.mean_start_s - 30) < 1e-9);
+	gf_serving_result_release(&r);
+
+	c.cache_ttl_s = 600;
+	assert_int_equal(gf_serving_run(&tr, &d, &c, &s, &r), GF_OK);
+	assert_int_equal(r.cache_hits, 0);
+	assert_int_equal(r.under_min, 11);
+	gf_serving_result_release(&r);
+
+	c.nwarm = 0;	/* a cache without warm start times is refused */
+	assert_int_equal(gf_serving_run(&tr, &d, &c, &s, &r), GF_INVAL);
+	gf_serving_demand_release(&d);
+	gf_serving_trace_release(&tr);
+}
+
 /* A trace that repeats a daily peak: predictive is ready for it, the HPA is not. */
 static void predictive_is_ready_for_a_daily_peak(void **state)
 {
@@ -274,6 +339,48 @@ static void scaler_names(void **state)
 	assert_int_equal(gf_scaler_parse("warm-pool:", &s), GF_PARSE);
 	assert_int_equal(gf_scaler_parse("warm-pool:-1", &s), GF_PARSE);
 	assert_int_equal(gf_scaler_parse("keda", &s), GF_PARSE);
+	assert_int_equal(gf_scaler_parse("adaptive-rise:150:4:60", &s), GF_OK);
+	assert_int_equal(s.kind, GF_SCALER_ADAPTIVE);
+	assert_int_equal(s.rise_pct, 150);
+	assert_int_equal(s.warm, 4);
+	assert_int_equal(s.prior_min, 60);
+	assert_int_equal(gf_scaler_parse("adaptive-rise:150:0:60", &s), GF_OK);
+	assert_int_equal(gf_scaler_parse("adaptive-rise:150:4", &s), GF_PARSE);
+	assert_int_equal(gf_scaler_parse("adaptive-rise:0:4:60", &s), GF_PARSE);
+	assert_int_equal(gf_scaler_parse("adaptive-rise:150:4:0", &s), GF_PARSE);
+	assert_int_equal(gf_scaler_parse("adaptive-rise:150:4:60x", &s), GF_PARSE);
+}
+
+/*
+ * adaptive-rise:100:4:30 on the step (1.4 busy for 60 min, then 7; 600 s
+ * cold start, so rises over 10 minutes; min 1 replica).  The HPA holds 2
+ * until the step.  The pool: the prior 4 at minute 0 (6 replicas), at
+ * minute 15 half the prior and half the measured mean rise 0 = 2 (4
+ * replicas), at minute 60 all measured (50 rises of 0): 0 (2 replicas).  At
+ * minute 70 the rises of minutes 61..70 are 7 - 1.4 = 5.6 each: mean
+ * 56 / 60, / 0.7 = 1.33, a pool of 2 on the HPA's 10: 12 replicas.
+ */
+static void adaptive_rise_sizes_the_pool_from_rises(void **state)
+{
+	struct gf_serving_trace tr;
+	struct gf_serving_demand d;
+	struct gf_serving_config c = gf_serving_config_default();
+	struct gf_scaler s;
+	struct gf_serving_result r;
+
+	(void)state;
+	step_trace(&tr);
+	assert_int_equal(gf_serving_demand_build(&tr, &d), GF_OK);
+	c.min_replicas = 1;
+	assert_int_equal(gf_scaler_parse("adaptive-rise:100:4:30", &s), GF_OK);
+	assert_int_equal(gf_serving_run(&tr, &d, &c, &s, &r), GF_OK);
+	assert_int_equal(r.replicas[0], 6);
+	assert_int_equal(r.replicas[15 * 4], 4);
+	assert_int_equal(r.replicas[60 * 4], 2);
+	assert_int_equal(r.replicas[70 * 4], 12);
+	gf_serving_result_release(&r);
+	gf_serving_demand_release(&d);
+	gf_serving_trace_release(&tr);
 }
 
 int main(void)
@@ -285,6 +392,8 @@ int main(void)
 		cmocka_unit_test(oracle_and_static),
 		cmocka_unit_test(hpa_follows_the_rule_with_a_cold_start),
 		cmocka_unit_test(predictive_is_ready_for_a_daily_peak),
+		cmocka_unit_test(model_cache_shortens_starts),
+		cmocka_unit_test(adaptive_rise_sizes_the_pool_from_rises),
 		cmocka_unit_test(fifo_slo_counts_waits),
 		cmocka_unit_test(scaler_names),
 	};

@@ -35,6 +35,7 @@
 #include "k8s/bind.h"
 #include "k8s/client.h"
 #include "k8s/extargs.h"
+#include "k8s/lease.h"
 #include "k8s/live.h"
 
 /* ---- small things -------------------------------------------------------- */
@@ -284,6 +285,13 @@ struct daemon {
 	size_t nreported;
 
 	gf_kube_client *http_client; /* extender bind; HTTP thread only */
+
+	/* leader election: NULL leader = always leading; rebuilt: the bound pods
+	 * were read from the API server since this term began (sched thread) */
+	gf_leader *leader;
+	gf_kube_client *lead_client;	/* the scheduling thread's reads on taking over */
+	bool rebuilt;
+	uint64_t takeovers;		/* rebuilds done on becoming leader */
 	char prefix[128];
 	char route_paths[3][160];
 };
@@ -316,7 +324,7 @@ static void report_undecodable(struct daemon *d, const cJSON *obj, const char *w
 	const char *sched = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "schedulerName"));
 	const char *node = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "nodeName"));
 	if (!name || !ns || !uid || !sched || strcmp(sched, d->o.scheduler_name) || (node && *node) ||
-	    strlen(uid) >= GF_K8S_UID_MAX)
+	    strlen(uid) >= GF_K8S_UID_MAX || !gf_leader_leading(d->leader))
 		return;
 	for (size_t i = 0; i < d->nreported; i++)
 		if (!strcmp(d->reported[i], uid))
@@ -527,6 +535,14 @@ static void *binder_main(void *arg)
 			d->binding--;
 			continue;
 		}
+		if (!gf_leader_leading(d->leader)) {
+			/* the lease is lost (or about to be): bind nothing more; the
+			 * pod goes back to the queue for whoever leads next */
+			pthread_mutex_lock(&d->mu);
+			d->binding--;
+			gf_live_forget(d->live, j.uid, true);
+			continue;
+		}
 		bool retry;
 		char err[400] = "";
 		int r = gf_kube_bind(b->k, j.ns, j.name, j.uid, &j.d, &retry, err, sizeof(err));
@@ -561,6 +577,70 @@ static void *binder_main(void *arg)
 
 /* ---- scheduling thread ---------------------------------------------------- */
 
+/* A listed pod: bound ones go into gf_live (the scheduling thread's, on taking over). */
+static void rebuild_item(void *ud, const char *type, const cJSON *obj)
+{
+	struct daemon *d = ud;
+	static struct gf_k8s_pod p; /* the scheduling thread only */
+	char err[300];
+	if (strcmp(type, "SYNC") || gf_k8s_pod_decode(obj, &p, err, sizeof(err)) || !p.node[0])
+		return;
+	pthread_mutex_lock(&d->mu);
+	gf_live_pod_set(d->live, &p);
+	pthread_mutex_unlock(&d->mu);
+}
+
+/*
+ * May the scheduling thread decide now?  (Under mu.)  Not while a standby.
+ * On becoming leader, first read every bound pod from the API server (a
+ * consistent LIST, mu released meanwhile): the old leader's last bindings
+ * may not have reached our watch yet, and their annotations must be in
+ * before we give out a GPU.  A bound pod never becomes unbound, so a late
+ * watch event cannot undo what the list put in (gf_live_pod_set).
+ */
+static bool lead_ready(struct daemon *d)
+{
+	if (!d->leader)
+		return true;
+	if (!gf_leader_leading(d->leader)) {
+		d->rebuilt = false;
+		return false;
+	}
+	if (d->rebuilt)
+		return true;
+	pthread_mutex_unlock(&d->mu);
+	double t0 = now_s();
+	char err[512] = "";
+	gf_err e = gf_kube_list(d->lead_client, "/api/v1/pods?fieldSelector=spec.nodeName%21%3D", rebuild_item,
+				d, err, sizeof(err));
+	if (e)
+		logline("leader: reading the bound pods failed (%s); retrying", err);
+	else
+		logline("leader: bound pods read from the API server in %.3f s; scheduling", now_s() - t0);
+	pthread_mutex_lock(&d->mu);
+	if (!e) {
+		d->takeovers++;
+		d->rebuilt = gf_leader_leading(d->leader);
+	}
+	return d->rebuilt;
+}
+
+static void on_leader(void *ud, bool leading)
+{
+	struct daemon *d = ud;
+	pthread_mutex_lock(&d->mu);
+	if (!leading)
+		d->rebuilt = false;
+	pthread_cond_broadcast(&d->work);
+	pthread_mutex_unlock(&d->mu);
+}
+
+static void on_leader_log(void *ud, const char *line)
+{
+	(void)ud;
+	logline("leader election: %s", line);
+}
+
 static void *sched_main(void *arg)
 {
 	struct daemon *d = arg;
@@ -568,7 +648,7 @@ static void *sched_main(void *arg)
 	pthread_mutex_lock(&d->mu);
 	while (!gf_kube_stopped(d->o.stop)) {
 		double t = now_s();
-		bool ready = d->synced[0] && d->synced[1];
+		bool ready = d->synced[0] && d->synced[1] && lead_ready(d);
 		if (ready && (gf_live_take_freed(d->live) || t - last_requeue > 30)) {
 			gf_live_requeue_parked(d->live);
 			last_requeue = t;
@@ -713,6 +793,11 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 		       (unsigned long long)d->decode_errors, (unsigned long long)d->watch_restarts[0],
 		       (unsigned long long)d->watch_restarts[1], (unsigned long long)d->watch_events[0],
 		       (unsigned long long)d->watch_events[1]);
+	gf_obuf_printf(o, "# HELP gpufleet_leader 1 if this replica leads (binds), 0 if a standby; 1 without leader election.\n"
+			  "# TYPE gpufleet_leader gauge\ngpufleet_leader %d\n"
+			  "# HELP gpufleet_leader_takeovers_total Terms begun as leader (bound pods read from the API server).\n"
+			  "# TYPE gpufleet_leader_takeovers_total counter\ngpufleet_leader_takeovers_total %llu\n",
+		       gf_leader_leading(d->leader) ? 1 : 0, (unsigned long long)d->takeovers);
 	pthread_mutex_unlock(&d->mu);
 }
 
@@ -1068,6 +1153,12 @@ static void h_bind(void *ud, const struct gf_http_request *req, struct gf_http_r
 	char err[400] = "";
 	bool known;
 	pthread_mutex_lock(&d->mu);
+	if (d->leader && (!d->rebuilt || !gf_leader_leading(d->leader))) {
+		pthread_mutex_unlock(&d->mu);
+		snprintf(err, sizeof(err), "this gpufleet replica is not the leader (or is still reading the "
+			 "bound pods on taking over): it does not bind");
+		goto answer;
+	}
 	known = gf_live_pod_get(d->live, uid, &p);
 	pthread_mutex_unlock(&d->mu);
 	if (!known) { /* the watch is behind: read the pod */
@@ -1150,8 +1241,26 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	if (e)
 		goto out;
 	struct gf_kube_client_opts co = { .seed = d->o.seed ^ 0x5eed };
+	/* With leader election a binding must end within lease - renew seconds
+	 * of the leadership check before it (lease.h): one try, bounded. */
+	long bind_ms = 15000;
+	int bind_retries = 0;
+	if (d->o.lease_name) {
+		int ls = d->o.lease_s > 0 ? d->o.lease_s : 15, rs = d->o.renew_s > 0 ? d->o.renew_s : 10;
+		bind_ms = (ls - rs) * 1000L - 1000;
+		bind_retries = -1;
+		if (bind_ms < 1000) {
+			snprintf(err, errlen, "the lease duration must exceed the renew deadline by at least 2 s");
+			e = GF_INVAL;
+			goto out;
+		}
+		co.timeout_ms = bind_ms;
+		co.retries = bind_retries;
+	}
 	if ((e = gf_kube_client_create(d->o.conn, &co, &d->http_client)))
 		goto out;
+	co.timeout_ms = 0;
+	co.retries = 0;
 
 	for (int i = 0; i < 3; i++)
 		snprintf(d->route_paths[i], sizeof(d->route_paths[i]), "%s/%s", d->prefix,
@@ -1196,7 +1305,8 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	for (int i = 0; i < d->o.binders; i++) {
 		bs[i].d = d;
 		co.seed = d->o.seed + 100 + (uint64_t)i;
-		co.timeout_ms = 15000;
+		co.timeout_ms = bind_ms;
+		co.retries = bind_retries;
 		if ((e = gf_kube_client_create(d->o.conn, &co, &bs[i].k)))
 			goto out;
 		if (pthread_create(&bs[i].t, NULL, binder_main, &bs[i])) {
@@ -1205,6 +1315,26 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 			goto out;
 		}
 		nb++;
+	}
+	if (d->o.lease_name) {
+		co.timeout_ms = 60000; /* a LIST of every bound pod */
+		co.retries = 0;
+		co.seed = d->o.seed + 99;
+		if ((e = gf_kube_client_create(d->o.conn, &co, &d->lead_client)))
+			goto out;
+		struct gf_leader_opts lo2 = {
+			.conn = d->o.conn, .ns = d->o.lease_namespace ? d->o.lease_namespace : "kube-system",
+			.name = d->o.lease_name, .identity = d->o.identity, .lease_s = d->o.lease_s,
+			.renew_s = d->o.renew_s, .retry_s = d->o.retry_s, .seed = d->o.seed ^ 0x1ea5e,
+			.on_change = on_leader, .ud = d, .log = on_leader_log,
+		};
+		if ((e = gf_leader_start(&lo2, &d->leader))) {
+			snprintf(err, errlen, "leader election: %s (lease %s, identity %s; renew deadline < lease "
+				 "duration, retry period < renew deadline)", gf_strerror(e), d->o.lease_name,
+				 d->o.identity ? d->o.identity : "(none)");
+			goto out;
+		}
+		logline("leader election on lease %s/%s as %s", lo2.ns, lo2.name, lo2.identity);
 	}
 	if (pthread_create(&st, NULL, sched_main, d)) {
 		e = GF_NOMEM;
@@ -1229,6 +1359,8 @@ out:
 		gf_kube_client_destroy(bs[i].k);
 	}
 	free(bs);
+	gf_leader_stop(d->leader); /* nothing binds any more: release the lease */
+	gf_kube_client_destroy(d->lead_client);
 	for (int i = 0; i < nrt; i++)
 		pthread_join(rt[i].t, NULL);
 	for (int i = 0; i < 2; i++)

@@ -8,7 +8,8 @@
  * resourceVersion read as the precondition).  One round costs one or two
  * requests; a leader does one every retry period (2 s), a standby every
  * retry period times a random factor in [1, 2.2) (client-go's jitter 1.2),
- * so standbys do not knock in step.
+ * so standbys do not knock in step; a standby whose holder's lease runs out
+ * before its next try tries at that moment instead.
  *
  * Leadership as the rest of the daemon sees it is a deadline: the
  * monotonic time at which the renew deadline of the last successful write
@@ -192,6 +193,14 @@ void gf_lease_written(struct gf_lease_elector *e, bool ok, double sent, const st
 	e->have_observed = true;
 }
 
+double gf_lease_expires_in(const struct gf_lease_elector *e, double now)
+{
+	if (!e->have_observed || !e->observed.holder[0] || !strcmp(e->observed.holder, e->id))
+		return -1;
+	double left = e->observed_at + e->observed.duration_s - now;
+	return left > 0 ? left : 0;
+}
+
 bool gf_lease_leading(const struct gf_lease_elector *e, double now)
 {
 	return e->leading && now - e->renewed_at < e->renew_s;
@@ -333,8 +342,13 @@ static void *leader_main(void *arg)
 			was = now;
 		}
 		double wait = l->e.retry_s;
-		if (!now)
+		if (!now) {
 			wait *= 1.0 + 1.2 * gf_rng_double(&l->rng);
+			/* another holder's lease runs out before the next try: try right then */
+			double left = gf_lease_expires_in(&l->e, mono_s());
+			if (left >= 0 && left < wait)
+				wait = left + 0.01;
+		}
 		gf_kube_sleep_ms((long)(wait * 1000), &l->stop);
 	}
 	return NULL;

@@ -105,6 +105,12 @@ enum gf_lease_step gf_lease_plan(struct gf_lease_elector *e, const struct gf_lea
 /* The write planned at time sent (the time taken before reading) succeeded or not (409, error). */
 void gf_lease_written(struct gf_lease_elector *e, bool ok, double sent, const struct gf_lease_record *want);
 
+/*
+ * Seconds from now until another holder's lease runs out on our clock (0:
+ * already); -1 when no other holder is known (none seen, released, ours).
+ */
+double gf_lease_expires_in(const struct gf_lease_elector *e, double now);
+
 /* Are we the leader at time now (the renew deadline counted from the last successful write)? */
 bool gf_lease_leading(const struct gf_lease_elector *e, double now);
 

@@ -37,6 +37,7 @@ static void test_create_when_absent(void **st)
 	assert_int_equal(e.lease_s, 15);
 	assert_int_equal(e.renew_s, 10);
 	assert_int_equal(e.retry_s, 2);
+	assert_true(gf_lease_expires_in(&e, 0) < 0); /* nothing seen */
 	assert_int_equal(gf_lease_plan(&e, NULL, 100.0, "T1", &w), GF_LEASE_CREATE);
 	assert_string_equal(w.holder, "me");
 	assert_int_equal(w.duration_s, 15);
@@ -64,6 +65,8 @@ static void test_other_holder_expires_on_our_clock(void **st)
 	struct gf_lease_record r2 = rec("other", 15, "A0", "R2", 3);
 	assert_int_equal(gf_lease_plan(&e, &r2, 1010.0, "S", &w), GF_LEASE_WAIT);
 	assert_int_equal(gf_lease_plan(&e, &r2, 1024.9, "S", &w), GF_LEASE_WAIT);
+	assert_true(gf_lease_expires_in(&e, 1020.0) > 4.99 && gf_lease_expires_in(&e, 1020.0) < 5.01);
+	assert_true(gf_lease_expires_in(&e, 1030.0) == 0);
 	/* unchanged for its duration: taken over */
 	assert_int_equal(gf_lease_plan(&e, &r2, 1025.0, "T", &w), GF_LEASE_UPDATE);
 	assert_string_equal(w.holder, "me");
@@ -119,6 +122,7 @@ static void test_released_is_free(void **st)
 	assert_string_equal(rel.renew_time, "Z");
 	/* an empty holder is free at once, even just observed */
 	assert_int_equal(gf_lease_plan(&e, &rel, 5.0, "T", &w), GF_LEASE_UPDATE);
+	assert_true(gf_lease_expires_in(&e, 5.0) < 0); /* released: no holder to wait for */
 	assert_int_equal(w.transitions, 3);
 	assert_string_equal(w.acquire_time, "T");
 }

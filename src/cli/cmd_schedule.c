@@ -96,7 +96,9 @@ static void usage(FILE *f)
 		"      --leader-elect-identity ID           (default: hostname_<random>)\n"
 		"      --leader-elect-lease-duration S      (default 15)\n"
 		"      --leader-elect-renew-deadline S      (default 10)\n"
-		"      --leader-elect-retry-period S        (default 2)\n");
+		"      --leader-elect-retry-period S        (default 2)\n"
+		"      --watch-pod-groups     read coscheduling PodGroups (scheduling.x-k8s.io/v1alpha1; the\n"
+		"                             CRD must exist): counted in /metrics, no gang scheduling yet\n");
 }
 
 int gf_cmd_schedule(int argc, char **argv)
@@ -119,6 +121,7 @@ int gf_cmd_schedule(int argc, char **argv)
 		{ "leader-elect-lease-duration", required_argument, NULL, 'D' },
 		{ "leader-elect-renew-deadline", required_argument, NULL, 'R' },
 		{ "leader-elect-retry-period", required_argument, NULL, 'P' },
+		{ "watch-pod-groups", no_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -181,6 +184,7 @@ int gf_cmd_schedule(int argc, char **argv)
 			o.seed = n;
 			break;
 		case 'L': elect = true; break;
+		case 'G': o.pod_groups = true; break;
 		case 'N': lease_name = optarg; break;
 		case 'M': lease_ns = optarg; break;
 		case 'I': identity = optarg; break;

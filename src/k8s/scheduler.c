@@ -35,6 +35,7 @@
 #include "k8s/bind.h"
 #include "k8s/client.h"
 #include "k8s/extargs.h"
+#include "k8s/gangs.h"
 #include "k8s/lease.h"
 #include "k8s/live.h"
 
@@ -292,6 +293,10 @@ struct daemon {
 	gf_kube_client *lead_client;	/* the scheduling thread's reads on taking over */
 	bool rebuilt;
 	uint64_t takeovers;		/* rebuilds done on becoming leader */
+
+	/* coscheduling PodGroups (o.pod_groups), under mu; NULL when not watched */
+	gf_gangs *gangs;
+	uint64_t group_events, group_decode_errors;
 	char prefix[128];
 	char route_paths[3][160];
 };
@@ -419,6 +424,50 @@ static void *reflector_main(void *arg)
 	struct refl_thread *rt = arg;
 	gf_kube_reflect(rt->k, rt->r.pods ? "/api/v1/pods" : "/api/v1/nodes", on_event, &rt->r, on_log,
 			rt->r.d->o.stop);
+	return NULL;
+}
+
+/* PodGroups (o.pod_groups): one reflector into d->gangs. */
+struct group_thread {
+	struct daemon *d;
+	gf_kube_client *k;
+	pthread_t t;
+	struct gf_k8s_podgroup g;	/* decoded before taking mu */
+	bool started;
+};
+
+static void on_group_event(void *ud, const char *type, const cJSON *obj)
+{
+	struct group_thread *gt = ud;
+	struct daemon *d = gt->d;
+	if (!strcmp(type, "SYNCED"))
+		return; /* PodGroups deleted while the watch was down stay until seen again: harmless, read only */
+	char err[300] = "";
+	gf_err e = gf_k8s_podgroup_decode(obj, &gt->g, err, sizeof(err));
+	if (e)
+		logline("ignoring a PodGroup: %s", err);
+	pthread_mutex_lock(&d->mu);
+	d->group_events++;
+	if (e)
+		d->group_decode_errors++;
+	else if (!strcmp(type, "DELETED"))
+		gf_gangs_delete(d->gangs, gt->g.ns, gt->g.name);
+	else if (gf_gangs_set(d->gangs, &gt->g))
+		logline("PodGroup %s/%s: out of memory", gt->g.ns, gt->g.name);
+	pthread_mutex_unlock(&d->mu);
+}
+
+static void on_group_log(void *ud, const char *line)
+{
+	(void)ud;
+	logline("podgroups: %s", line);
+}
+
+static void *group_main(void *arg)
+{
+	struct group_thread *gt = arg;
+	gf_kube_reflect(gt->k, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", on_group_event, gt, on_group_log,
+			gt->d->o.stop);
 	return NULL;
 }
 
@@ -798,6 +847,14 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 			  "# HELP gpufleet_leader_takeovers_total Terms begun as leader (bound pods read from the API server).\n"
 			  "# TYPE gpufleet_leader_takeovers_total counter\ngpufleet_leader_takeovers_total %llu\n",
 		       gf_leader_leading(d->leader) ? 1 : 0, (unsigned long long)d->takeovers);
+	if (d->gangs)
+		gf_obuf_printf(o, "# HELP gpufleet_pod_groups Coscheduling PodGroups known (read only).\n"
+				  "# TYPE gpufleet_pod_groups gauge\ngpufleet_pod_groups %zu\n"
+				  "# HELP gpufleet_pod_group_events_total PodGroup objects received (errors: undecodable).\n"
+				  "# TYPE gpufleet_pod_group_events_total counter\ngpufleet_pod_group_events_total %llu\n"
+				  "gpufleet_pod_group_decode_errors_total %llu\n",
+			       gf_gangs_count(d->gangs), (unsigned long long)d->group_events,
+			       (unsigned long long)d->group_decode_errors);
 	pthread_mutex_unlock(&d->mu);
 }
 
@@ -1233,6 +1290,7 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 				   .seed = d->o.seed, .target_pct = d->o.target_pct };
 	gf_err e = gf_live_create(&lo, &d->live);
 	struct refl_thread rt[2] = { 0 };
+	struct group_thread gt = { 0 };
 	struct binder *bs = NULL;
 	gf_http_server *srv = NULL;
 	int nb = 0, nrt = 0;
@@ -1296,6 +1354,18 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 			goto out;
 		}
 		nrt++;
+	}
+	if (d->o.pod_groups) {
+		co.seed = d->o.seed + 19;
+		co.timeout_ms = 60000;
+		if ((e = gf_gangs_create(&d->gangs)) || (e = gf_kube_client_create(d->o.conn, &co, &gt.k)))
+			goto out;
+		gt.d = d;
+		if (pthread_create(&gt.t, NULL, group_main, &gt)) {
+			e = GF_NOMEM;
+			goto out;
+		}
+		gt.started = true;
 	}
 	bs = calloc((size_t)d->o.binders, sizeof(*bs));
 	if (!bs) {
@@ -1363,6 +1433,10 @@ out:
 	gf_kube_client_destroy(d->lead_client);
 	for (int i = 0; i < nrt; i++)
 		pthread_join(rt[i].t, NULL);
+	if (gt.started)
+		pthread_join(gt.t, NULL);
+	gf_kube_client_destroy(gt.k);
+	gf_gangs_destroy(d->gangs);
 	for (int i = 0; i < 2; i++)
 		gf_kube_client_destroy(rt[i].k);
 	gf_http_server_destroy(srv);

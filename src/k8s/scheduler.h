@@ -48,6 +48,10 @@ struct gf_kube_sched_opts {
 	 * decision.  Durations in seconds, <= 0: 15, 10, 2. */
 	const char *lease_name, *lease_namespace, *identity;
 	int lease_s, renew_s, retry_s;
+	/* Watch coscheduling PodGroups (scheduling.x-k8s.io/v1alpha1; the CRD
+	 * must exist) into a gang store (k8s/gangs.h) for the engine loop; read
+	 * only: no gang scheduling yet.  Off: not watched. */
+	bool pod_groups;
 };
 
 /*

@@ -332,10 +332,10 @@ static void *leader_main(void *arg)
 	while (!gf_kube_stopped(&l->stop)) {
 		round_once(l);
 		bool now = gf_lease_leading(&l->e, mono_s());
+		if (now && !was)
+			atomic_fetch_add(&l->terms, 1); /* before it shows as leading: work is tagged with the new term */
 		publish(l, now);
 		if (now != was) {
-			if (now)
-				atomic_fetch_add(&l->terms, 1);
 			llog(l, "%s lease %s/%s as %s", now ? "acquired" : "lost", l->o.ns, l->o.name, l->e.id);
 			if (l->o.on_change)
 				l->o.on_change(l->o.ud, now);

@@ -110,6 +110,7 @@ struct job {
 	char ns[GF_K8S_NAME_MAX], name[GF_K8S_NAME_MAX], uid[GF_K8S_UID_MAX];
 	struct gf_live_decision d;
 	double t0;
+	unsigned long term;	/* the leader's term it was decided in (gf_leader_terms) */
 };
 
 enum { A_SCHEDULED, A_UNSCHEDULABLE, A_INVALID, A_ERROR, A_COUNT };
@@ -292,6 +293,7 @@ struct daemon {
 	gf_leader *leader;
 	gf_kube_client *lead_client;	/* the scheduling thread's reads on taking over */
 	bool rebuilt;
+	unsigned long rebuilt_term;	/* the term rebuilt is for */
 	uint64_t takeovers;		/* rebuilds done on becoming leader */
 
 	/* coscheduling PodGroups (o.pod_groups), under mu; NULL when not watched */
@@ -584,9 +586,10 @@ static void *binder_main(void *arg)
 			d->binding--;
 			continue;
 		}
-		if (!gf_leader_leading(d->leader)) {
-			/* the lease is lost (or about to be): bind nothing more; the
-			 * pod goes back to the queue for whoever leads next */
+		if (!gf_leader_leading(d->leader) || gf_leader_terms(d->leader) != j.term) {
+			/* the lease is lost (or about to be), or this was decided in an
+			 * earlier term (another leader may have bound meanwhile): bind
+			 * nothing; the pod goes back to the queue for whoever leads next */
 			pthread_mutex_lock(&d->mu);
 			d->binding--;
 			gf_live_forget(d->live, j.uid, true);
@@ -655,7 +658,8 @@ static bool lead_ready(struct daemon *d)
 		d->rebuilt = false;
 		return false;
 	}
-	if (d->rebuilt)
+	unsigned long term = gf_leader_terms(d->leader);
+	if (d->rebuilt && d->rebuilt_term == term)
 		return true;
 	pthread_mutex_unlock(&d->mu);
 	double t0 = now_s();
@@ -670,6 +674,7 @@ static bool lead_ready(struct daemon *d)
 	if (!e) {
 		d->takeovers++;
 		d->rebuilt = gf_leader_leading(d->leader);
+		d->rebuilt_term = term;
 	}
 	return d->rebuilt;
 }
@@ -715,7 +720,7 @@ static void *sched_main(void *arg)
 		}
 		double t1 = now_s();
 		histo_add(&d->h_attempt, t1 - t);
-		struct job j = { .t0 = t, .d = dc };
+		struct job j = { .t0 = t, .d = dc, .term = gf_leader_terms(d->leader) };
 		snprintf(j.ns, sizeof(j.ns), "%s", p.ns);
 		snprintf(j.name, sizeof(j.name), "%s", p.name);
 		snprintf(j.uid, sizeof(j.uid), "%s", p.uid);

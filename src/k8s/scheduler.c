@@ -661,13 +661,18 @@ static bool lead_ready(struct daemon *d)
 	unsigned long term = gf_leader_terms(d->leader);
 	if (d->rebuilt && d->rebuilt_term == term)
 		return true;
-	pthread_mutex_unlock(&d->mu);
+	static double failed_at = -1e9; /* the scheduling thread's: a failed LIST is retried after 1 s */
 	double t0 = now_s();
+	if (t0 - failed_at < 1.0)
+		return false;
+	pthread_mutex_unlock(&d->mu);
 	char err[512] = "";
 	gf_err e = gf_kube_list(d->lead_client, "/api/v1/pods?fieldSelector=spec.nodeName%21%3D", rebuild_item,
 				d, err, sizeof(err));
-	if (e)
-		logline("leader: reading the bound pods failed (%s); retrying", err);
+	if (e) {
+		logline("leader: reading the bound pods failed (%s); retrying in 1 s", err);
+		failed_at = now_s();
+	}
 	else
 		logline("leader: bound pods read from the API server in %.3f s; scheduling", now_s() - t0);
 	pthread_mutex_lock(&d->mu);

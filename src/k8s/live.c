@@ -868,6 +868,8 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 		return;
 	}
 	/* Not bound. */
+	if (lp->st == P_BOUND && lp->p.node[0])
+		return; /* spec.nodeName is never unset: an unbound copy is older (a watch behind a list) */
 	if (lp->st == P_ASSUMED) {
 		lp->p = *p; /* binding in flight */
 		return;

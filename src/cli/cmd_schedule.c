@@ -12,12 +12,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/files.h"
 #include "k8s/client.h"
 #include "k8s/conn.h"
+#include "k8s/lease.h"
 #include "k8s/scheduler.h"
 
 static volatile int stop_flag;
@@ -26,6 +30,48 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	gf_kube_stop(&stop_flag); /* an atomic store: async-signal-safe, and the threads see it */
+}
+
+/* A Lease name or namespace: a DNS subdomain (it goes into a URL path). */
+static bool valid_lease_arg(const char *s)
+{
+	size_t n = strlen(s);
+	if (!n || n > 253)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '.'))
+			return false;
+	return true;
+}
+
+/* The pod's namespace, from the service account mount; false outside a cluster. */
+static bool service_account_namespace(char *out, size_t outlen)
+{
+	FILE *f = fopen("/var/run/secrets/kubernetes.io/serviceaccount/namespace", "r");
+	if (!f)
+		return false;
+	bool ok = fgets(out, (int)outlen, f) != NULL;
+	fclose(f);
+	if (ok)
+		out[strcspn(out, "\r\n")] = '\0';
+	return ok && valid_lease_arg(out);
+}
+
+/* hostname_<16 random hex digits>, as kube-scheduler's hostname_<uuid>: two replicas never share it. */
+static const char *default_identity(char *out, size_t outlen)
+{
+	char host[128] = "";
+	if (gethostname(host, sizeof(host) - 1) || !host[0])
+		snprintf(host, sizeof(host), "gpufleet");
+	host[sizeof(host) - 1] = '\0';
+	uint64_t r = 0;
+	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		r = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_sec;
+	}
+	snprintf(out, outlen, "%s_%016llx", host, (unsigned long long)r);
+	return out;
 }
 
 static void usage(FILE *f)
@@ -58,7 +104,17 @@ static void usage(FILE *f)
 		"      --binders N            concurrent binding writers (default 16)\n"
 		"      --target-pct N         FGD target workload coverage, percent (default 95)\n"
 		"      --seed N               random policies and tie-breaks (default 42)\n"
-		"  -v, --verbose              one log line per binding\n");
+		"  -v, --verbose              one log line per binding\n"
+		"      --leader-elect         run as one of several replicas: only the holder of a\n"
+		"                             coordination.k8s.io/v1 Lease binds (docs/scheduler.md)\n"
+		"      --leader-elect-lease-name NAME       (default gpufleet-scheduler)\n"
+		"      --leader-elect-namespace NS          (default: the service account's, else kube-system)\n"
+		"      --leader-elect-identity ID           (default: hostname_<random>)\n"
+		"      --leader-elect-lease-duration S      (default 15)\n"
+		"      --leader-elect-renew-deadline S      (default 10)\n"
+		"      --leader-elect-retry-period S        (default 2)\n"
+		"      --watch-pod-groups     read coscheduling PodGroups (scheduling.x-k8s.io/v1alpha1; the\n"
+		"                             CRD must exist): counted in /metrics, no gang scheduling yet\n");
 }
 
 int gf_cmd_schedule(int argc, char **argv)
@@ -81,6 +137,14 @@ int gf_cmd_schedule(int argc, char **argv)
 		{ "target-pct", required_argument, NULL, 't' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "leader-elect", no_argument, NULL, 'L' },
+		{ "leader-elect-lease-name", required_argument, NULL, 'Y' },
+		{ "leader-elect-namespace", required_argument, NULL, 'M' },
+		{ "leader-elect-identity", required_argument, NULL, 'I' },
+		{ "leader-elect-lease-duration", required_argument, NULL, 'D' },
+		{ "leader-elect-renew-deadline", required_argument, NULL, 'R' },
+		{ "leader-elect-retry-period", required_argument, NULL, 'Q' },
+		{ "watch-pod-groups", no_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -89,6 +153,8 @@ int gf_cmd_schedule(int argc, char **argv)
 	const char *tls_file[3] = { NULL, NULL, NULL }; /* cert, key, client CA */
 	static const char *cns[64], *profiles[64];
 	char host[256] = "", ehost[256] = "127.0.0.1";
+	bool elect = false;
+	const char *lease_name = "gpufleet-scheduler", *lease_ns = NULL, *identity = NULL;
 
 	optind = 1;
 	opterr = 0; /* ':' and '?' below say it in the words scripts and tests know */
@@ -170,6 +236,20 @@ int gf_cmd_schedule(int argc, char **argv)
 			}
 			o.seed = n;
 			break;
+		case 'L': elect = true; break;
+		case 'G': o.pod_groups = true; break;
+		case 'Y': lease_name = optarg; break;
+		case 'M': lease_ns = optarg; break;
+		case 'I': identity = optarg; break;
+		case 'D': case 'R': case 'Q': {
+			if (!gf_cli_parse_ulong(optarg, 3600, &n) || !n) {
+				fprintf(stderr, "gpufleet schedule: --leader-elect-%s wants 1..3600 seconds\n",
+					opt == 'D' ? "lease-duration" : opt == 'R' ? "renew-deadline" : "retry-period");
+				return 2;
+			}
+			*(opt == 'D' ? &o.lease_s : opt == 'R' ? &o.renew_s : &o.retry_s) = (int)n;
+			break;
+		}
 		default: /* ':' no value, '?' unknown */
 			return gf_cli_option_error("schedule", opt, argv, at);
 		}
@@ -187,6 +267,27 @@ int gf_cmd_schedule(int argc, char **argv)
 		return 2;
 	}
 	o.listen_addr = host[0] ? host : NULL;
+	char ns_buf[256], id_buf[GF_LEASE_ID_MAX];
+	if (elect) {
+		int ls = o.lease_s ? o.lease_s : 15, rs = o.renew_s ? o.renew_s : 10, ps = o.retry_s ? o.retry_s : 2;
+		if (rs >= ls - 1 || ps >= rs) {
+			fprintf(stderr, "gpufleet schedule: leader election wants retry period < renew deadline "
+					"< lease duration - 1 s (got %d, %d, %d)\n", ps, rs, ls);
+			return 2;
+		}
+		if (!valid_lease_arg(lease_name) || (lease_ns && !valid_lease_arg(lease_ns))) {
+			fprintf(stderr, "gpufleet schedule: --leader-elect-lease-name and --leader-elect-namespace "
+					"want DNS names (lowercase letters, digits, '-', '.')\n");
+			return 2;
+		}
+		if (!lease_ns)
+			lease_ns = service_account_namespace(ns_buf, sizeof(ns_buf)) ? ns_buf : "kube-system";
+		if (!identity)
+			identity = default_identity(id_buf, sizeof(id_buf));
+		o.lease_name = lease_name;
+		o.lease_namespace = lease_ns;
+		o.identity = identity;
+	}
 	o.ext_addr = ehost;
 	o.ext_allowed_cns = cns;
 	o.ext_profiles = profiles;

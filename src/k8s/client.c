@@ -529,6 +529,12 @@ static gf_err list_all(gf_kube_client *k, const char *path, gf_kube_event_fn fn,
 	return GF_OK;
 }
 
+gf_err gf_kube_list(gf_kube_client *k, const char *path, gf_kube_event_fn fn, void *ud, char *err, size_t errlen)
+{
+	char rv[64] = "";
+	return list_all(k, path, fn, ud, rv, sizeof(rv), err, errlen);
+}
+
 void gf_kube_reflect(gf_kube_client *k, const char *path, gf_kube_event_fn fn, void *ud,
 		     gf_kube_log_fn log, volatile int *stop)
 {

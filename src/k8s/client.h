@@ -116,6 +116,14 @@ void gf_kube_reflect(gf_kube_client *k, const char *path, gf_kube_event_fn fn, v
 		     gf_kube_log_fn log, volatile int *stop);
 
 /*
+ * One LIST of path, all pages (500 a page; one consistent snapshot): each
+ * item to fn as "SYNC", then ("SYNCED", NULL).  GF_OK, or the error that
+ * stopped it (err says what; items already delivered stay delivered).
+ */
+gf_err gf_kube_list(gf_kube_client *k, const char *path, gf_kube_event_fn fn, void *ud, char *err,
+		    size_t errlen);
+
+/*
  * Stop flags: an int set to non-zero (by a signal handler or another
  * thread) with gf_kube_stop() and read with gf_kube_stopped(), both atomic.
  * NULL never stops.

@@ -684,7 +684,7 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 	p->req.duration = -1;
 	if (!cJSON_IsObject(obj))
 		return fail(d, "expected a Pod object, got %s", type_name(obj));
-	const cJSON *md, *spec, *status, *ann = NULL, *plabels = NULL, *x;
+	const cJSON *md, *spec, *status, *ann = NULL, *labels = NULL, *x;
 	gf_err e;
 	if ((e = member(d, obj, "metadata", cJSON_Object, &md)) ||
 	    (e = member(d, obj, "spec", cJSON_Object, &spec)) ||
@@ -698,10 +698,17 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 	    (e = str_member(d, md, "uid", p->uid, sizeof(p->uid))) ||
 	    (e = str_member(d, md, "resourceVersion", p->rv, sizeof(p->rv))) ||
 	    (e = member(d, md, "annotations", cJSON_Object, &ann)) ||
-	    (e = member(d, md, "labels", cJSON_Object, &plabels)) ||
+	    (e = member(d, md, "labels", cJSON_Object, &labels)) ||
 	    (e = member(d, md, "deletionTimestamp", cJSON_String, &x)))
 		goto out;
 	p->deleting = x != NULL;
+	if (labels) {
+		size_t o2 = push(d, ".labels");
+		e = str_member(d, labels, GF_LABEL_POD_GROUP, p->pod_group, sizeof(p->pod_group));
+		pop(d, o2);
+		if (e)
+			goto out;
+	}
 	if (!p->name[0]) {
 		e = fail(d, "a Pod needs metadata.name");
 		goto out;
@@ -715,9 +722,9 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 		if (e)
 			goto out;
 	}
-	if (plabels) {
+	if (labels) {
 		size_t o2 = push(d, ".labels");
-		e = check_str_map(d, plabels);
+		e = check_str_map(d, labels);
 		pop(d, o2);
 		if (e)
 			goto out;
@@ -886,6 +893,87 @@ gf_err gf_k8s_pod_decode(const cJSON *obj, struct gf_k8s_pod *out, char *err, si
 {
 	struct dec d = { .err = err, .errlen = errlen };
 	return pod_decode(&d, obj, out);
+}
+
+/* ---- pod groups ------------------------------------------------------- */
+
+/* An optional int32 member in lo..INT32_MAX (0 when absent). */
+static gf_err int32_member(struct dec *d, const cJSON *obj, const char *key, int32_t lo, int32_t *out)
+{
+	const cJSON *v;
+	*out = 0;
+	gf_err e = member(d, obj, key, cJSON_Number, &v);
+	if (e || !v)
+		return e;
+	double x = v->valuedouble;
+	if (!(x >= lo && x <= 2147483647.0) || x != (double)(int64_t)x) {
+		size_t o = push_key(d, key);
+		e = fail(d, "expected a whole number %d..2147483647, got %g", (int)lo, x);
+		pop(d, o);
+		return e;
+	}
+	*out = (int32_t)x;
+	return GF_OK;
+}
+
+static gf_err podgroup_decode(struct dec *d, const cJSON *obj, struct gf_k8s_podgroup *g)
+{
+	memset(g, 0, sizeof(*g));
+	if (!cJSON_IsObject(obj))
+		return fail(d, "expected a PodGroup object, got %s", type_name(obj));
+	const cJSON *md, *spec, *status;
+	gf_err e;
+	if ((e = member(d, obj, "metadata", cJSON_Object, &md)) ||
+	    (e = member(d, obj, "spec", cJSON_Object, &spec)) ||
+	    (e = member(d, obj, "status", cJSON_Object, &status)))
+		return e;
+	if (!md)
+		return fail(d, "a PodGroup needs metadata");
+	size_t o = push(d, "metadata");
+	if ((e = str_member(d, md, "namespace", g->ns, sizeof(g->ns))) ||
+	    (e = str_member(d, md, "name", g->name, sizeof(g->name))) ||
+	    (e = str_member(d, md, "uid", g->uid, sizeof(g->uid))) ||
+	    (e = str_member(d, md, "resourceVersion", g->rv, sizeof(g->rv))))
+		return e;
+	if (!g->name[0])
+		return fail(d, "a PodGroup needs metadata.name");
+	pop(d, o);
+	if (!g->ns[0])
+		snprintf(g->ns, sizeof(g->ns), "default");
+	if (spec) {
+		o = push(d, "spec");
+		if ((e = int32_member(d, spec, "minMember", 1, &g->min_member)) ||
+		    (e = int32_member(d, spec, "scheduleTimeoutSeconds", 1, &g->timeout_s)))
+			return e;
+		pop(d, o);
+	}
+	if (status) {
+		o = push(d, "status");
+		if ((e = str_member(d, status, "phase", g->phase, sizeof(g->phase))))
+			return e;
+		pop(d, o);
+	}
+	return GF_OK;
+}
+
+gf_err gf_k8s_podgroup_decode(const cJSON *obj, struct gf_k8s_podgroup *out, char *err, size_t errlen)
+{
+	struct dec d = { .err = err, .errlen = errlen };
+	return podgroup_decode(&d, obj, out);
+}
+
+gf_err gf_k8s_podgroup_decode_text(const char *text, size_t len, struct gf_k8s_podgroup *out, char *err,
+				   size_t errlen)
+{
+	cJSON *doc = cJSON_ParseWithLength(text, len);
+	if (!doc) {
+		memset(out, 0, sizeof(*out));
+		snprintf(err, errlen, "(document): not JSON");
+		return GF_PARSE;
+	}
+	gf_err e = gf_k8s_podgroup_decode(doc, out, err, errlen);
+	cJSON_Delete(doc);
+	return e;
 }
 
 /* ---- nodes ------------------------------------------------------------- */

@@ -46,6 +46,9 @@ struct cJSON;
 #define GF_RES_COUNT "gpufleet.io/gpu-count"
 #define GF_ANN_MODEL "gpufleet.io/gpu-model"
 #define GF_LABEL_PRODUCT "nvidia.com/gpu.product"
+/* The coscheduling gang label: the PodGroup (same namespace) a pod belongs to. */
+#define GF_LABEL_POD_GROUP "scheduling.x-k8s.io/pod-group"
+#define GF_K8S_LABEL_VALUE_MAX 64 /* label values: 63 + NUL */
 #define GF_LABEL_GPU_MEM "nvidia.com/gpu.memory"
 #define GF_ANN_TOPOLOGY "gpufleet.io/gpu-topology"
 /* The served-model cache preference (policy/sched.h): the model a pod serves
@@ -111,7 +114,30 @@ struct gf_k8s_pod {
 	uint8_t assigned_gpus[GF_MAX_GPUS];
 	int assigned_milli;
 	int64_t assigned_mem_mib;
+	/* metadata.labels[GF_LABEL_POD_GROUP]: the gang; "" = none */
+	char pod_group[GF_K8S_LABEL_VALUE_MAX];
 };
+
+/*
+ * A coscheduling PodGroup (scheduling.x-k8s.io/v1alpha1): the gang of the
+ * pods labelled GF_LABEL_POD_GROUP: <name> in its namespace.  Read only:
+ * nothing here schedules gangs yet.
+ */
+struct gf_k8s_podgroup {
+	char ns[GF_K8S_NAME_MAX];
+	char name[GF_K8S_NAME_MAX];
+	char uid[GF_K8S_UID_MAX];
+	char rv[GF_K8S_RV_MAX];
+	int32_t min_member;		/* spec.minMember; 0 = absent */
+	int32_t timeout_s;		/* spec.scheduleTimeoutSeconds; 0 = absent */
+	char phase[32];			/* status.phase; "" = none yet */
+};
+
+/* Decode a PodGroup.  err gets "<json path>: <what>" on GF_PARSE (e.g. spec.minMember: -1). */
+gf_err gf_k8s_podgroup_decode(const struct cJSON *obj, struct gf_k8s_podgroup *out, char *err,
+			      size_t errlen);
+gf_err gf_k8s_podgroup_decode_text(const char *text, size_t len, struct gf_k8s_podgroup *out, char *err,
+				   size_t errlen);
 
 struct gf_k8s_node {
 	char name[GF_K8S_NAME_MAX];

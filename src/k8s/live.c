@@ -931,6 +931,8 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 		return;
 	}
 	/* Not bound. */
+	if (lp->r.st == GF_POD_BOUND && pod_of(l, lp)->node[0])
+		return; /* spec.nodeName is never unset: an unbound copy is older (a watch behind a list) */
 	if (lp->r.st == GF_POD_ASSUMED) {
 		pod_store(l, lp, p); /* binding in flight */
 		return;

@@ -25,6 +25,9 @@
  * bind waits; /healthz and /metrics have their own listener.  The binder
  * authorizes the bind first: the pod's schedulerName must be one of the
  * extender's profiles, the pod pending, unbound and the one named by uid.
+ * With leader election a standby refuses extender binds, and a binder binds
+ * (for the scheduling thread or the extender) only while leading in the
+ * term the decision or request came in.
  * The caller gets no API server text back (it is logged): only our own
  * reasons and a generic failure.
  *
@@ -49,6 +52,8 @@
 #include "k8s/client.h"
 #include "k8s/costrec.h"
 #include "k8s/extargs.h"
+#include "k8s/gangs.h"
+#include "k8s/lease.h"
 #include "k8s/live.h"
 
 /* ---- small things -------------------------------------------------------- */
@@ -135,6 +140,7 @@ struct job {
 	char ns[GF_K8S_NAME_MAX], name[GF_K8S_NAME_MAX], uid[GF_K8S_UID_MAX];
 	struct gf_live_decision d;
 	double t0;
+	unsigned long term;	/* the leader's term it was decided in (gf_leader_terms) */
 };
 
 enum { A_SCHEDULED, A_UNSCHEDULABLE, A_INVALID, A_ERROR, A_COUNT };
@@ -316,6 +322,18 @@ struct daemon {
 
 	char prefix[GF_EXT_PREFIX_MAX + 1];
 	char route_paths[3][GF_EXT_PREFIX_MAX + 16];
+
+	/* leader election: NULL leader = always leading; rebuilt: the bound pods
+	 * were read from the API server since this term began (sched thread) */
+	gf_leader *leader;
+	gf_kube_client *lead_client;	/* the scheduling thread's reads on taking over */
+	bool rebuilt;
+	unsigned long rebuilt_term;	/* the term rebuilt is for */
+	uint64_t takeovers;		/* rebuilds done on becoming leader */
+
+	/* coscheduling PodGroups (o.pod_groups), under mu; NULL when not watched */
+	gf_gangs *gangs;
+	uint64_t group_events, group_decode_errors;
 };
 
 /* ---- reflector callbacks ------------------------------------------------- */
@@ -346,7 +364,7 @@ static void report_undecodable(struct daemon *d, const cJSON *obj, const char *w
 	const char *sched = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "schedulerName"));
 	const char *node = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "nodeName"));
 	if (!name || !ns || !uid || !sched || strcmp(sched, d->o.scheduler_name) || (node && *node) ||
-	    strlen(uid) >= GF_K8S_UID_MAX)
+	    strlen(uid) >= GF_K8S_UID_MAX || !gf_leader_leading(d->leader))
 		return;
 	for (size_t i = 0; i < d->nreported; i++)
 		if (!strcmp(d->reported[i], uid))
@@ -441,6 +459,50 @@ static void *reflector_main(void *arg)
 	struct refl_thread *rt = arg;
 	gf_kube_reflect(rt->k, rt->r.pods ? "/api/v1/pods" : "/api/v1/nodes", on_event, &rt->r, on_log,
 			rt->r.d->o.stop);
+	return NULL;
+}
+
+/* PodGroups (o.pod_groups): one reflector into d->gangs. */
+struct group_thread {
+	struct daemon *d;
+	gf_kube_client *k;
+	pthread_t t;
+	struct gf_k8s_podgroup g;	/* decoded before taking mu */
+	bool started;
+};
+
+static void on_group_event(void *ud, const char *type, const cJSON *obj)
+{
+	struct group_thread *gt = ud;
+	struct daemon *d = gt->d;
+	if (!strcmp(type, "SYNCED"))
+		return; /* PodGroups deleted while the watch was down stay until seen again: harmless, read only */
+	char err[300] = "";
+	gf_err e = gf_k8s_podgroup_decode(obj, &gt->g, err, sizeof(err));
+	if (e)
+		logline("ignoring a PodGroup: %s", err);
+	pthread_mutex_lock(&d->mu);
+	d->group_events++;
+	if (e)
+		d->group_decode_errors++;
+	else if (!strcmp(type, "DELETED"))
+		gf_gangs_delete(d->gangs, gt->g.ns, gt->g.name);
+	else if (gf_gangs_set(d->gangs, &gt->g))
+		logline("PodGroup %s/%s: out of memory", gt->g.ns, gt->g.name);
+	pthread_mutex_unlock(&d->mu);
+}
+
+static void on_group_log(void *ud, const char *line)
+{
+	(void)ud;
+	logline("podgroups: %s", line);
+}
+
+static void *group_main(void *arg)
+{
+	struct group_thread *gt = arg;
+	gf_kube_reflect(gt->k, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", on_group_event, gt, on_group_log,
+			gt->d->o.stop);
 	return NULL;
 }
 
@@ -554,6 +616,20 @@ static bool ext_profile(const struct daemon *d, const char *sched)
 	return false;
 }
 
+/*
+ * May an extender bind of a request that came in in leader term `term` go
+ * ahead?  (Under mu.)  Without leader election always; with it only while
+ * leading in that same term, after the bound pods were read on taking over
+ * (lead_ready).
+ */
+static bool ext_may_bind(struct daemon *d, unsigned long term)
+{
+	if (!d->leader)
+		return true;
+	return gf_leader_leading(d->leader) && gf_leader_terms(d->leader) == term && d->rebuilt &&
+	       d->rebuilt_term == term;
+}
+
 /* Hand the answer back (under mu); the last reference frees it. */
 static void ext_bind_done(struct daemon *d, struct ext_bind *eb)
 {
@@ -607,11 +683,16 @@ static void ext_bind_run(struct daemon *d, gf_kube_client *k, const struct job *
 	}
 	struct gf_live_decision dc;
 	if (!why[0]) {
+		/* as for the scheduling thread's binds (binder_main): only the
+		 * leader of the term the request came in binds; the bind follows
+		 * at once, within lease - renew seconds of this check */
 		pthread_mutex_lock(&d->mu);
-		gf_err e = gf_live_assume_on(d->live, &p, eb->node, &dc);
-		pthread_mutex_unlock(&d->mu);
-		if (e)
+		gf_err e = GF_OK;
+		if (!ext_may_bind(d, j->term))
+			snprintf(why, sizeof(why), "this gpufleet replica is no longer the leader: it does not bind");
+		else if ((e = gf_live_assume_on(d->live, &p, eb->node, &dc)))
 			snprintf(why, sizeof(why), "%.500s", dc.message[0] ? dc.message : gf_strerror(e));
+		pthread_mutex_unlock(&d->mu);
 	}
 	if (!why[0]) {
 		bool retry;
@@ -666,6 +747,15 @@ static void *binder_main(void *arg)
 			d->binding--;
 			continue;
 		}
+		if (!gf_leader_leading(d->leader) || gf_leader_terms(d->leader) != j.term) {
+			/* the lease is lost (or about to be), or this was decided in an
+			 * earlier term (another leader may have bound meanwhile): bind
+			 * nothing; the pod goes back to the queue for whoever leads next */
+			pthread_mutex_lock(&d->mu);
+			d->binding--;
+			gf_live_forget(d->live, j.uid, true);
+			continue;
+		}
 		bool retry;
 		char err[400] = "";
 		int r = gf_kube_bind(b->k, j.ns, j.name, j.uid, &j.d, &retry, err, sizeof(err));
@@ -700,13 +790,84 @@ static void *binder_main(void *arg)
 
 /* ---- scheduling thread ---------------------------------------------------- */
 
+/* A listed pod: bound ones go into gf_live (the scheduling thread's, on taking over). */
+static void rebuild_item(void *ud, const char *type, const cJSON *obj)
+{
+	struct daemon *d = ud;
+	static struct gf_k8s_pod p; /* the scheduling thread only */
+	char err[300];
+	if (strcmp(type, "SYNC") || gf_k8s_pod_decode(obj, &p, err, sizeof(err)) || !p.node[0])
+		return;
+	pthread_mutex_lock(&d->mu);
+	gf_live_pod_set(d->live, &p);
+	pthread_mutex_unlock(&d->mu);
+}
+
+/*
+ * May the scheduling thread decide now?  (Under mu.)  Not while a standby.
+ * On becoming leader, first read every bound pod from the API server (a
+ * consistent LIST, mu released meanwhile): the old leader's last bindings
+ * may not have reached our watch yet, and their annotations must be in
+ * before we give out a GPU.  A bound pod never becomes unbound, so a late
+ * watch event cannot undo what the list put in (gf_live_pod_set).
+ */
+static bool lead_ready(struct daemon *d)
+{
+	if (!d->leader)
+		return true;
+	if (!gf_leader_leading(d->leader)) {
+		d->rebuilt = false;
+		return false;
+	}
+	unsigned long term = gf_leader_terms(d->leader);
+	if (d->rebuilt && d->rebuilt_term == term)
+		return true;
+	static double failed_at = -1e9; /* the scheduling thread's: a failed LIST is retried after 1 s */
+	double t0 = now_s();
+	if (t0 - failed_at < 1.0)
+		return false;
+	pthread_mutex_unlock(&d->mu);
+	char err[512] = "";
+	gf_err e = gf_kube_list(d->lead_client, "/api/v1/pods?fieldSelector=spec.nodeName%21%3D", rebuild_item,
+				d, err, sizeof(err));
+	if (e) {
+		logline("leader: reading the bound pods failed (%s); retrying in 1 s", err);
+		failed_at = now_s();
+	}
+	else
+		logline("leader: bound pods read from the API server in %.3f s; scheduling", now_s() - t0);
+	pthread_mutex_lock(&d->mu);
+	if (!e) {
+		d->takeovers++;
+		d->rebuilt = gf_leader_leading(d->leader);
+		d->rebuilt_term = term;
+	}
+	return d->rebuilt;
+}
+
+static void on_leader(void *ud, bool leading)
+{
+	struct daemon *d = ud;
+	pthread_mutex_lock(&d->mu);
+	if (!leading)
+		d->rebuilt = false;
+	pthread_cond_broadcast(&d->work);
+	pthread_mutex_unlock(&d->mu);
+}
+
+static void on_leader_log(void *ud, const char *line)
+{
+	(void)ud;
+	logline("leader election: %s", line);
+}
+
 static void *sched_main(void *arg)
 {
 	struct daemon *d = arg;
 	pthread_mutex_lock(&d->mu);
 	while (!gf_kube_stopped(d->o.stop)) {
 		double t = now_s();
-		bool ready = d->synced[0] && d->synced[1];
+		bool ready = d->synced[0] && d->synced[1] && lead_ready(d);
 		if (ready)
 			gf_live_requeue_due(d->live, t);
 		static struct gf_k8s_pod p;
@@ -722,7 +883,7 @@ static void *sched_main(void *arg)
 		}
 		double t1 = now_s();
 		histo_add(&d->h_attempt, t1 - t);
-		struct job j = { .t0 = t, .d = dc };
+		struct job j = { .t0 = t, .d = dc, .term = gf_leader_terms(d->leader) };
 		snprintf(j.ns, sizeof(j.ns), "%s", p.ns);
 		snprintf(j.name, sizeof(j.name), "%s", p.name);
 		snprintf(j.uid, sizeof(j.uid), "%s", p.uid);
@@ -850,6 +1011,19 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 		       (unsigned long long)d->watch_restarts[1], (unsigned long long)d->watch_events[0],
 		       (unsigned long long)d->watch_events[1]);
 	gf_costrec_render(d->live, o); /* the allocation record for `gpufleet cost` */
+	gf_obuf_printf(o, "# HELP gpufleet_leader 1 if this replica leads (binds), 0 if a standby; 1 without leader election.\n"
+			  "# TYPE gpufleet_leader gauge\ngpufleet_leader %d\n"
+			  "# HELP gpufleet_leader_takeovers_total Terms begun as leader (bound pods read from the API server).\n"
+			  "# TYPE gpufleet_leader_takeovers_total counter\ngpufleet_leader_takeovers_total %llu\n",
+		       gf_leader_leading(d->leader) ? 1 : 0, (unsigned long long)d->takeovers);
+	if (d->gangs)
+		gf_obuf_printf(o, "# HELP gpufleet_pod_groups Coscheduling PodGroups known (read only).\n"
+				  "# TYPE gpufleet_pod_groups gauge\ngpufleet_pod_groups %zu\n"
+				  "# HELP gpufleet_pod_group_events_total PodGroup objects received (errors: undecodable).\n"
+				  "# TYPE gpufleet_pod_group_events_total counter\ngpufleet_pod_group_events_total %llu\n"
+				  "gpufleet_pod_group_decode_errors_total %llu\n",
+			       gf_gangs_count(d->gangs), (unsigned long long)d->group_events,
+			       (unsigned long long)d->group_decode_errors);
 	pthread_mutex_unlock(&d->mu);
 }
 
@@ -1299,14 +1473,22 @@ static void h_bind(void *ud, const struct gf_http_request *req, struct gf_http_r
 	snprintf(j.name, sizeof(j.name), "%s", name);
 	snprintf(j.uid, sizeof(j.uid), "%s", uid);
 	char err[640] = "";
-	struct ext_bind *eb = calloc(1, sizeof(*eb));
-	if (eb) {
+	struct ext_bind *eb = NULL;
+	pthread_mutex_lock(&d->mu);
+	/* A standby (or a leader still reading the bound pods on taking over)
+	 * binds nothing; the binder checks leadership and term again right
+	 * before binding (ext_bind_run). */
+	j.term = gf_leader_terms(d->leader);
+	bool lead = ext_may_bind(d, j.term);
+	if (lead && (eb = calloc(1, sizeof(*eb)))) {
 		eb->refs = 2;
 		snprintf(eb->node, sizeof(eb->node), "%s", node);
 		j.eb = eb;
 	}
-	pthread_mutex_lock(&d->mu);
-	if (!eb || !push_job(d, &j)) {
+	if (!lead) {
+		snprintf(err, sizeof(err), "this gpufleet replica is not the leader (or is still reading the "
+			 "bound pods on taking over): it does not bind");
+	} else if (!eb || !push_job(d, &j)) {
 		snprintf(err, sizeof(err), "out of memory");
 		free(eb);
 	} else if (ext_bind_wait(d, eb)) {
@@ -1418,6 +1600,7 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 				   .seed = d->o.seed, .target_pct = d->o.target_pct };
 	e = gf_live_create(&lo, &d->live);
 	struct refl_thread rt[2] = { 0 };
+	struct group_thread gt = { 0 };
 	struct binder *bs = NULL;
 	gf_http_server *srv = NULL, *esrv = NULL;
 	int nb = 0, nrt = 0;
@@ -1426,8 +1609,22 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	if (e)
 		goto out;
 	/* Bounded API calls: binders give up a request after 10 s (then retry:
-	 * client.h), and every client stops at once on a stop. */
+	 * client.h), and every client stops at once on a stop.  With leader
+	 * election a binding must end within lease - renew seconds of the
+	 * leadership check before it (lease.h): one try, bounded. */
 	struct gf_kube_client_opts co = { .seed = d->o.seed ^ 0x5eed, .stop = d->o.stop };
+	long bind_ms = 10000;
+	int bind_retries = 0;
+	if (d->o.lease_name) {
+		int ls = d->o.lease_s > 0 ? d->o.lease_s : 15, rs = d->o.renew_s > 0 ? d->o.renew_s : 10;
+		bind_ms = (ls - rs) * 1000L - 1000;
+		bind_retries = -1;
+		if (bind_ms < 1000) {
+			snprintf(err, errlen, "the lease duration must exceed the renew deadline by at least 2 s");
+			e = GF_INVAL;
+			goto out;
+		}
+	}
 
 	for (int i = 0; i < 3; i++)
 		snprintf(d->route_paths[i], sizeof(d->route_paths[i]), "%s/%s", d->prefix,
@@ -1478,6 +1675,18 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 		}
 		nrt++;
 	}
+	if (d->o.pod_groups) {
+		co.seed = d->o.seed + 19;
+		co.timeout_ms = 60000;
+		if ((e = gf_gangs_create(&d->gangs)) || (e = gf_kube_client_create(d->o.conn, &co, &gt.k)))
+			goto out;
+		gt.d = d;
+		if (pthread_create(&gt.t, NULL, group_main, &gt)) {
+			e = GF_NOMEM;
+			goto out;
+		}
+		gt.started = true;
+	}
 	bs = calloc((size_t)d->o.binders, sizeof(*bs));
 	if (!bs) {
 		e = GF_NOMEM;
@@ -1486,7 +1695,8 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	for (int i = 0; i < d->o.binders; i++) {
 		bs[i].d = d;
 		co.seed = d->o.seed + 100 + (uint64_t)i;
-		co.timeout_ms = 10000;
+		co.timeout_ms = bind_ms;
+		co.retries = bind_retries;
 		if ((e = gf_kube_client_create(d->o.conn, &co, &bs[i].k)))
 			goto out;
 		if (pthread_create(&bs[i].t, NULL, binder_main, &bs[i])) {
@@ -1495,6 +1705,26 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 			goto out;
 		}
 		nb++;
+	}
+	if (d->o.lease_name) {
+		co.timeout_ms = 60000; /* a LIST of every bound pod */
+		co.retries = 0;
+		co.seed = d->o.seed + 99;
+		if ((e = gf_kube_client_create(d->o.conn, &co, &d->lead_client)))
+			goto out;
+		struct gf_leader_opts lo2 = {
+			.conn = d->o.conn, .ns = d->o.lease_namespace ? d->o.lease_namespace : "kube-system",
+			.name = d->o.lease_name, .identity = d->o.identity, .lease_s = d->o.lease_s,
+			.renew_s = d->o.renew_s, .retry_s = d->o.retry_s, .seed = d->o.seed ^ 0x1ea5e,
+			.on_change = on_leader, .ud = d, .log = on_leader_log,
+		};
+		if ((e = gf_leader_start(&lo2, &d->leader))) {
+			snprintf(err, errlen, "leader election: %s (lease %s, identity %s; renew deadline < lease "
+				 "duration, retry period < renew deadline)", gf_strerror(e), d->o.lease_name,
+				 d->o.identity ? d->o.identity : "(none)");
+			goto out;
+		}
+		logline("leader election on lease %s/%s as %s", lo2.ns, lo2.name, lo2.identity);
 	}
 	if (pthread_create(&st, NULL, sched_main, d)) {
 		e = GF_NOMEM;
@@ -1530,8 +1760,14 @@ out:
 	}
 	d->jlen = 0;
 	pthread_mutex_unlock(&d->mu);
+	gf_leader_stop(d->leader); /* nothing binds any more: release the lease */
+	gf_kube_client_destroy(d->lead_client);
 	for (int i = 0; i < nrt; i++)
 		pthread_join(rt[i].t, NULL);
+	if (gt.started)
+		pthread_join(gt.t, NULL);
+	gf_kube_client_destroy(gt.k);
+	gf_gangs_destroy(d->gangs);
 	for (int i = 0; i < 2; i++)
 		gf_kube_client_destroy(rt[i].k);
 	gf_http_server_destroy(esrv);

@@ -61,6 +61,18 @@ struct gf_kube_sched_opts {
 	int target_pct;			/* 0 = 95 */
 	bool verbose;			/* one log line per placement */
 	volatile int *stop;		/* set non-zero (e.g. by a signal handler) to stop */
+	/* Leader election on a Lease (k8s/lease.h): lease_name NULL = none, this
+	 * replica always leads.  With it, only the leader binds (standalone
+	 * queue and the extender's bind verb); a standby keeps its watches
+	 * and answers /metrics, /healthz, filter and prioritize.  On becoming
+	 * leader it reads every bound pod from the API server before its first
+	 * decision.  Durations in seconds, <= 0: 15, 10, 2. */
+	const char *lease_name, *lease_namespace, *identity;
+	int lease_s, renew_s, retry_s;
+	/* Watch coscheduling PodGroups (scheduling.x-k8s.io/v1alpha1; the CRD
+	 * must exist) into a gang store (k8s/gangs.h) for the engine loop; read
+	 * only: no gang scheduling yet.  Off: not watched. */
+	bool pod_groups;
 };
 
 #define GF_EXT_PREFIX_MAX 127

@@ -367,6 +367,97 @@ static void test_extender(void **st)
 	gf_live_destroy(l);
 }
 
+/*
+ * The extender's ranking, computed by hand.  Policy BestFit (policy/best_fit.c):
+ *   score = floor(100 * (1 - d)),  d = 0.5 (cpu_free - cpu_q) / 128000 + 0.5 (gpu_free - gpu_q) / 8000
+ * then prioritize maps the fitting nodes' scores to 0..10: (s - lo) * 10 / (hi - lo), integer.
+ * Four 64-core H100 nodes, a pod asking 1 CPU and 1 GPU:
+ *   n8 (8 free GPUs):        d = 0.5 * 63000/128000 + 0.5 * 7000/8000 = 0.68359375 -> 31
+ *   n4 (4 free):             d = 0.24609375 + 0.1875                 = 0.43359375 -> 56
+ *   n2 (2 free):             d = 0.24609375 + 0.0625                 = 0.30859375 -> 69
+ *   n1 (8 GPUs, 7 taken by a bound pod asking 1 CPU: 63 cores, 1 GPU free):
+ *                            d = 0.5 * 62000/128000 + 0                = 0.2421875  -> 75
+ * lo 31, hi 75: n8 0, n4 250/44 = 5, n2 380/44 = 8, n1 10; a GPU-less node and an unknown
+ * one 0.  The tightest node ranks first, in that order.
+ */
+static void test_extender_ranking(void **st)
+{
+	(void)st;
+	gf_live *l;
+	struct gf_live_opts o = { .policy = gf_policy_find("best-fit") };
+	assert_non_null(o.policy);
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	const char *nn[] = { "n8", "n4", "n2", "n1" };
+	const int ng[] = { 8, 4, 2, 8 };
+	for (int i = 0; i < 4; i++) {
+		struct gf_k8s_node n = mknode(nn[i], ng[i], "H100", 81559, false);
+		gf_live_node_set(l, &n);
+	}
+	struct gf_k8s_node c = mknode("cpu-c", 0, "", 0, false);
+	gf_live_node_set(l, &c);
+	struct gf_k8s_pod b = mkpod("b7", "b7", "n1", "", "\"nvidia.com/gpu\":\"7\"", "default-scheduler");
+	gf_live_pod_set(l, &b);
+	/* the names in an order unrelated to the ranking */
+	const char *names[] = { "n4", "cpu-c", "n1", "ghost", "n8", "n2" };
+	const int64_t want[] = { 5, 0, 10, 0, 0, 8 };
+	int32_t ci[6];
+	uint64_t ep;
+	int64_t sc[6];
+	struct gf_k8s_pod q = mkpod("q", "q", "", "", "\"nvidia.com/gpu\":\"1\"", "default-scheduler");
+	assert_int_equal(gf_live_resolve(l, names, NULL, 6, ci, &ep), GF_OK);
+	assert_int_equal(gf_live_prioritize_at(l, &q, ep, ci, 6, 0, sc), GF_OK);
+	for (int i = 0; i < 6; i++)
+		if (sc[i] != want[i])
+			fail_msg("%s scored %lld, want %lld", names[i], (long long)sc[i], (long long)want[i]);
+	/* after a bind on n2 (1 GPU left, CPU 62 cores): n2 the tightest; recomputed
+	 *   n2: d = 0.5 * 62000/128000 + 0.5 * 0/8000 = 0.2421875 -> 75, the same as n1 -> both 10 */
+	struct gf_live_decision d;
+	struct gf_k8s_pod s1 = mkpod("s1", "s1", "", "", "\"nvidia.com/gpu\":\"1\"", "default-scheduler");
+	assert_int_equal(gf_live_assume_on(l, &s1, "n2", &d), GF_OK);
+	const int64_t want2[] = { 5, 0, 10, 0, 0, 10 };
+	assert_int_equal(gf_live_prioritize_at(l, &q, ep, ci, 6, 0, sc), GF_OK);
+	for (int i = 0; i < 6; i++)
+		if (sc[i] != want2[i])
+			fail_msg("after the bind: %s scored %lld, want %lld", names[i], (long long)sc[i],
+				 (long long)want2[i]);
+	gf_live_destroy(l);
+}
+
+/*
+ * A stale copy of a bound pod (a watch behind the list the new leader read on
+ * taking over) arrives unbound: spec.nodeName is never unset, so the pod stays
+ * bound and its GPUs stay taken; it does not go back into the queue.
+ */
+static void test_stale_unbound_copy(void **st)
+{
+	(void)st;
+	gf_live *l = fleet();
+	struct gf_k8s_pod p = mkpod("w", "w", "", "", "\"nvidia.com/gpu\":\"8\"", "gpufleet");
+	struct gf_k8s_pod bound = mkpod("w", "w", "h100-a", "", "\"nvidia.com/gpu\":\"8\"", "gpufleet");
+	gf_live_pod_set(l, &bound);
+	struct gf_live_stats s;
+	gf_live_stats(l, &s);
+	assert_int_equal(s.pods_bound, 1);
+	assert_int_equal(s.gpu_used_milli, 8000);
+	gf_live_pod_set(l, &p); /* older, unbound */
+	gf_live_stats(l, &s);
+	assert_int_equal(s.pods_bound, 1);
+	assert_int_equal(s.pods_queued, 0);
+	assert_int_equal(s.gpu_used_milli, 8000);
+	struct gf_k8s_pod out;
+	struct gf_live_decision d;
+	assert_false(gf_live_schedule_next(l, &out, &d));
+	/* and another 8-GPU pod does not fit where w is */
+	struct gf_k8s_pod x = mkpod("x", "x", "", "", "\"nvidia.com/gpu\":\"8\"", "gpufleet");
+	gf_live_pod_set(l, &x);
+	assert_true(gf_live_schedule_next(l, &out, &d));
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+	gf_live_pod_delete(l, "w");
+	gf_live_stats(l, &s);
+	assert_int_equal(s.gpu_used_milli, 0);
+	gf_live_destroy(l);
+}
+
 static struct gf_k8s_node rawnode(const char *name, const char *labels, const char *spec)
 {
 	char json[2048];
@@ -675,6 +766,8 @@ int main(void)
 		cmocka_unit_test(test_conflicts_forget_and_foreign),
 		cmocka_unit_test(test_bad_requests_and_memory),
 		cmocka_unit_test(test_extender),
+		cmocka_unit_test(test_extender_ranking),
+		cmocka_unit_test(test_stale_unbound_copy),
 		cmocka_unit_test(test_constraints),
 		cmocka_unit_test(test_served_model_preference),
 		cmocka_unit_test(test_pod_count_limit),

@@ -59,6 +59,10 @@ static gf_err parse_dir(const char *s, size_t n, struct gf_wd_share *out)
 	size_t ulen = (size_t)(u - 1 - s);
 	if (ulen == 0 || ulen >= sizeof(out->uuid))
 		return GF_PARSE;
+	for (size_t i = 0; i < ulen; i++) /* NVML UUIDs: GPU-<hex>-..., MIG-... */
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      s[i] == '-'))
+			return GF_PARSE;
 	if (!num(u + 1, (size_t)(nu - 1 - (u + 1)), 999, &out->first) ||
 	    !num(nu + 1, (size_t)(s + n - (nu + 1)), 1000, &out->units) || out->units == 0 ||
 	    out->first + out->units > 1000)

@@ -77,7 +77,11 @@ static void bad_shapes(void **state)
 		"/" UUID "-u0-n25a/limit",
 		"/" UUID "-u0-n250/limits",      /* not the limit file */
 		"/-u0-n250/limit",               /* empty UUID */
+		"/GPU-1f3c_x-u0-n250/limit",     /* not a UUID's characters */
 	};
+	/* Found by fuzz_agent_mountinfo: a NUL and other bytes in the UUID. */
+	static const char nul[] = "1 0 0:1 \0\372pua-9e21\377-u250-n250/limit /etc/gpufleet/memcap/limit ro - t t rw\n";
+	assert_int_equal(gf_wd_parse_mountinfo(nul, sizeof(nul) - 1, &sh), GF_PARSE);
 	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
 		char line[512];
 		snprintf(line, sizeof(line), "1 0 0:1 %s /etc/gpufleet/memcap/limit ro - tmpfs tmpfs rw\n", roots[i]);

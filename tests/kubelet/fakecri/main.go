@@ -137,8 +137,8 @@ func (f *fake) PodSandboxStatus(ctx context.Context, r *rt.PodSandboxStatusReque
 	return &rt.PodSandboxStatusResponse{Status: &rt.PodSandboxStatus{
 		Id: s.id, Metadata: s.meta(), State: s.state, CreatedAt: s.created,
 		Network: &rt.PodSandboxNetworkStatus{Ip: s.ip},
-		Linux: &rt.LinuxPodSandboxStatus{Namespaces: &rt.Namespace{Options: &rt.NamespaceOption{}}},
-		Labels: s.cfg.Labels, Annotations: s.cfg.Annotations,
+		Linux:   &rt.LinuxPodSandboxStatus{Namespaces: &rt.Namespace{Options: &rt.NamespaceOption{}}},
+		Labels:  s.cfg.Labels, Annotations: s.cfg.Annotations,
 	}}, nil
 }
 

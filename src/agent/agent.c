@@ -29,13 +29,27 @@
  *
  * Labels are rendered once per GPU at start-up (escaped), so a scrape is
  * mostly number formatting into one reused buffer.
+ *
+ * Watchdog (cfg.watchdog): after each GPU's processes are read, those of a
+ * capped share (agent/watchdog.h: found from their mounts) are grouped by
+ * share; a share whose NVML memory passes its cap plus a slack per process
+ * marks its processes over (gpufleet_watchdog_* metrics) and, with
+ * cfg.watchdog_kill, gets them killed largest first until the rest fit.
  */
+#define _DEFAULT_SOURCE 1 /* syscall(): pidfd_open, pidfd_send_signal */
 #include "agent/agent_impl.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "agent/watchdog.h"
 
 struct metric_def {
 	const char *name, *type, *help;
@@ -440,6 +454,127 @@ static void read_mig(gf_agent *a, struct gf_agent_gpu *g, gf_nvml_return *down)
 	}
 }
 
+/* ---- the watchdog (agent/watchdog.h) ---- */
+
+/* /proc/<pid>/mountinfo into buf (NUL-terminated); its length, or -1. */
+static long read_mountinfo(const gf_agent *a, unsigned pid, char *buf, size_t cap)
+{
+	char path[600];
+	snprintf(path, sizeof(path), "%.500s/%u/mountinfo", a->proc_root, pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t n = 0;
+	for (;;) {
+		ssize_t r = read(fd, buf + n, cap - 1 - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		if (n == cap - 1)
+			break;
+	}
+	close(fd);
+	buf[n] = '\0';
+	return (long)n;
+}
+
+static bool share_of(const gf_agent *a, unsigned pid, char *buf, size_t cap, struct gf_wd_share *sh)
+{
+	long n = read_mountinfo(a, pid, buf, cap);
+	return n >= 0 && gf_wd_parse_mountinfo(buf, (size_t)n, sh) == GF_OK;
+}
+
+static bool same_share(const struct gf_wd_share *x, const struct gf_wd_share *y)
+{
+	return x->first == y->first && x->units == y->units && !strcmp(x->uuid, y->uuid);
+}
+
+/* SIGKILL pid if it still holds share sh: the pidfd pins the process, so the
+ * check and the signal are about the same one even if the PID is reused. */
+static void wd_kill(gf_agent *a, struct gf_agent_gpu *g, const struct gf_agent_proc *p,
+		    const struct gf_wd_share *sh, unsigned long long sum, unsigned long long cap,
+		    char *buf, size_t bufcap)
+{
+	struct gf_wd_share now;
+	int fd = (int)syscall(SYS_pidfd_open, (pid_t)p->pid, 0);
+	const char *why = NULL;
+	if (fd < 0)
+		why = strerror(errno);
+	else if (!share_of(a, p->pid, buf, bufcap, &now) || !same_share(&now, sh))
+		why = "it no longer holds that share";
+	else if (syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0) != 0)
+		why = strerror(errno);
+	if (fd >= 0)
+		close(fd);
+	if (why) {
+		a->wd_kill_errors++;
+		logf_("watchdog: cannot kill PID %u on GPU %u (%s): %s%s", p->pid, g->index, g->uuid, why,
+		      errno == EPERM ? " (the agent needs CAP_KILL and the host PID namespace)" : "");
+		return;
+	}
+	a->wd_kills++;
+	logf_("watchdog: killed PID %u on GPU %u (%s): its container's share %u/1000 (cap %llu MiB + slack) "
+	      "used %llu MiB; the process held %llu MiB",
+	      p->pid, g->index, g->uuid, sh->units, cap >> 20, sum >> 20, p->used >> 20);
+}
+
+static int by_used_desc(const void *x, const void *y)
+{
+	const struct gf_agent_proc *const *p = x, *const *q = y;
+	return (*p)->used < (*q)->used ? 1 : (*p)->used > (*q)->used ? -1 : ((*p)->pid > (*q)->pid) - ((*p)->pid < (*q)->pid);
+}
+
+/* Group g's processes by share (one container's allocation), mark every
+ * process of a share whose NVML memory passes its cap plus the slack per
+ * process, and with watchdog_kill kill them, largest first, until the rest
+ * fit.  A process whose share names another GPU has a cap of 0 here. */
+static void watchdog_gpu(gf_agent *a, struct gf_agent_gpu *g)
+{
+	enum { BUF = 256 * 1024 };
+	struct gf_wd_share *sh = calloc(g->nprocs ? g->nprocs : 1, sizeof(*sh));
+	struct gf_agent_proc **grp = calloc(g->nprocs ? g->nprocs : 1, sizeof(*grp));
+	char *buf = malloc(BUF);
+	if (!sh || !grp || !buf)
+		goto out;
+	for (unsigned i = 0; i < g->nprocs; i++) {
+		g->procs[i].over = false;
+		g->procs[i].share = share_of(a, g->procs[i].pid, buf, BUF, &sh[i]) ? (short)sh[i].units : 0;
+	}
+	for (unsigned i = 0; i < g->nprocs; i++) {
+		if (!g->procs[i].share)
+			continue;
+		bool first = true;
+		for (unsigned j = 0; j < i && first; j++)
+			first = !(g->procs[j].share && same_share(&sh[j], &sh[i]));
+		if (!first)
+			continue;
+		unsigned n = 0;
+		unsigned long long sum = 0;
+		for (unsigned j = i; j < g->nprocs; j++)
+			if (g->procs[j].share && same_share(&sh[j], &sh[i])) {
+				grp[n++] = &g->procs[j];
+				sum += g->procs[j].used;
+			}
+		unsigned long long cap = strcmp(sh[i].uuid, g->uuid) ? 0 : gf_wd_share_bytes(g->mem_total, sh[i].units);
+		if (!g->mem_total || sum <= cap + n * a->cfg.watchdog_slack)
+			continue;
+		for (unsigned k = 0; k < n; k++)
+			grp[k]->over = true;
+		if (!a->cfg.watchdog_kill)
+			continue;
+		qsort(grp, n, sizeof(*grp), by_used_desc);
+		unsigned long long left = sum;
+		for (unsigned k = 0; k < n && left > cap + (n - k) * a->cfg.watchdog_slack; k++) {
+			wd_kill(a, g, grp[k], &sh[i], sum, cap, buf, BUF);
+			left -= grp[k]->used;
+		}
+	}
+out:
+	free(sh);
+	free(grp);
+	free(buf);
+}
+
 static void collect_gpu(gf_agent *a, struct gf_agent_gpu *g)
 {
 	struct gf_nvml *n = &a->nvml;
@@ -564,6 +699,8 @@ static void collect_gpu(gf_agent *a, struct gf_agent_gpu *g)
 	if (down)
 		goto gone;
 	group_pods(a, g);
+	if (a->cfg.watchdog)
+		watchdog_gpu(a, g);
 	if (!g->identified)
 		identify(a, g);
 	g->up = true;
@@ -650,6 +787,38 @@ static void render_mig(struct gf_obuf *o, const struct metric_def *d,
 			put_value(o, pv, false);
 		}
 	}
+}
+
+/* The watchdog's view: every process of a share over its cap, how many,
+ * and the kills. */
+static void render_watchdog(gf_agent *a, struct gf_obuf *o)
+{
+	unsigned over = 0;
+	gf_obuf_puts(o, "# HELP gpufleet_watchdog_over_share_process_memory_bytes GPU memory (NVML) of a "
+			"process whose container's share (gpufleet.io/gpu-milli) uses more than its cap plus "
+			"the slack.\n# TYPE gpufleet_watchdog_over_share_process_memory_bytes gauge\n");
+	for (unsigned i = 0; i < a->ngpus; i++) {
+		const struct gf_agent_gpu *g = &a->gpus[i];
+		for (unsigned k = 0; g->up && k < g->nprocs; k++) {
+			const struct gf_agent_proc *p = &g->procs[k];
+			struct gf_pod_ref ref;
+			if (!p->over)
+				continue;
+			over++;
+			gf_obuf_printf(o, "gpufleet_watchdog_over_share_process_memory_bytes{%s,pid=\"%u\",share_milli=\"%d\"",
+				       g->labels, p->pid, p->share);
+			if (a->pods && gf_pod_map_lookup(a->pods, p->pid, &ref) == GF_OK)
+				put_pod_labels(o, &ref);
+			gf_obuf_printf(o, "} %llu\n", p->used);
+		}
+	}
+	gf_obuf_printf(o, "# HELP gpufleet_watchdog_over_share_processes Processes of shares over their cap "
+			  "at the last collection.\n# TYPE gpufleet_watchdog_over_share_processes gauge\n"
+			  "gpufleet_watchdog_over_share_processes %u\n", over);
+	gf_obuf_printf(o, "# HELP gpufleet_watchdog_kills_total Processes of shares over their cap killed "
+			  "(--watchdog-kill), and kills that failed.\n# TYPE gpufleet_watchdog_kills_total counter\n"
+			  "gpufleet_watchdog_kills_total{result=\"ok\"} %llu\n"
+			  "gpufleet_watchdog_kills_total{result=\"error\"} %llu\n", a->wd_kills, a->wd_kill_errors);
 }
 
 static void render(gf_agent *a, struct gf_obuf *o)
@@ -741,6 +910,8 @@ static void render(gf_agent *a, struct gf_obuf *o)
 				}
 		}
 	}
+	if (a->cfg.watchdog)
+		render_watchdog(a, o);
 	gf_obuf_puts(o, "# HELP gpufleet_agent_nvml_loaded 1 if NVML is loaded and initialised.\n"
 			"# TYPE gpufleet_agent_nvml_loaded gauge\n");
 	gf_obuf_printf(o, "gpufleet_agent_nvml_loaded %d\n", a->have_nvml ? 1 : 0);

@@ -36,6 +36,9 @@ struct gf_agent_config {
 	bool old_hostname_label; /* spell it "Hostname" (dcgm-exporter before May 2026) */
 	unsigned interval_ms;   /* max age of served values; 0 = collect per render */
 	bool no_pcie_throughput; /* skip nvmlDeviceGetPcieThroughput (20 ms of wall time per call) */
+	bool watchdog;          /* compare capped shares' NVML memory with their caps (agent/watchdog.h) */
+	bool watchdog_kill;     /* ... and SIGKILL the processes of a share over its cap */
+	unsigned long long watchdog_slack; /* bytes per process beyond the cap before it counts (contexts) */
 };
 
 /* Load NVML, enumerate GPUs.  Strings in cfg are copied.  Errors (with a

@@ -75,6 +75,8 @@ struct gf_agent_proc {
 	unsigned pid;
 	unsigned gi;             /* GPU instance (MIG) or GF_AGENT_NO_GI */
 	unsigned long long used; /* bytes; 0 when NVML cannot tell */
+	short share;             /* watchdog: units of its capped share (0 = none) */
+	bool over;               /* watchdog: its share is over its cap (this collection) */
 };
 
 struct gf_agent_pod_use {
@@ -147,6 +149,7 @@ struct gf_agent {
 	struct gf_agent_gpu gpus[GF_AGENT_MAX_GPUS];
 	unsigned ngpus;
 	struct timespec last; /* monotonic time of the last collection */
+	unsigned long long wd_kills, wd_kill_errors; /* watchdog counters */
 	bool collected;
 };
 

@@ -79,7 +79,12 @@ static void usage(FILE *f)
 		"                             --match-pods (default /var/lib/kubelet/pod-resources/kubelet.sock)\n"
 		"      --memcap-lib PATH      host path of libgpufleet-memcap.so: cap shares' GPU memory\n"
 		"      --memcap-dir DIR       host folder for the shares' limit files (default\n"
-		"                             /var/run/gpufleet/memcap)\n");
+		"                             /var/run/gpufleet/memcap)\n"
+		"      --watchdog             report processes of capped shares whose NVML memory passes\n"
+		"                             the cap (gpufleet_watchdog_* metrics; needs hostPID)\n"
+		"      --watchdog-kill        ... and SIGKILL them, largest first (needs CAP_KILL)\n"
+		"      --watchdog-slack-mib N memory per process beyond the cap before it counts\n"
+		"                             (CUDA contexts; default 512)\n");
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -112,6 +117,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "match-pods", no_argument, NULL, 'X' },
 		{ "pod-resources-socket", required_argument, NULL, 'Q' },
 		{ "memcap-dir", required_argument, NULL, 'm' },
+		{ "watchdog", no_argument, NULL, 'W' },
+		{ "watchdog-kill", no_argument, NULL, 'Z' },
+		{ "watchdog-slack-mib", required_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -120,6 +128,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->cfg.interval_ms = 1000;
 	o->cfg.kubernetes = true;
 	o->publish_s = 300;
+	o->cfg.watchdog_slack = 512ull << 20;
 	o->address = getenv("DCGM_EXPORTER_LISTEN");
 	if (!o->address || !*o->address)
 		o->address = ":9400";
@@ -172,6 +181,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'X': o->match_pods = true; break;
 		case 'Q': o->dp.podres_socket = optarg; break;
 		case 'm': o->dp.memcap_dir = optarg; break;
+		case 'W': o->cfg.watchdog = true; break;
+		case 'Z': o->cfg.watchdog = o->cfg.watchdog_kill = true; break;
+		case 'z':
+			if (!gf_cli_parse_ulong(optarg, 1u << 20, &n)) {
+				fprintf(stderr, "gpufleet agent: --watchdog-slack-mib: '%s' is not 0..1048576\n", optarg);
+				return 2;
+			}
+			o->cfg.watchdog_slack = (unsigned long long)n << 20;
+			break;
 		case 'c':
 			if (!gf_cli_parse_ulong(optarg, 3600000, &n)) {
 				fprintf(stderr, "gpufleet agent: --interval-ms: '%s' is not 0..3600000\n", optarg);

@@ -112,7 +112,7 @@ pod() { # pod NS NAME NODE ANNOTATION-or-"" LIMIT-or-""
 EOF
 }
 for i in 1 2 3 4; do pod team-a "a$i" h100-0 '"gpufleet.io/gpu-milli": "250"' "" >"$T/a$i.json"; done
-cat "$T"/a[1-4].json >"$T/a.json"
+{ echo '{"apiVersion": "v1", "kind": "List", "items": ['; cat "$T/a1.json"; for i in 2 3 4; do echo ,; cat "$T/a$i.json"; done; echo ']}'; } >"$T/a.json"
 pod team-b b1 h100-0 "" '"nvidia.com/gpu": "1"' >"$T/b1.json"
 pod team-b b2 spot-0 '"gpufleet.io/gpu-memory-mib": "20480"' "" >"$T/b2.json"
 
@@ -198,5 +198,14 @@ near '.data[0]["team-b/b1"].gpuHours' 12 0.8
 near '.data[0]["team-b/b2"].gpuHours' 7 0.4
 near '.data[0]["team-b/b2"].gpuWholeHours' 14 0.8
 [ "$(j '.data[0]["team-b/b2"].properties.node')" = spot-0 ] || fail "b2's node"
+# The shares themselves are exact: whole-GPU hours / share hours = 1 / share for every pod.
+ratio() { # ratio POD WANT
+	jq -e --arg p "$1" --argjson w "$2" '.data[0][$p] | (.gpuWholeHours / .gpuHours - $w) | fabs < 1e-9' \
+		"$T/alloc.json" >/dev/null || fail "$1: whole / share hours $(jq --arg p "$1" '.data[0][$p] |
+		.gpuWholeHours / .gpuHours' "$T/alloc.json"), want $2"
+}
+for i in 1 2 3 4; do ratio "team-a/a$i" 4; done
+ratio team-b/b1 1
+ratio team-b/b2 2
 echo "per pod (x $S):$report"
-pass "/allocation (pod): each pod's share (0.25, whole, memory 0.5 on spot) as the scheduler assigned it"
+pass "/allocation (pod): each pod's share (0.25, whole, memory 0.5 on spot) exactly as the scheduler assigned it"

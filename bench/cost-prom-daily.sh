@@ -6,7 +6,7 @@
 # (seed 42), plus one capacity series per GPU - backfilled with promtool into one block of a
 # fresh Prometheus (Debian package), then the three queries `gpufleet cost --recorded --aggregate
 # namespace` sends (the *_1h names replaced by *_1d, ranges of DAYS days) are timed with curl,
-# each 3 times, one after the other.  `gpufleet cost` does NOT read daily series yet: this
+# each 3 times, one after the other, then 3 times all three at once (as gpufleet sends them).  `gpufleet cost` does NOT read daily series yet: this
 # measures only what Prometheus would take.  Defaults: 5000 GPUs, 30 days.
 set -euo pipefail
 GPUS=${1:-5000}
@@ -73,4 +73,18 @@ for run in 1 2 3; do
 		total=$(echo "$total + ${r% *}" | bc)
 	done
 	echo "bench: run $run: allocation, capacity, utilization:$line total $total s"
+done
+# As `gpufleet cost` sends them: the three at once; the wall time until the last answer.
+for run in 1 2 3; do
+	t0=$(date +%s.%N)
+	i=0 cpids=()
+	for q in "${qs[@]}"; do
+		curl -s -o "$T/body$i" --data-urlencode "query=$q" --data-urlencode "time=$end" \
+			"http://127.0.0.1:$port/api/v1/query" &
+		cpids+=($!)
+		i=$((i + 1))
+	done
+	wait "${cpids[@]}"
+	for i in 0 1 2; do [ "$(jq -r .status "$T/body$i")" = success ] || { cat "$T/body$i"; exit 1; }; done
+	echo "bench: run $run: the three queries at once: $(echo "$(date +%s.%N) - $t0" | bc) s"
 done

@@ -163,12 +163,13 @@ near '.data[0]["team-a"].gpuCost' 32 3.2
 near '.data[0]["team-a"].gpuWholeHours' 32 3.2
 near '.data[0]["team-a"].gpuSavedBySharing' 96 9.6
 near '.data[0]["team-b"].gpuHours' 19 1.2
-near '.data[0]["team-b"].gpuCost' 53.6 3.9
+near '.data[0]["team-b"].gpuCost' 53.6 3.52
 near '.data[0]["team-b"].gpuWholeHours' 26 1.6
-near '.data[0]["team-b"].gpuWholeCost' 59.2 3.9
-near '.data[0]["team-b"].gpuSavedBySpot' 8.4 0.5
+near '.data[0]["team-b"].gpuWholeCost' 59.2 3.84
+near '.data[0]["team-b"].gpuSavedBySpot' 8.4 0.48
 near '.data[0]["__idle__"].gpuHours' 45 2.0
-near '.data[0]["__idle__"].gpuCost' 125.6 7.1
+near '.data[0]["__idle__"].gpuCost' 125.6 6.72
+near '.data[0]["__idle__"].gpuSavedBySpot' 20.4 0.48   # 17 idle hours on the spot A100 x 1.20
 # capacity: exact but for the sampling (0.1 %)
 cap=$(jq '[.data[0][] | .gpuHours] | add' "$T/alloc.json")
 capcost=$(jq '[.data[0][] | .totalCost] | add' "$T/alloc.json")

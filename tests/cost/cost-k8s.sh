@@ -199,11 +199,13 @@ near '.data[0]["team-b/b1"].gpuHours' 12 0.8
 near '.data[0]["team-b/b2"].gpuHours' 7 0.4
 near '.data[0]["team-b/b2"].gpuWholeHours' 14 0.8
 [ "$(j '.data[0]["team-b/b2"].properties.node')" = spot-0 ] || fail "b2's node"
-# The shares themselves are exact: whole-GPU hours / share hours = 1 / share for every pod.
+# The shares themselves are exact: whole-GPU hours = share hours / share for every pod, to the
+# JSON's six decimals (each number rounded to 5e-7 h).
 ratio() { # ratio POD WANT
-	jq -e --arg p "$1" --argjson w "$2" '.data[0][$p] | (.gpuWholeHours / .gpuHours - $w) | fabs < 1e-9' \
-		"$T/alloc.json" >/dev/null || fail "$1: whole / share hours $(jq --arg p "$1" '.data[0][$p] |
-		.gpuWholeHours / .gpuHours' "$T/alloc.json"), want $2"
+	jq -e --arg p "$1" --argjson w "$2" \
+		'.data[0][$p] | (.gpuWholeHours - $w * .gpuHours) | fabs <= (1 + $w) * 5e-7 + 1e-12' \
+		"$T/alloc.json" >/dev/null || fail "$1: whole $(jq --arg p "$1" '.data[0][$p].gpuWholeHours' "$T/alloc.json")\
+ h, share $(jq --arg p "$1" '.data[0][$p].gpuHours' "$T/alloc.json") h, want whole = $2 x share"
 }
 for i in 1 2 3 4; do ratio "team-a/a$i" 4; done
 ratio team-b/b1 1

@@ -24,8 +24,9 @@
 #   saved by spot in all: (7 + 17) x 1.20 = 28.80.
 # Tolerance: a pod's record starts when the scheduler assigns it and ends when it sees the
 # delete, and Prometheus samples each second: each pod's edges may differ from the script by
-# up to 2 real s (0.4 day-hours), so a row's GPU-hours may be off by 0.4 x (pods x share) x 2
-# edges; capacity is checked to 0.1 %.
+# up to 3 real s (0.6 day-hours), so a row's GPU-hours may be off by 0.6 x (pods x share) x 2
+# edges (costs: x their price); capacity is checked to 0.1 %. (Runs on a loaded 2-core machine
+# lost up to 2 s per pod in all.)
 set -euo pipefail
 bin=$1
 src=$2
@@ -157,19 +158,19 @@ near() { # near JQ_PATH WANT TOLERANCE (in day units)
 	awk -v g="$got" -v w="$2" -v t="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= t) }' ||
 		fail "$1 x $S = $got, hand-computed $2 +- $3 $(cat "$T/alloc.json")"
 }
-# tolerances: 0.4 day-hours per pod edge x share (x price for costs)
-near '.data[0]["team-a"].gpuHours' 8 0.8
-near '.data[0]["team-a"].gpuCost' 32 3.2
-near '.data[0]["team-a"].gpuWholeHours' 32 3.2
-near '.data[0]["team-a"].gpuSavedBySharing' 96 9.6
-near '.data[0]["team-b"].gpuHours' 19 1.2
-near '.data[0]["team-b"].gpuCost' 53.6 3.52
-near '.data[0]["team-b"].gpuWholeHours' 26 1.6
-near '.data[0]["team-b"].gpuWholeCost' 59.2 3.84
-near '.data[0]["team-b"].gpuSavedBySpot' 8.4 0.48
-near '.data[0]["__idle__"].gpuHours' 45 2.0
-near '.data[0]["__idle__"].gpuCost' 125.6 6.72
-near '.data[0]["__idle__"].gpuSavedBySpot' 20.4 0.48   # 17 idle hours on the spot A100 x 1.20
+# tolerances: 0.6 day-hours per pod edge x share (x price for costs)
+near '.data[0]["team-a"].gpuHours' 8 1.2
+near '.data[0]["team-a"].gpuCost' 32 4.8
+near '.data[0]["team-a"].gpuWholeHours' 32 4.8
+near '.data[0]["team-a"].gpuSavedBySharing' 96 14.4
+near '.data[0]["team-b"].gpuHours' 19 1.8
+near '.data[0]["team-b"].gpuCost' 53.6 5.28
+near '.data[0]["team-b"].gpuWholeHours' 26 2.4
+near '.data[0]["team-b"].gpuWholeCost' 59.2 5.76
+near '.data[0]["team-b"].gpuSavedBySpot' 8.4 0.72
+near '.data[0]["__idle__"].gpuHours' 45 3.0
+near '.data[0]["__idle__"].gpuCost' 125.6 10.08
+near '.data[0]["__idle__"].gpuSavedBySpot' 20.4 0.72   # 17 idle hours on the spot A100 x 1.20
 # capacity: exact but for the sampling (0.1 %)
 cap=$(jq '[.data[0][] | .gpuHours] | add' "$T/alloc.json")
 capcost=$(jq '[.data[0][] | .totalCost] | add' "$T/alloc.json")
@@ -194,10 +195,10 @@ code=$(curl -s -o "$T/alloc.json" -w '%{http_code}' \
 [ "$(j '.data[0] | keys | join(",")')" = "team-a/a1,team-a/a2,team-a/a3,team-a/a4,team-b/b1,team-b/b2" ] ||
 	fail "pods: $(j '.data[0] | keys')"
 report=""
-near '.data[0]["team-a/a1"].gpuHours' 2 0.2
-near '.data[0]["team-b/b1"].gpuHours' 12 0.8
-near '.data[0]["team-b/b2"].gpuHours' 7 0.4
-near '.data[0]["team-b/b2"].gpuWholeHours' 14 0.8
+near '.data[0]["team-a/a1"].gpuHours' 2 0.3
+near '.data[0]["team-b/b1"].gpuHours' 12 1.2
+near '.data[0]["team-b/b2"].gpuHours' 7 0.6
+near '.data[0]["team-b/b2"].gpuWholeHours' 14 1.2
 [ "$(j '.data[0]["team-b/b2"].properties.node')" = spot-0 ] || fail "b2's node"
 # The shares themselves are exact: whole-GPU hours = share hours / share for every pod, to the
 # JSON's six decimals (each number rounded to 5e-7 h).

@@ -179,11 +179,22 @@ if "$bin" cost --prometheus "http://127.0.0.1:$DP" --prices "$T/prices.csv" --wi
 	fail "the CLI succeeded with Prometheus down"
 fi
 grep -q "^gpufleet cost: prometheus http://127.0.0.1:$DP: Couldn't connect to server$" "$T/e" || fail "CLI: $(cat "$T/e")"
+[ "$(wc -l <"$T/e")" = 1 ] || fail "CLI with Prometheus down: more than one line on stderr: $(cat "$T/e")"
 pass "Prometheus down: 503 / one CLI line, and the server keeps serving"
 printf 'model,on_demand_per_hour,spot_per_hour\nH100,-4,1\n' >"$T/neg.csv"
 if "$bin" cost --prometheus "http://127.0.0.1:$PP" --prices "$T/neg.csv" --window 1d 2>"$T/e"; then fail "negative price accepted"; fi
 grep -qx "gpufleet cost: $T/neg.csv:2: column 2 (on_demand_per_hour): negative price -4" "$T/e" || fail "$(cat "$T/e")"
 pass "a negative price: one clear line"
+cli_bad() { # cli_bad WANT_LINE_REGEX ARGS...: exit status 2 and exactly that one line on stderr
+	local want=$1 rc=0
+	shift
+	cost "$@" >/dev/null 2>"$T/e" || rc=$?
+	[ "$rc" = 2 ] || fail "gpufleet cost $*: exit $rc, want 2"
+	[ "$(wc -l <"$T/e")" = 1 ] && grep -qE "$want" "$T/e" || fail "gpufleet cost $*: $(cat "$T/e")"
+}
+cli_bad "^gpufleet cost: .*window '7x': expected a duration" --window 7x
+cli_bad "^gpufleet cost: .*unknown aggregate 'team': expected namespace" --window 1d --aggregate team
+pass "a bad window or aggregate: exit 2 and one line"
 
 # ---- the hourly recording rules
 promtool tsdb create-blocks-from rules --start "$((t0 - 3600))" --end "$((t0 + 90000))" \

@@ -36,7 +36,17 @@ out=$(raw $GV) || fail "discovery: $out"
 echo "$out" | jq -e '.kind == "APIResourceList" and ([.resources[].name] | index("dcgm_gpu_utilization") != null)
 	and ([.resources[] | select(.name == "dcgm_gpu_utilization")][0] | .namespaced == true and .kind == "ExternalMetricValueList" and .verbs == ["get"])' >/dev/null ||
 	fail "APIResourceList: $out"
-k api-resources --api-group=external.metrics.k8s.io 2>&1 | grep -q dcgm_gpu_utilization || fail "kubectl api-resources does not list dcgm_gpu_utilization"
+# kubectl reads the aggregated discovery document, which the API server
+# refreshes on its own schedule after the APIService turns Available: wait for it.
+listed=no
+for _ in $(seq 30); do
+	if k api-resources --api-group=external.metrics.k8s.io 2>&1 | grep -q dcgm_gpu_utilization; then
+		listed=yes
+		break
+	fi
+	sleep 1
+done
+[ $listed = yes ] || fail "kubectl api-resources does not list dcgm_gpu_utilization (30 s after the APIService was Available)"
 pass "discovery: APIResourceList through the aggregator, kubectl api-resources lists the metrics"
 
 # ---- values: kubectl get --raw ----------------------------------------------------------

@@ -413,7 +413,8 @@ static gf_err load_index(gf_pod_map *m, const char *sub, bool containers,
 		free_index(v, n);
 		return e;
 	}
-	qsort(v, n, sizeof(*v), cmp_entry);
+	if (n) /* v is NULL for an empty folder: qsort's pointer must not be */
+		qsort(v, n, sizeof(*v), cmp_entry);
 	*out = v;
 	*nout = n;
 	return GF_OK;

@@ -727,6 +727,7 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 	if (load_inputs(o.nodes, o.pods, &in))
 		return 1;
 	if (o.queues && load_queues(&o, &in.cat, &quota)) {
+		free(quota); /* allocated before a later check failed */
 		inputs_release(&in);
 		return 1;
 	}

@@ -330,7 +330,7 @@ static gf_err get_span(struct reader *r, const struct column *cc, const struct c
 			struct gf_pod_spec *p)
 {
 	struct slice s = { "", 0 };
-	int64_t c = 0, d;
+	int64_t c = 0, d = 0;
 	gf_err code;
 
 	if (cc->index < 0)

@@ -634,16 +634,16 @@ static void add_mount(struct cresp *c, const char *container, char *host, bool r
 	c->r.mounts = c->mntp;
 }
 
-static void add_gpu(struct cresp *c, const char *uuid)
+static void add_gpu(struct cresp *c, const struct gpu_view *g)
 {
 	size_t i = c->r.n_cdi_devices++;
-	snprintf(c->cdi_names[i], sizeof(c->cdi_names[i]), CDI_PREFIX "%s", uuid);
+	snprintf(c->cdi_names[i], sizeof(c->cdi_names[i]), CDI_PREFIX "%.*s", (int)sizeof(g->uuid), g->uuid);
 	v1beta1__cdidevice__init(&c->cdi[i]);
 	c->cdi[i].name = c->cdi_names[i];
 	c->cdip[i] = &c->cdi[i];
 	c->r.cdi_devices = c->cdip;
 	size_t l = strlen(c->visible);
-	snprintf(c->visible + l, sizeof(c->visible) - l, "%s%s", l ? "," : "", uuid);
+	snprintf(c->visible + l, sizeof(c->visible) - l, "%s%.*s", l ? "," : "", (int)sizeof(g->uuid), g->uuid);
 }
 
 /* The share's limit file and ledger folder under memcap_dir; named after
@@ -704,7 +704,7 @@ static int allocate_one(struct plugin *pl, const struct gpu_view *v, unsigned n,
 				snprintf(msg, msglen, "Allocate: GPU %s is unhealthy", g->uuid);
 				return GF_GRPC_FAILED_PRECONDITION;
 			}
-			add_gpu(c, g->uuid);
+			add_gpu(c, g);
 		}
 		add_env(c, "NVIDIA_VISIBLE_DEVICES", c->visible);
 		return GF_GRPC_OK;
@@ -737,7 +737,7 @@ static int allocate_one(struct plugin *pl, const struct gpu_view *v, unsigned n,
 		snprintf(msg, msglen, "Allocate: memory cap: NVML does not tell GPU %s's memory size", g->uuid);
 		return GF_GRPC_FAILED_PRECONDITION;
 	}
-	add_gpu(c, g->uuid);
+	add_gpu(c, g);
 	add_env(c, "NVIDIA_VISIBLE_DEVICES", c->visible);
 	snprintf(c->milli, sizeof(c->milli), "%zu", rq->n_devices_ids);
 	add_env(c, "GPUFLEET_GPU_MILLI", c->milli);

@@ -262,7 +262,7 @@ static void poll_stream(struct conn *c, struct stream *s)
 {
 	const uint8_t *req;
 	size_t rlen;
-	char why[8];
+	char why[128]; /* the reason is not reported from here */
 	if (gf_grpc_unframe((const uint8_t *)s->body.data, s->body.len, &req, &rlen, why, sizeof(why)) != 0)
 		return;
 	struct gf_obuf msg;

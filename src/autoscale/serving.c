@@ -26,6 +26,7 @@
 #include "autoscale/serving.h"
 #include "core/csv.h"
 #include "core/rng.h"
+#include "core/sort.h"
 
 /* ---- parsing ---- */
 
@@ -285,7 +286,7 @@ double gf_serving_median_service(const struct gf_serving_trace *tr)
 	if (!v)
 		return 0;
 	memcpy(v, tr->v, tr->n * sizeof(*v));
-	qsort(v, tr->n, sizeof(*v), cmp_double);
+	gf_qsort(v, tr->n, sizeof(*v), cmp_double);
 	double m = tr->n % 2 ? v[tr->n / 2] : (v[tr->n / 2 - 1] + v[tr->n / 2]) / 2;
 	free(v);
 	return m;
@@ -330,7 +331,7 @@ static int64_t median_gap(const struct gf_serving_trace *tr)
 		return 60;
 	for (size_t i = 1; i < tr->n; i++)
 		g[i - 1] = tr->t[i] - tr->t[i - 1];
-	qsort(g, tr->n - 1, sizeof(*g), cmp_i64);
+	gf_qsort(g, tr->n - 1, sizeof(*g), cmp_i64);
 	int64_t m = g[(tr->n - 1) / 2];
 	free(g);
 	return m > 0 ? m : 60;

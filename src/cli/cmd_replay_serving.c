@@ -18,6 +18,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/files.h"
+#include "core/sort.h"
 
 #define MAX_SCALERS 32
 #define DEFAULT_SCALERS "static,oracle,hpa,warm-pool:4,predictive,adaptive:4,adaptive-rise:150:4:60"
@@ -309,7 +310,7 @@ static int replay(struct options *o)
 			snprintf(cold_path, sizeof(cold_path), "%s", o->cold_from);
 		if (load_latencies(cold_path, &cold, &ncold))
 			goto out;
-		qsort(cold, ncold, sizeof(*cold), cmp_double);
+		gf_qsort(cold, ncold, sizeof(*cold), cmp_double);
 		o->c.cold_dist = cold;
 		o->c.ncold = ncold;
 		o->c.horizon_s = (int32_t)ceil(cold[(ncold - 1) * 95 / 100]);
@@ -320,7 +321,7 @@ static int replay(struct options *o)
 		snprintf(warm_path, sizeof(warm_path), "%s/genai/basemodel_switch_s.csv", dir);
 		if (load_latencies(warm_path, &warm, &nwarm))
 			goto out;
-		qsort(warm, nwarm, sizeof(*warm), cmp_double);
+		gf_qsort(warm, nwarm, sizeof(*warm), cmp_double);
 		o->c.warm_dist = warm;
 		o->c.nwarm = nwarm;
 		snprintf(warm_desc, sizeof(warm_desc), "drawn from %s (median %.1f s)", warm_path,

@@ -202,22 +202,6 @@ static int load_inputs(const char *nodes_path, const char *pods_path, struct inp
 	return 0;
 }
 
-/* The file's base name without ".csv". */
-static void base_name(const char *path, char *out, size_t outlen)
-{
-	const char *b = strrchr(path, '/');
-	size_t n;
-
-	b = b ? b + 1 : path;
-	n = strlen(b);
-	if (n > 4 && !strcmp(b + n - 4, ".csv"))
-		n -= 4;
-	if (n >= outlen)
-		n = outlen - 1;
-	memcpy(out, b, n);
-	out[n] = '\0';
-}
-
 /* Mean over seeds of one class's statistics for queue policy q. */
 static struct gf_replay_class_stats mean_stats(const struct run *runs, int nseeds, int q, int c)
 {
@@ -393,15 +377,6 @@ static void report_html(struct gf_obuf *b, const char *title, const struct gf_ob
 	svg_lines(b, "Pending jobs over time", runs, nqp, nseeds, ngpus, true, horizon);
 	svg_burst(b, runs, nqp, nseeds);
 	gf_obuf_puts(b, "</body></html>\n");
-}
-
-static int write_output(const char *path, const struct gf_obuf *b)
-{
-	if (gf_obuf_error(b)) {
-		fprintf(stderr, "gpufleet replay: cannot render %s: %s\n", path, gf_strerror(gf_obuf_error(b)));
-		return -1;
-	}
-	return gf_write_file(path, b->data ? b->data : "", b->len);
 }
 
 struct options {
@@ -684,8 +659,8 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		fprintf(stderr, "replay: %zu runs, %llu events in %.2f s wall (%.0f events/s, %ld threads)\n",
 			nruns, (unsigned long long)events, wall, (double)events / wall, o.jobs);
 
-	base_name(o.pods, workload, sizeof(workload));
-	base_name(o.nodes, cluster, sizeof(cluster));
+	gf_trace_file_name(o.pods, workload, sizeof(workload));
+	gf_trace_file_name(o.nodes, cluster, sizeof(cluster));
 	const struct gf_replay_result *r0 = &runs[0].res;
 
 	gf_obuf_init(&title, 4096);
@@ -768,7 +743,7 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 
 		gf_obuf_init(&c, 256u << 20);
 		summary_csv(&c, runs, nruns);
-		int fail = write_output(o.summary, &c);
+		int fail = gf_write_rendered("replay", o.summary, &c);
 
 		gf_obuf_release(&c);
 		if (fail)
@@ -779,7 +754,7 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 
 		gf_obuf_init(&c, 512u << 20);
 		timeline_csv(&c, runs, nruns, in.t.ngpus);
-		int fail = write_output(o.timeline, &c);
+		int fail = gf_write_rendered("replay", o.timeline, &c);
 
 		gf_obuf_release(&c);
 		if (fail)
@@ -790,7 +765,7 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 
 		gf_obuf_init(&h, 64u << 20);
 		report_html(&h, title.data, &table, runs, o.nqp, nseeds, in.t.ngpus, o.cfg.horizon);
-		int fail = write_output(o.html, &h);
+		int fail = gf_write_rendered("replay", o.html, &h);
 
 		gf_obuf_release(&h);
 		if (fail)

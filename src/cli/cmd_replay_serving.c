@@ -159,15 +159,6 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int write_output(const char *path, const struct gf_obuf *b)
-{
-	if (gf_obuf_error(b)) {
-		fprintf(stderr, "gpufleet replay: cannot render %s: %s\n", path, gf_strerror(gf_obuf_error(b)));
-		return -1;
-	}
-	return gf_write_file(path, b->data ? b->data : "", b->len);
-}
-
 struct options {
 	const char *trace, *scalers, *cold_from, *csv, *html, *timeline;
 	double horizon, slo_wait;
@@ -359,19 +350,19 @@ static int replay(struct options *o)
 	if (o->csv) {
 		gf_obuf_reset(&b);
 		gf_serving_csv(&rep, &b);
-		if (write_output(o->csv, &b))
+		if (gf_write_rendered("replay", o->csv, &b))
 			rc = 1;
 	}
 	if (o->timeline) {
 		gf_obuf_reset(&b);
 		gf_serving_timeline_csv(&rep, &b);
-		if (write_output(o->timeline, &b))
+		if (gf_write_rendered("replay", o->timeline, &b))
 			rc = 1;
 	}
 	if (o->html) {
 		gf_obuf_reset(&b);
 		gf_serving_html(&rep, &b);
-		if (write_output(o->html, &b))
+		if (gf_write_rendered("replay", o->html, &b))
 			rc = 1;
 	}
 	gf_obuf_release(&b);

@@ -22,7 +22,6 @@
 #include "cli/commands.h"
 #include "cli/experiment.h"
 #include "cli/files.h"
-#include "core/text.h"
 #include "sim/openb.h"
 #include "sim/reference.h"
 #include "sim/report.h"
@@ -154,21 +153,6 @@ static bool placed_nothing(const struct job *jobs, size_t njobs, const char *pod
 	return false;
 }
 
-/* The workload name of a pod file: basename without ".csv", cut on a UTF-8 character boundary. */
-static void workload_name(const char *path, char *out, size_t outlen)
-{
-	const char *b = strrchr(path, '/');
-	size_t n;
-
-	b = b ? b + 1 : path;
-	n = strlen(b);
-	if (n > 4 && !strcmp(b + n - 4, ".csv"))
-		n -= 4;
-	n = gf_utf8_cut(b, n, outlen - 1);
-	memcpy(out, b, n);
-	out[n] = '\0';
-}
-
 struct inputs {
 	struct gf_cli_trace t;
 	gf_openb *x;
@@ -255,17 +239,6 @@ static int load_reference(const char *data_dir, struct gf_reference *ref)
 	return 0;
 }
 
-/* A rendered output is usable, or the error says which file could not be rendered. */
-static int rendered(const char *path, const struct gf_obuf *b)
-{
-	if (gf_obuf_error(b)) {
-		fprintf(stderr, "gpufleet simulate: cannot render %s: %s\n", path,
-			gf_strerror(gf_obuf_error(b)));
-		return -1;
-	}
-	return 0;
-}
-
 /*
  * The files asked for (NULL: not asked), rendered first and then written
  * together (gf_write_files): a failure writes none of them.
@@ -281,13 +254,13 @@ static int write_outputs(const struct gf_report *rep, const char *csv_path, cons
 	gf_obuf_init(&h, 64u << 20);
 	if (csv_path) {
 		gf_report_curves_csv(rep, &c);
-		if (rendered(csv_path, &c))
+		if (gf_rendered("simulate", csv_path, &c))
 			goto out;
 		out[n++] = (struct gf_out_file){ csv_path, c.data ? c.data : "", c.len };
 	}
 	if (html_path) {
 		gf_report_html(rep, &h);
-		if (rendered(html_path, &h))
+		if (gf_rendered("simulate", html_path, &h))
 			goto out;
 		out[n++] = (struct gf_out_file){ html_path, h.data ? h.data : "", h.len };
 	}
@@ -585,8 +558,8 @@ int gf_cmd_simulate(int argc, char **argv)
 		goto out_jobs;
 	}
 
-	workload_name(pods_path, workload, sizeof(workload));
-	workload_name(nodes_path, cluster, sizeof(cluster));
+	gf_trace_file_name(pods_path, workload, sizeof(workload));
+	gf_trace_file_name(nodes_path, cluster, sizeof(cluster));
 	for (size_t k = 0; k < npols; k++) {
 		for (int i = 0; i < nseeds; i++)
 			runs[k * (size_t)nseeds + (size_t)i] = js[k * (size_t)nseeds + (size_t)i].res;

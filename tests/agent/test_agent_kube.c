@@ -181,9 +181,11 @@ static void test_publish_sends_merge_patch(void **st)
 	free(seen.body);
 }
 
-/* GET /api/v1/namespaces/NS/pods/NAME: a pod whose gpufleet.io/model is "m-NAME"; counts the GETs. */
+/* GET /api/v1/namespaces/NS/pods/NAME: a pod whose gpufleet.io/model is "m-NAME" (trainer-0: 404;
+ * notebook-x: 503 while fail_notebook); counts the GETs. */
 struct pods_seen {
 	int n;
+	bool fail_notebook;
 	char last[256];
 };
 
@@ -195,6 +197,16 @@ static void h_pod(void *ud, const struct gf_http_request *req, struct gf_http_re
 	s->n++;
 	snprintf(s->last, sizeof(s->last), "%s", req->path);
 	resp->content_type = "application/json";
+	if (!strcmp(name, "trainer-0")) {	/* gone: settled, not asked again */
+		resp->status = 404;
+		gf_obuf_puts(&resp->body, "{\"kind\":\"Status\",\"message\":\"pods \\\"trainer-0\\\" not found\"}");
+		return;
+	}
+	if (!strcmp(name, "notebook-x") && s->fail_notebook) {	/* asked again at the next publish */
+		resp->status = 503;
+		gf_obuf_puts(&resp->body, "{\"kind\":\"Status\",\"message\":\"try later\"}");
+		return;
+	}
 	gf_obuf_printf(&resp->body, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"labels\":"
 				    "{\"gpufleet.io/model\":\"m-%s\"}},\"spec\":{\"containers\":[{\"image\":\"x\"}]}}",
 		       name, name);
@@ -202,8 +214,9 @@ static void h_pod(void *ud, const struct gf_http_request *req, struct gf_http_re
 
 /*
  * The pods on the GPUs (two_gpus.node: ml/llm-7d9f-abcde, research/trainer-0,
- * team-b/notebook-x) are looked up once each: a second publish asks the API
- * server nothing, and the node patch carries their models.
+ * team-b/notebook-x) are looked up once each: a pod answered (or gone) is not
+ * asked again, one the API server could not answer is asked at the next
+ * publish, and once all are settled a publish asks the API server nothing.
  */
 static void test_served_lookups_once_per_pod(void **st)
 {
@@ -232,17 +245,23 @@ static void test_served_lookups_once_per_pod(void **st)
 	gf_agent *a;
 	assert_int_equal(gf_agent_create(&cfg, &a, err, sizeof(err)), GF_OK);
 
+	char out[1024];
+
+	seen.fail_notebook = true;
 	assert_int_equal(gf_agent_learn_served(a, &kc), 3);
 	assert_int_equal(seen.n, 3);
-	assert_int_equal(gf_agent_learn_served(a, &kc), 0);	/* the next publish */
-	assert_int_equal(gf_agent_learn_served(a, &kc), 0);
-	assert_int_equal(seen.n, 3);
-
-	char out[1024];
 	gf_agent_served_render(a, out, sizeof(out));
-	assert_non_null(strstr(out, "m-llm-7d9f-abcde"));
-	assert_non_null(strstr(out, "m-trainer-0"));
-	assert_non_null(strstr(out, "m-notebook-x"));
+	assert_string_equal(out, "m-llm-7d9f-abcde");
+	assert_int_equal(gf_agent_learn_served(a, &kc), 1);	/* the next publish: the 503 again */
+	assert_int_equal(seen.n, 4);
+	assert_string_equal(seen.last, "/api/v1/namespaces/team-b/pods/notebook-x");
+	seen.fail_notebook = false;
+	assert_int_equal(gf_agent_learn_served(a, &kc), 1);
+	assert_int_equal(gf_agent_learn_served(a, &kc), 0);	/* all settled */
+	assert_int_equal(gf_agent_learn_served(a, &kc), 0);
+	assert_int_equal(seen.n, 5);
+	gf_agent_served_render(a, out, sizeof(out));
+	assert_string_equal(out, "m-notebook-x,m-llm-7d9f-abcde");	/* most recent first */
 
 	gf_agent_destroy(a);
 	gf_kube_conn_release(&kc);

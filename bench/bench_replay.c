@@ -16,71 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "sim/replay.h"
-#include "sim/trace.h"
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
-		fprintf(stderr, "bench: cannot read %s\n", path);
-		exit(2);
-	}
-	buf = malloc((size_t)n + 1);
-	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		fprintf(stderr, "bench: cannot read %s\n", path);
-		exit(2);
-	}
-	fclose(f);
-	buf[n] = '\0';
-	*len = (size_t)n;
-	return buf;
-}
-
-static double cpu_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-struct data {
-	struct gf_catalog cat;
-	struct gf_node_spec *nodes;
-	size_t nnodes;
-	struct gf_pod_spec *pods;
-	struct gf_pod_times *times;
-	size_t npods;
-};
-
-static void load(struct data *d)
-{
-	struct gf_trace_error terr;
-	size_t len;
-	char *buf;
-
-	gf_catalog_init(&d->cat);
-	buf = slurp(GF_SOURCE_DIR "/data/openb/openb_node_list_gpu_node.csv", &len);
-	if (gf_trace_parse_nodes(buf, len, "nodes", &d->cat, &d->nodes, &d->nnodes, &terr)) {
-		fprintf(stderr, "bench: %s\n", terr.msg);
-		exit(2);
-	}
-	free(buf);
-	buf = slurp(GF_SOURCE_DIR "/data/openb/openb_pod_list_default.csv", &len);
-	if (gf_trace_parse_pods_timed(buf, len, "pods", &d->cat, &d->pods, &d->npods, &d->times, &terr)) {
-		fprintf(stderr, "bench: %s\n", terr.msg);
-		exit(2);
-	}
-	free(buf);
-}
-
-static void replay_speed(const struct data *d, int reps)
+static void replay_speed(const struct bench_trace *d, int reps)
 {
 	gf_replay *x;
 	double total = 0;
@@ -98,11 +38,11 @@ static void replay_speed(const struct data *d, int reps)
 
 		cfg.qp = (enum gf_queue_policy)qp;
 		for (int k = 0; k < reps; k++) {
-			double t0 = cpu_seconds();
+			double t0 = bench_cpu_seconds();
 
 			if (gf_replay_run(x, &gf_policy_fgd, &cfg, &r))
 				exit(1);
-			double t = cpu_seconds() - t0;
+			double t = bench_cpu_seconds() - t0;
 
 			if (t < best)
 				best = t;
@@ -115,7 +55,7 @@ static void replay_speed(const struct data *d, int reps)
 		       (unsigned long long)r.loop.plans);
 		gf_replay_result_release(&r);
 	}
-	double t0 = cpu_seconds();
+	double t0 = bench_cpu_seconds();
 
 	for (int qp = 0; qp < GF_QP_CONSERVATIVE; qp++) {	/* the default replay's four */
 		for (uint64_t seed = 42; seed <= 51; seed++) {
@@ -130,13 +70,13 @@ static void replay_speed(const struct data *d, int reps)
 			gf_replay_result_release(&r);
 		}
 	}
-	total = cpu_seconds() - t0;
+	total = bench_cpu_seconds() - t0;
 	printf("default replay, 4 policies x seeds 42-51: %.2f CPU seconds on one core, %llu events, %.0f events/s\n\n",
 	       total, (unsigned long long)total_events, (double)total_events / total);
 	gf_replay_destroy(x);
 }
 
-static void cycle_cost(const struct data *d)
+static void cycle_cost(const struct bench_trace *d)
 {
 	static const size_t sizes[] = { 1000, 10000, 100000 };
 	size_t *gpu_pods = malloc(d->npods * sizeof(*gpu_pods)), ngpu = 0;
@@ -178,15 +118,15 @@ static void cycle_cost(const struct data *d)
 				if (gf_loop_submit(L, &j, &id))
 					exit(1);
 			}
-			double t0 = cpu_seconds();
+			double t0 = bench_cpu_seconds();
 
 			if (gf_loop_run_until(L, 1))
 				exit(1);
-			double t1 = cpu_seconds();
+			double t1 = bench_cpu_seconds();
 
 			if (gf_loop_run_until(L, 10))
 				exit(1);
-			double t2 = cpu_seconds();
+			double t2 = bench_cpu_seconds();
 
 			printf("%-21s %9zu %16.3f %14.3f %16.1f\n", gf_queue_policy_name(cfg.policy), sizes[s],
 			       (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t2 - t1) * 1e9 / (double)sizes[s]);
@@ -198,18 +138,15 @@ static void cycle_cost(const struct data *d)
 
 int main(int argc, char **argv)
 {
-	struct data d;
+	struct bench_trace d;
 	int reps = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 3;
 
 	if (reps < 1)
 		reps = 1;
-	load(&d);
+	bench_trace_load("openb_pod_list_default.csv", true, &d);
 	printf("loop state per pod: %zu bytes\n\n", gf_loop_bytes_per_pod());
 	replay_speed(&d, reps);
 	cycle_cost(&d);
-	free(d.nodes);
-	free(d.pods);
-	free(d.times);
-	gf_catalog_release(&d.cat);
+	bench_trace_release(&d);
 	return 0;
 }

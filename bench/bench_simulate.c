@@ -16,39 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "sim/openb.h"
-#include "sim/trace.h"
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
-		fprintf(stderr, "bench: cannot read %s\n", path);
-		exit(2);
-	}
-	buf = malloc((size_t)n + 1);
-	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		fprintf(stderr, "bench: cannot read %s\n", path);
-		exit(2);
-	}
-	fclose(f);
-	buf[n] = '\0';
-	*len = (size_t)n;
-	return buf;
-}
-
-static double cpu_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static bool same_curves(const struct gf_openb_result *a, const struct gf_openb_result *b)
 {
@@ -65,30 +35,13 @@ static bool same_curves(const struct gf_openb_result *a, const struct gf_openb_r
 int main(int argc, char **argv)
 {
 	int reps = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 3;
-	struct gf_catalog cat;
-	struct gf_trace_error terr;
-	struct gf_node_spec *nodes;
-	struct gf_pod_spec *pods;
-	size_t nn, np, len;
+	struct bench_trace d;
 	gf_openb *x;
-	char *data;
 
 	if (reps < 1)
 		reps = 1;
-	gf_catalog_init(&cat);
-	data = slurp(GF_SOURCE_DIR "/data/openb/openb_node_list_gpu_node.csv", &len);
-	if (gf_trace_parse_nodes(data, len, "nodes", &cat, &nodes, &nn, &terr)) {
-		fprintf(stderr, "bench: %s\n", terr.msg);
-		return 2;
-	}
-	free(data);
-	data = slurp(GF_SOURCE_DIR "/data/openb/openb_pod_list_default.csv", &len);
-	if (gf_trace_parse_pods(data, len, "pods", &cat, &pods, &np, &terr)) {
-		fprintf(stderr, "bench: %s\n", terr.msg);
-		return 2;
-	}
-	free(data);
-	if (gf_openb_create(nodes, nn, pods, np, &cat, &x))
+	bench_trace_load("openb_pod_list_default.csv", false, &d);
+	if (gf_openb_create(d.nodes, d.nnodes, d.pods, d.npods, &d.cat, &x))
 		return 2;
 
 	struct {
@@ -105,7 +58,7 @@ int main(int argc, char **argv)
 	double best[NCFG];
 
 	printf("FGD replay of openb_pod_list_default (%zu nodes, %zu pods, tune 1.3, seed 42), one core, best of %d\n\n",
-	       nn, np, reps);
+	       d.nnodes, d.npods, reps);
 	printf("%-24s %10s %14s %14s %8s\n", "engine", "seconds", "scores computed", "from cache", "speed-up");
 	for (int c = 0; c < NCFG; c++) {
 		struct gf_openb_config cfg = gf_openb_config_default();
@@ -115,13 +68,13 @@ int main(int argc, char **argv)
 		best[c] = INFINITY;
 		for (int r = 0; r < reps; r++) {
 			struct gf_openb_result tmp;
-			double t0 = cpu_seconds();
+			double t0 = bench_cpu_seconds();
 
 			if (gf_openb_run(x, &gf_policy_fgd, &cfg, &tmp)) {
 				fprintf(stderr, "bench: run failed\n");
 				return 2;
 			}
-			double t = cpu_seconds() - t0;
+			double t = bench_cpu_seconds() - t0;
 
 			if (t < best[c])
 				best[c] = t;
@@ -143,7 +96,7 @@ int main(int argc, char **argv)
 
 	size_t npol;
 	const struct gf_policy_ops *const *all = gf_policy_all(&npol);
-	double t0 = cpu_seconds();
+	double t0 = bench_cpu_seconds();
 	int runs = 0;
 
 	for (size_t k = 0; k < npol; k++) {
@@ -160,7 +113,7 @@ int main(int argc, char **argv)
 			runs++;
 		}
 	}
-	printf("six paper policies x 10 seeds (%d runs) on one core: %.2f s\n", runs, cpu_seconds() - t0);
+	printf("six paper policies x 10 seeds (%d runs) on one core: %.2f s\n", runs, bench_cpu_seconds() - t0);
 
 	const struct gf_policy_ops *vs[] = { &gf_policy_fgd, &gf_policy_fgd_fill };
 	double tv[2];
@@ -173,13 +126,13 @@ int main(int argc, char **argv)
 
 		tv[k] = INFINITY;
 		for (int rep = 0; rep < reps; rep++) {
-			double t1 = cpu_seconds();
+			double t1 = bench_cpu_seconds();
 
 			if (rep)
 				gf_openb_result_release(&r);
 			if (gf_openb_run(x, vs[k], &cfg, &r))
 				return 2;
-			double t = cpu_seconds() - t1;
+			double t = bench_cpu_seconds() - t1;
 
 			if (t < tv[k])
 				tv[k] = t;
@@ -192,8 +145,6 @@ int main(int argc, char **argv)
 	for (int c = 0; c < NCFG; c++)
 		gf_openb_result_release(&res[c]);
 	gf_openb_destroy(x);
-	free(nodes);
-	free(pods);
-	gf_catalog_release(&cat);
+	bench_trace_release(&d);
 	return mismatch ? 1 : 0;
 }

@@ -1,4 +1,4 @@
-/* tests/test_core.c - core/: error names and messages, the seeded generator, UTF-8 cuts. */
+/* tests/test_core.c - core/: error names and messages, the seeded generator, UTF-8 cuts, the CSV reader, gf_qsort. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,8 +6,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/csv.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/sort.h"
 #include "core/text.h"
 #include "core/zpack.h"
 
@@ -82,6 +84,78 @@ static void test_utf8_cut(void **state)
 	assert_int_equal(gf_utf8_bom_len("sn,", 3), 0);
 }
 
+/* The CSV line reader: blank lines skipped but counted, \r\n, fields as slices, each error's line. */
+static void test_csv_reader(void **state)
+{
+	const char *text = "a,b,,c\r\n\n\nx,,\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaé,z";
+	struct gf_csv r;
+	char msg[128], q[64];
+	gf_err code = GF_OK;
+
+	(void)state;
+	gf_csv_init(&r, text, strlen(text), "f.csv", 100, msg, sizeof(msg));
+	assert_int_equal(gf_csv_next(&r, &code), 1);
+	assert_int_equal(r.lineno, 1);
+	assert_int_equal(r.nfields, 4);
+	assert_int_equal(r.field[2].len, 0);
+	assert_int_equal(r.field[3].len, 1);
+	assert_memory_equal(r.field[3].p, "c", 1);	/* the \r is not part of the field */
+	assert_int_equal(gf_csv_find(&r, "c"), 3);
+	assert_int_equal(gf_csv_find(&r, "d"), -1);
+	assert_int_equal(gf_csv_next(&r, &code), 1);
+	assert_int_equal(r.lineno, 4);			/* two blank lines counted */
+	assert_int_equal(r.nfields, 3);
+	assert_int_equal(gf_csv_next(&r, &code), 1);
+	assert_string_equal(gf_csv_quote(&r.field[0], q, sizeof(q)),	/* cut before the é at byte 40 */
+			    "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...\"");
+	assert_string_equal(gf_csv_quote(&r.field[1], q, sizeof(q)), "\"z\"");
+	assert_int_equal(gf_csv_fail(&r, GF_PARSE, "column %d: bad", 2), GF_PARSE);
+	assert_string_equal(msg, "f.csv:5: column 2: bad");
+	assert_int_equal(gf_csv_next(&r, &code), 0);
+
+	gf_csv_init(&r, "ok\n12345678901\n", 15, "g.csv", 10, msg, sizeof(msg));
+	assert_int_equal(gf_csv_next(&r, &code), 1);
+	assert_int_equal(gf_csv_next(&r, &code), -1);
+	assert_int_equal(code, GF_TOOBIG);
+	assert_string_equal(msg, "g.csv:2: line is 11 bytes long; the limit is 10");
+	gf_csv_init(&r, "a\0b\n", 4, "h.csv", 10, msg, sizeof(msg));
+	assert_int_equal(gf_csv_next(&r, &code), -1);
+	assert_int_equal(code, GF_PARSE);
+	assert_string_equal(msg, "h.csv:1: line contains a NUL byte");
+
+	char many[2 * GF_CSV_MAX_FIELDS + 2];
+
+	memset(many, ',', sizeof(many) - 1);
+	many[sizeof(many) - 1] = '\0';
+	gf_csv_init(&r, many, strlen(many), "m.csv", 1000, msg, sizeof(msg));
+	assert_int_equal(gf_csv_next(&r, &code), -1);
+	assert_string_equal(msg, "m.csv:1: more than 64 columns");
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* gf_qsort sorts as qsort, and takes an empty array as NULL (the sanitizer build aborts on qsort(NULL, 0)). */
+static void test_qsort_empty(void **state)
+{
+	int v[] = { 5, -1, 3, 3, 0 }, one = 7;
+
+	(void)state;
+	gf_qsort(v, 5, sizeof(*v), cmp_int);
+	assert_int_equal(v[0], -1);
+	assert_int_equal(v[1], 0);
+	assert_int_equal(v[2], 3);
+	assert_int_equal(v[3], 3);
+	assert_int_equal(v[4], 5);
+	gf_qsort(&one, 1, sizeof(one), cmp_int);
+	assert_int_equal(one, 7);
+	gf_qsort(NULL, 0, sizeof(int), cmp_int);	/* no call to qsort: nothing to report */
+}
+
 /* Zero-run packing: lossless on mixed, all-zero, no-zero and long-run inputs; bad input refused. */
 static void test_zpack_roundtrip(void **state)
 {
@@ -122,6 +196,8 @@ int main(void)
 		cmocka_unit_test(test_rng_deterministic),
 		cmocka_unit_test(test_rng_below_uniform),
 		cmocka_unit_test(test_utf8_cut),
+		cmocka_unit_test(test_csv_reader),
+		cmocka_unit_test(test_qsort_empty),
 		cmocka_unit_test(test_zpack_roundtrip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

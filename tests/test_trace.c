@@ -254,6 +254,43 @@ static void test_timed_pods(void **state)
 	gf_catalog_release(&cat);
 }
 
+/* An untimed list's time columns: optional, may be empty, read by the timed lists' rules. */
+static void test_untimed_time_columns(void **state)
+{
+	const char *text = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time\n"
+			   "a,1,1,1,1000,10,110\n"
+			   "b,1,1,1,1000,,\n"		/* no times: arrival 0, no duration */
+			   "c,1,1,1,1000,20,\n";	/* no deletion: no duration */
+	const char *none = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1,1,1,1000\n";
+	struct gf_catalog cat;
+	struct gf_trace_error err;
+	struct gf_pod_spec *p;
+	size_t n;
+
+	(void)state;
+	gf_catalog_init(&cat);
+	assert_int_equal(pods(text, &cat, &p, &n, &err), GF_OK);
+	assert_int_equal(n, 3);
+	assert_int_equal(p[0].arrival, 10);
+	assert_int_equal(p[0].duration, 100);
+	assert_int_equal(p[1].arrival, 0);
+	assert_int_equal(p[1].duration, -1);
+	assert_int_equal(p[2].arrival, 20);
+	assert_int_equal(p[2].duration, -1);
+	free(p);
+	assert_int_equal(pods(none, &cat, &p, &n, &err), GF_OK);
+	assert_int_equal(p[0].arrival, 0);
+	assert_int_equal(p[0].duration, -1);
+	free(p);
+	gf_catalog_release(&cat);
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time\na,1,1,1,1000,100,50\n",
+			 "pods.csv:2: column 7 (deletion_time): 50 is before the creation_time 100: a negative duration");
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time\na,1,1,1,1000,-1,50\n",
+			 "pods.csv:2: column 6 (creation_time): expected an integer in 0..");
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time\na,1,1,1,1000,5\n",
+			 "pods.csv:2: column 7 (deletion_time) is missing: the line has 6 columns");
+}
+
 static void test_timed_pods_errors(void **state)
 {
 	(void)state;
@@ -283,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_reference),
 		cmocka_unit_test(test_timed_pods),
 		cmocka_unit_test(test_timed_pods_errors),
+		cmocka_unit_test(test_untimed_time_columns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

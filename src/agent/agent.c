@@ -38,6 +38,7 @@
  */
 #define _DEFAULT_SOURCE 1 /* syscall(): pidfd_open, pidfd_send_signal */
 #include "agent/agent_impl.h"
+#include "core/sort.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -562,7 +563,7 @@ static void watchdog_gpu(gf_agent *a, struct gf_agent_gpu *g)
 			grp[k]->over = true;
 		if (!a->cfg.watchdog_kill)
 			continue;
-		qsort(grp, n, sizeof(*grp), by_used_desc);
+		gf_qsort(grp, n, sizeof(*grp), by_used_desc);
 		unsigned long long left = sum;
 		for (unsigned k = 0; k < n && left > cap + (n - k) * a->cfg.watchdog_slack; k++) {
 			wd_kill(a, g, grp[k], &sh[i], sum, cap, buf, BUF);

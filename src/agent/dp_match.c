@@ -5,6 +5,7 @@
  * compare as strings.
  */
 #include "agent/dp_match.h"
+#include "core/sort.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -121,7 +122,7 @@ unsigned gf_dp_pods_decode(const cJSON *list, const char *resource, struct gf_dp
 		p->containers = asking;
 		n++;
 	}
-	qsort(pods, n, sizeof(pods[0]), cmp_pod);
+	gf_qsort(pods, n, sizeof(pods[0]), cmp_pod);
 	return n;
 }
 

@@ -2,10 +2,12 @@
  * agent/kube.c - Node publisher: the JSON merge patch of labels + topology
  * annotation (+ the served models, gpufleet.io/models-seen), sent with the
  * shared Kubernetes connection (k8s/conn.h).  The served models come from
- * one GET per pod seen on the GPUs (cached by namespace/name).
+ * one GET per pod seen on the GPUs (cached by namespace/name), all of one
+ * publish on one keep-alive connection of the shared client (k8s/client.h).
  */
 #include "agent/kube.h"
 #include "agent/agent_impl.h"
+#include "k8s/client.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -256,60 +258,46 @@ static void served_mark(struct gf_agent_served *s, const char *key)
 		s->nlooked++;
 }
 
-/* GET one pod; its served model added.  false on a failed request (logged). */
-static bool lookup_pod(gf_agent *a, const struct gf_kube_conn *c, const char *ns, const char *pod)
+/*
+ * GET one pod on k; its served model added.  true when the answer settles
+ * the pod (a pod, 404: gone, other 4xx but 429: said once), false when it
+ * is worth asking again at the next publish (transport, 429, 5xx; logged).
+ */
+static bool lookup_pod(gf_agent *a, gf_kube_client *k, const char *ns, const char *pod)
 {
-	struct gf_obuf resp;
-	char url[1024];
-	struct curl_slist *hdr = NULL;
+	char path[600], err[256];
 	long status = 0;
-	bool ok = false;
-	CURL *h = curl_easy_init();
+	cJSON *doc = NULL;
 
-	if (!h)
-		return false;
-	gf_obuf_init(&resp, 1 << 20);
-	snprintf(url, sizeof(url), "%s/api/v1/namespaces/%s/pods/%s", c->server, ns, pod);
-	hdr = curl_slist_append(hdr, "Accept: application/json");
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, 15L);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
-	if (gf_kube_conn_curl(c, h, &hdr))
-		goto out;
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-	CURLcode cr = curl_easy_perform(h);
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	if (cr != CURLE_OK || gf_obuf_error(&resp)) {
-		fprintf(stderr, "gpufleet agent: GET %s: %s\n", url,
-			cr != CURLE_OK ? curl_easy_strerror(cr) : "answer over 1 MiB");
-		goto out;
+	if (gf_kube_path(path, sizeof(path), ns, "pods", pod, NULL, err, sizeof(err)))
+		return true;	/* the caller checked the names: cannot happen */
+	gf_err e = gf_kube_json(k, "GET", path, NULL, NULL, &status, &doc, err, sizeof(err));
+	if (e) {	/* err names the request */
+		fprintf(stderr, "gpufleet agent: %s\n", err);
+		return e == GF_PARSE;	/* not JSON: settled; over 1 MiB, unreachable, 429, 5xx: again */
 	}
-	ok = true;	/* answered: not asked again (a 404 pod is gone) */
-	if (status == 200) {
-		cJSON *doc = cJSON_ParseWithLength(resp.data ? resp.data : "", resp.len);
+	if (doc) {
 		char id[GF_K8S_SERVED_MAX];
 
-		if (doc && gf_k8s_served_identity(doc, id, sizeof(id)))
+		if (gf_k8s_served_identity(doc, id, sizeof(id)))
 			gf_agent_served_add(a, id);
 		cJSON_Delete(doc);
-	} else if (status != 404) {
-		fprintf(stderr, "gpufleet agent: GET %s: HTTP %ld: %.200s\n", url, status,
-			resp.data ? resp.data : "");
-		ok = status >= 400 && status < 500 && status != 429;	/* 403: RBAC, say it once */
+		return true;
 	}
-out:
-	curl_slist_free_all(hdr);
-	curl_easy_cleanup(h);
-	gf_obuf_release(&resp);
-	return ok;
+	if (status == 404)
+		return true;
+	fprintf(stderr, "gpufleet agent: %s\n", err);
+	return status >= 400 && status < 500 && status != 429;	/* 403: RBAC, say it once */
 }
 
 int gf_agent_learn_served(gf_agent *a, const struct gf_kube_conn *c)
 {
 	enum { MAXP = 512 };	/* pods per call; more are looked up at the next */
 	static char keys[MAXP][GF_K8S_NAME_MAX * 2];	/* publishing thread only */
+	/* One keep-alive connection for all of this call's lookups; no retries
+	 * inside a publish (a failed lookup is asked again at the next). */
+	const struct gf_kube_client_opts opts = { .timeout_ms = 15000, .retries = -1, .max_body = 1 << 20 };
+	gf_kube_client *cl = NULL;
 	int n = 0, looked = 0;
 
 	pthread_mutex_lock(&a->lock);
@@ -331,16 +319,21 @@ int gf_agent_learn_served(gf_agent *a, const struct gf_kube_conn *c)
 		if (!slash || served_looked(&a->served, keys[i]))
 			continue;
 		*slash = '\0';
-		if (!node_name_ok(keys[i]) || !node_name_ok(slash + 1)) {	/* DNS names only */
+		if (!gf_k8s_dns_label(keys[i]) || !gf_k8s_dns_subdomain(slash + 1)) {	/* never asked */
 			*slash = '/';
 			served_mark(&a->served, keys[i]);
 			continue;
 		}
-		bool ok = lookup_pod(a, c, keys[i], slash + 1);
+		if (!cl && gf_kube_client_create(c, &opts, &cl)) {
+			*slash = '/';
+			break;	/* out of memory: the next publish tries again */
+		}
+		bool ok = lookup_pod(a, cl, keys[i], slash + 1);
 		*slash = '/';
 		looked++;
 		if (ok)
 			served_mark(&a->served, keys[i]);
 	}
+	gf_kube_client_destroy(cl);
 	return looked;
 }

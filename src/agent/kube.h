@@ -48,9 +48,11 @@ void gf_agent_served_render(gf_agent *a, char *out, size_t n);
 
 /*
  * Look up, with GET /api/v1/namespaces/NS/pods/NAME, each pod now using a
- * GPU that was not looked up yet, and add its served model.  Returns how
- * many pods were looked up; a failed request is logged to stderr and asked
- * again at the next call.
+ * GPU that was not looked up yet, and add its served model; all of one call
+ * on one keep-alive connection (k8s/client.h, no retries within the call).
+ * Returns how many pods were looked up; a request that failed (transport,
+ * 429, 5xx, an answer over 1 MiB) is logged to stderr and asked again at the
+ * next call, one answered 404 or 4xx is not.
  */
 int gf_agent_learn_served(gf_agent *a, const struct gf_kube_conn *c);
 

@@ -27,6 +27,7 @@
  * cgroup file; past them entries are ignored with one log line.
  */
 #include "agent/pods.h"
+#include "core/sort.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -413,8 +414,7 @@ static gf_err load_index(gf_pod_map *m, const char *sub, bool containers,
 		free_index(v, n);
 		return e;
 	}
-	if (n) /* v is NULL for an empty folder: qsort's pointer must not be */
-		qsort(v, n, sizeof(*v), cmp_entry);
+	gf_qsort(v, n, sizeof(*v), cmp_entry);	/* v is NULL for an empty folder */
 	*out = v;
 	*nout = n;
 	return GF_OK;

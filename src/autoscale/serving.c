@@ -19,102 +19,19 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "autoscale/serving.h"
+#include "core/csv.h"
 #include "core/rng.h"
+#include "core/sort.h"
 
 /* ---- parsing ---- */
 
-#define MAX_FIELDS 64
-
-struct slice {
-	const char *p;
-	size_t len;
-};
-
-struct reader {
-	const char *cur, *end, *file;
-	long lineno;
-	struct slice f[MAX_FIELDS];
-	int nf;
-	struct gf_serving_error *err;
-};
-
-static gf_err fail(struct reader *r, gf_err code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static gf_err fail(struct reader *r, gf_err code, const char *fmt, ...)
-{
-	va_list ap;
-	int n = snprintf(r->err->msg, sizeof(r->err->msg), "%s:%ld: ", r->file, r->lineno);
-
-	va_start(ap, fmt);
-	if (n >= 0 && (size_t)n < sizeof(r->err->msg))
-		vsnprintf(r->err->msg + n, sizeof(r->err->msg) - (size_t)n, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
-/* 1 with a line split on ',', 0 at the end, -1 on error (*code set). */
-static int next_line(struct reader *r, gf_err *code)
-{
-	while (r->cur < r->end) {
-		const char *s = r->cur, *nl = memchr(s, '\n', (size_t)(r->end - s));
-		size_t len = nl ? (size_t)(nl - s) : (size_t)(r->end - s);
-
-		r->cur = nl ? nl + 1 : r->end;
-		r->lineno++;
-		if (len && s[len - 1] == '\r')
-			len--;
-		if (len > GF_SERVING_LINE_MAX) {
-			*code = fail(r, GF_TOOBIG, "line is %zu bytes long; the limit is %d", len,
-				     GF_SERVING_LINE_MAX);
-			return -1;
-		}
-		if (!len)
-			continue;
-		if (memchr(s, '\0', len)) {
-			*code = fail(r, GF_PARSE, "line contains a NUL byte");
-			return -1;
-		}
-		r->nf = 0;
-		for (size_t i = 0, from = 0; i <= len; i++) {
-			if (i < len && s[i] != ',')
-				continue;
-			if (r->nf == MAX_FIELDS) {
-				*code = fail(r, GF_PARSE, "more than %d columns", MAX_FIELDS);
-				return -1;
-			}
-			r->f[r->nf].p = s + from;
-			r->f[r->nf].len = i - from;
-			r->nf++;
-			from = i + 1;
-		}
-		return 1;
-	}
-	return 0;
-}
-
-static int find_col(const struct reader *r, const char *name)
-{
-	for (int i = 0; i < r->nf; i++)
-		if (r->f[i].len == strlen(name) && !memcmp(r->f[i].p, name, r->f[i].len))
-			return i;
-	return -1;
-}
-
-static const char *quote(const struct slice *s, char *buf, size_t n)
-{
-	size_t k = s->len < 40 ? s->len : 40;
-
-	snprintf(buf, n, "\"%.*s%s\"", (int)k, s->p, s->len > k ? "..." : "");
-	return buf;
-}
-
 /* A finite decimal number, the whole field. */
-static bool parse_double(const struct slice *s, double *out)
+static bool parse_double(const struct gf_csv_field *s, double *out)
 {
 	char buf[64], *end;
 
@@ -153,7 +70,7 @@ static int64_t days_from_civil(int64_t y, int m, int d)
 }
 
 /* "YYYY-MM-DD HH:MM:SS" as UTC -> Unix seconds. */
-static bool parse_datetime(const struct slice *s, int64_t *out)
+static bool parse_datetime(const struct gf_csv_field *s, int64_t *out)
 {
 	const char *p = s->p;
 	int y, mo, d, h, mi, se;
@@ -197,85 +114,86 @@ static gf_err push(struct gf_serving_trace *tr, size_t *cap, int64_t t, double v
 	return GF_OK;
 }
 
-static gf_err parse_row(struct reader *r, int tcol, bool datetime, int vcol, const char *vname,
+static gf_err parse_row(struct gf_csv *r, int tcol, bool datetime, int vcol, const char *vname,
 			enum gf_serving_kind kind, int64_t prev, long prev_line, int64_t *t, double *v)
 {
 	char q[64];
 	double x;
 
-	if (tcol >= r->nf || !r->f[tcol].len)
-		return fail(r, GF_PARSE, "column %d (%s): missing timestamp", tcol + 1,
-			    datetime ? "gmt_create" : "timestamp");
+	if (tcol >= r->nfields || !r->field[tcol].len)
+		return gf_csv_fail(r, GF_PARSE, "column %d (%s): missing timestamp", tcol + 1,
+				   datetime ? "gmt_create" : "timestamp");
 	if (datetime) {
-		if (!parse_datetime(&r->f[tcol], t))
-			return fail(r, GF_PARSE, "column %d (gmt_create): expected YYYY-MM-DD HH:MM:SS, found %s",
-				    tcol + 1, quote(&r->f[tcol], q, sizeof(q)));
+		if (!parse_datetime(&r->field[tcol], t))
+			return gf_csv_fail(r, GF_PARSE, "column %d (gmt_create): expected YYYY-MM-DD HH:MM:SS, found %s",
+					   tcol + 1, gf_csv_quote(&r->field[tcol], q, sizeof(q)));
 	} else {
-		if (!parse_double(&r->f[tcol], &x) || x < 0 || x > 1e12)
-			return fail(r, GF_PARSE,
-				    "column %d (timestamp): expected Unix seconds (0 to 1e12), found %s",
-				    tcol + 1, quote(&r->f[tcol], q, sizeof(q)));
+		if (!parse_double(&r->field[tcol], &x) || x < 0 || x > 1e12)
+			return gf_csv_fail(r, GF_PARSE,
+					   "column %d (timestamp): expected Unix seconds (0 to 1e12), found %s",
+					   tcol + 1, gf_csv_quote(&r->field[tcol], q, sizeof(q)));
 		*t = (int64_t)x;
 	}
 	if (prev_line && (*t < prev || (kind == GF_SERVING_SAMPLES && *t == prev)))
-		return fail(r, GF_PARSE, "column %d (%s): %lld is %s line %ld's %lld; rows must be in time order",
-			    tcol + 1, datetime ? "gmt_create" : "timestamp", (long long)*t,
-			    *t == prev ? "the same as" : "earlier than", prev_line, (long long)prev);
-	if (vcol >= r->nf || !r->f[vcol].len)
-		return fail(r, GF_PARSE, "column %d (%s): missing value", vcol + 1, vname);
+		return gf_csv_fail(r, GF_PARSE, "column %d (%s): %lld is %s line %ld's %lld; rows must be in time order",
+				   tcol + 1, datetime ? "gmt_create" : "timestamp", (long long)*t,
+				   *t == prev ? "the same as" : "earlier than", prev_line, (long long)prev);
+	if (vcol >= r->nfields || !r->field[vcol].len)
+		return gf_csv_fail(r, GF_PARSE, "column %d (%s): missing value", vcol + 1, vname);
 	double most = kind == GF_SERVING_REQUESTS ? GF_SERVING_MAX_SERVICE_S : 1e9;
-	if (!parse_double(&r->f[vcol], v) || *v > most)
-		return fail(r, GF_PARSE, "column %d (%s): expected a number up to %g, found %s", vcol + 1,
-			    vname, most, quote(&r->f[vcol], q, sizeof(q)));
+	if (!parse_double(&r->field[vcol], v) || *v > most)
+		return gf_csv_fail(r, GF_PARSE, "column %d (%s): expected a number up to %g, found %s", vcol + 1,
+				   vname, most, gf_csv_quote(&r->field[vcol], q, sizeof(q)));
 	if (*v < 0)
-		return fail(r, GF_PARSE, "column %d (%s): negative %s %s", vcol + 1, vname,
-			    kind == GF_SERVING_REQUESTS ? "service time" : "value", quote(&r->f[vcol], q, sizeof(q)));
+		return gf_csv_fail(r, GF_PARSE, "column %d (%s): negative %s %s", vcol + 1, vname,
+				   kind == GF_SERVING_REQUESTS ? "service time" : "value", gf_csv_quote(&r->field[vcol], q, sizeof(q)));
 	return GF_OK;
 }
 
 gf_err gf_serving_parse(const char *data, size_t len, const char *file, struct gf_serving_trace *out,
 			struct gf_serving_error *err)
 {
-	struct reader r = { .cur = data, .end = data + len, .file = file, .err = err };
+	struct gf_csv r;
 	gf_err code = GF_OK;
 	size_t cap = 0;
 	long prev_line = 0;
 	int got;
 
+	gf_csv_init(&r, data, len, file, GF_SERVING_LINE_MAX, err->msg, sizeof(err->msg));
 	memset(out, 0, sizeof(*out));
 	err->msg[0] = '\0';
-	got = next_line(&r, &code);
+	got = gf_csv_next(&r, &code);
 	if (got < 0)
 		return code;
 	if (!got) {
 		r.lineno = 1;
-		return fail(&r, GF_PARSE, "file is empty; expected a header naming timestamp and service_s or busy_gpus");
+		return gf_csv_fail(&r, GF_PARSE, "file is empty; expected a header naming timestamp and service_s or busy_gpus");
 	}
-	int tcol = find_col(&r, "timestamp");
+	int tcol = gf_csv_find(&r, "timestamp");
 	bool datetime = false;
 	if (tcol < 0) {
-		tcol = find_col(&r, "gmt_create");
+		tcol = gf_csv_find(&r, "gmt_create");
 		datetime = tcol >= 0;
 	}
 	const char *vname = "service_s";
-	int vcol = find_col(&r, vname);
+	int vcol = gf_csv_find(&r, vname);
 	out->kind = GF_SERVING_REQUESTS;
-	if (vcol < 0 && (vcol = find_col(&r, "exec_time_seconds")) >= 0)
+	if (vcol < 0 && (vcol = gf_csv_find(&r, "exec_time_seconds")) >= 0)
 		vname = "exec_time_seconds";
-	if (vcol < 0 && (vcol = find_col(&r, "busy_gpus")) >= 0) {
+	if (vcol < 0 && (vcol = gf_csv_find(&r, "busy_gpus")) >= 0) {
 		vname = "busy_gpus";
 		out->kind = GF_SERVING_SAMPLES;
 	}
 	if (tcol < 0 || vcol < 0)
-		return fail(&r, GF_PARSE,
-			    "header lacks %s; expected columns timestamp (or gmt_create) and service_s (or exec_time_seconds, or busy_gpus)",
-			    tcol < 0 ? "a time column" : "a value column");
-	while ((got = next_line(&r, &code)) > 0) {
+		return gf_csv_fail(&r, GF_PARSE,
+				   "header lacks %s; expected columns timestamp (or gmt_create) and service_s (or exec_time_seconds, or busy_gpus)",
+				   tcol < 0 ? "a time column" : "a value column");
+	while ((got = gf_csv_next(&r, &code)) > 0) {
 		int64_t t = 0;
 		double v = 0;
 
 		if (out->n == GF_SERVING_MAX_ROWS) {
-			code = fail(&r, GF_TOOBIG, "more than %d rows", GF_SERVING_MAX_ROWS);
+			code = gf_csv_fail(&r, GF_TOOBIG, "more than %d rows", GF_SERVING_MAX_ROWS);
 			goto fail;
 		}
 		code = parse_row(&r, tcol, datetime, vcol, vname, out->kind, out->n ? out->t[out->n - 1] : 0,
@@ -283,8 +201,8 @@ gf_err gf_serving_parse(const char *data, size_t len, const char *file, struct g
 		if (code)
 			goto fail;
 		if (out->n && t - out->t[0] > GF_SERVING_MAX_SPAN_S) {
-			code = fail(&r, GF_TOOBIG, "the trace spans more than %lld days",
-				    GF_SERVING_MAX_SPAN_S / 86400);
+			code = gf_csv_fail(&r, GF_TOOBIG, "the trace spans more than %lld days",
+					   GF_SERVING_MAX_SPAN_S / 86400);
 			goto fail;
 		}
 		if ((code = push(out, &cap, t, v)))
@@ -294,7 +212,7 @@ gf_err gf_serving_parse(const char *data, size_t len, const char *file, struct g
 	if (got < 0)
 		goto fail;
 	if (!out->n) {
-		code = fail(&r, GF_PARSE, "no rows after the header");
+		code = gf_csv_fail(&r, GF_PARSE, "no rows after the header");
 		goto fail;
 	}
 	return GF_OK;
@@ -306,32 +224,33 @@ fail:
 gf_err gf_serving_parse_latencies(const char *data, size_t len, const char *file, double **out,
 				  size_t *n, struct gf_serving_error *err)
 {
-	struct reader r = { .cur = data, .end = data + len, .file = file, .err = err };
+	struct gf_csv r;
 	struct gf_serving_trace tr = { 0 };
 	gf_err code = GF_OK;
 	size_t cap = 0;
 	int got, col;
 
+	gf_csv_init(&r, data, len, file, GF_SERVING_LINE_MAX, err->msg, sizeof(err->msg));
 	*out = NULL;
 	*n = 0;
-	got = next_line(&r, &code);
+	got = gf_csv_next(&r, &code);
 	if (got < 0)
 		return code;
-	if (!got || (col = find_col(&r, "latency_s")) < 0) {
+	if (!got || (col = gf_csv_find(&r, "latency_s")) < 0) {
 		r.lineno = r.lineno ? r.lineno : 1;
-		return fail(&r, GF_PARSE, "expected a header with a latency_s column");
+		return gf_csv_fail(&r, GF_PARSE, "expected a header with a latency_s column");
 	}
-	while ((got = next_line(&r, &code)) > 0) {
+	while ((got = gf_csv_next(&r, &code)) > 0) {
 		char q[64];
 		double v;
 
 		if (tr.n == GF_SERVING_MAX_ROWS) {
-			code = fail(&r, GF_TOOBIG, "more than %d rows", GF_SERVING_MAX_ROWS);
+			code = gf_csv_fail(&r, GF_TOOBIG, "more than %d rows", GF_SERVING_MAX_ROWS);
 			goto fail;
 		}
-		if (col >= r.nf || !parse_double(&r.f[col], &v) || v < 0 || v > 1e6) {
-			code = fail(&r, GF_PARSE, "column %d (latency_s): expected seconds from 0 to 1e6, found %s",
-				    col + 1, col < r.nf ? quote(&r.f[col], q, sizeof(q)) : "nothing");
+		if (col >= r.nfields || !parse_double(&r.field[col], &v) || v < 0 || v > 1e6) {
+			code = gf_csv_fail(&r, GF_PARSE, "column %d (latency_s): expected seconds from 0 to 1e6, found %s",
+					   col + 1, col < r.nfields ? gf_csv_quote(&r.field[col], q, sizeof(q)) : "nothing");
 			goto fail;
 		}
 		if ((code = push(&tr, &cap, 0, v)))
@@ -340,7 +259,7 @@ gf_err gf_serving_parse_latencies(const char *data, size_t len, const char *file
 	if (got < 0)
 		goto fail;
 	if (!tr.n) {
-		code = fail(&r, GF_PARSE, "no rows after the header");
+		code = gf_csv_fail(&r, GF_PARSE, "no rows after the header");
 		goto fail;
 	}
 	free(tr.t);
@@ -367,7 +286,7 @@ double gf_serving_median_service(const struct gf_serving_trace *tr)
 	if (!v)
 		return 0;
 	memcpy(v, tr->v, tr->n * sizeof(*v));
-	qsort(v, tr->n, sizeof(*v), cmp_double);
+	gf_qsort(v, tr->n, sizeof(*v), cmp_double);
 	double m = tr->n % 2 ? v[tr->n / 2] : (v[tr->n / 2 - 1] + v[tr->n / 2]) / 2;
 	free(v);
 	return m;
@@ -412,7 +331,7 @@ static int64_t median_gap(const struct gf_serving_trace *tr)
 		return 60;
 	for (size_t i = 1; i < tr->n; i++)
 		g[i - 1] = tr->t[i] - tr->t[i - 1];
-	qsort(g, tr->n - 1, sizeof(*g), cmp_i64);
+	gf_qsort(g, tr->n - 1, sizeof(*g), cmp_i64);
 	int64_t m = g[(tr->n - 1) / 2];
 	free(g);
 	return m > 0 ? m : 60;

@@ -138,10 +138,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->nallowed = 0;
 			if (!(o->allowed_copy = strdup(optarg)))
 				return 2;
-			char *save = NULL;
-			for (char *t = strtok_r(o->allowed_copy, ",", &save); t && o->nallowed < 64;
-			     t = strtok_r(NULL, ",", &save))
-				o->allowed[o->nallowed++] = t;
+			if (!gf_cli_parse_list(o->allowed_copy, o->allowed, &o->nallowed, 64)) {
+				fprintf(stderr, "gpufleet cost: --allowed-names: more than 64 names\n");
+				return 2;
+			}
 			break;
 		}
 		default: return gf_cli_option_error("cost", opt, argv, at);

@@ -98,15 +98,9 @@ static int add_list(struct opts *o, const char *what, const char *v, const char 
 		return 2;
 	}
 	o->owned[o->nowned++] = copy;
-	char *save = NULL;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (!*t)
-			continue;
-		if (*n == max) {
-			fprintf(stderr, "gpufleet metrics-api: %s: more than %zu values\n", what, max);
-			return 2;
-		}
-		arr[(*n)++] = t;
+	if (!gf_cli_parse_list(copy, arr, n, max)) {
+		fprintf(stderr, "gpufleet metrics-api: %s: more than %zu values\n", what, max);
+		return 2;
 	}
 	return 0;
 }

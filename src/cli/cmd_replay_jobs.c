@@ -12,16 +12,15 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/experiment.h"
 #include "cli/files.h"
 #include "core/obuf.h"
 #include "sim/queues.h"
@@ -86,56 +85,16 @@ struct run {
 	gf_err err;
 };
 
-struct pool {
-	struct run *runs;
-	size_t n, next;
-	pthread_mutex_t lock;
-};
-
-static void *worker(void *arg)
+static void run_one(void *ctx, size_t i)
 {
-	struct pool *p = arg;
+	struct run *r = (struct run *)ctx + i;
 
-	for (;;) {
-		size_t i;
-
-		pthread_mutex_lock(&p->lock);
-		i = p->next++;
-		pthread_mutex_unlock(&p->lock);
-		if (i >= p->n)
-			return NULL;
-		p->runs[i].err = gf_replay_run(p->runs[i].x, p->runs[i].ops, &p->runs[i].cfg,
-					       &p->runs[i].res);
-	}
-}
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	r->err = gf_replay_run(r->x, r->ops, &r->cfg, &r->res);
 }
 
 static int run_all(struct run *runs, size_t n, int nthreads)
 {
-	struct pool p = { .runs = runs, .n = n };
-	pthread_t tid[64];
-	int started = 0;
-
-	if (nthreads > 64)
-		nthreads = 64;
-	if ((size_t)nthreads > n)
-		nthreads = (int)n;
-	pthread_mutex_init(&p.lock, NULL);
-	for (int i = 0; i < nthreads; i++)
-		if (!pthread_create(&tid[started], NULL, worker, &p))
-			started++;
-	if (started == 0)
-		worker(&p);
-	for (int i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
-	pthread_mutex_destroy(&p.lock);
+	gf_cli_run_parallel(n, nthreads, run_one, runs, NULL, NULL);
 	for (size_t i = 0; i < n; i++) {
 		if (runs[i].err) {
 			fprintf(stderr, "gpufleet replay: run of %s, seed %llu failed: %s\n",
@@ -211,90 +170,36 @@ static bool parse_estimate(const char *s, struct gf_replay_config *cfg)
 }
 
 struct inputs {
-	struct gf_catalog cat;
-	struct gf_node_spec *nodes;
-	size_t nnodes;
-	struct gf_pod_spec *pods;
-	struct gf_pod_times *times;
-	size_t npods;
+	struct gf_cli_trace t;
 	gf_replay *x;
-	int64_t ngpus;
 };
 
 static void inputs_release(struct inputs *in)
 {
 	gf_replay_destroy(in->x);
-	free(in->nodes);
-	free(in->pods);
-	free(in->times);
-	gf_catalog_release(&in->cat);
-	memset(in, 0, sizeof(*in));
+	in->x = NULL;
+	gf_cli_trace_release(&in->t);
 }
 
 static int load_inputs(const char *nodes_path, const char *pods_path, struct inputs *in)
 {
-	struct gf_trace_error terr;
-	char *data;
-	size_t len;
 	gf_err err;
 
-	memset(in, 0, sizeof(*in));
-	if (gf_catalog_init(&in->cat))
+	in->x = NULL;
+	if (gf_cli_trace_load("replay", nodes_path, pods_path, true, &in->t))
 		return -1;
-	if (gf_read_file(nodes_path, &data, &len))
-		goto fail;
-	err = gf_trace_parse_nodes(data, len, nodes_path, &in->cat, &in->nodes, &in->nnodes, &terr);
-	free(data);
-	if (err) {
-		fprintf(stderr, "gpufleet replay: %s\n", terr.msg);
-		goto fail;
-	}
-	if (gf_read_file(pods_path, &data, &len))
-		goto fail;
-	err = gf_trace_parse_pods_timed(data, len, pods_path, &in->cat, &in->pods, &in->npods,
-					&in->times, &terr);
-	free(data);
-	if (err) {
-		fprintf(stderr, "gpufleet replay: %s\n", terr.msg);
-		goto fail;
-	}
-	for (size_t i = 0; i < in->nnodes; i++)
-		in->ngpus += in->nodes[i].ngpus;
-	if (in->ngpus == 0) {
-		fprintf(stderr, "gpufleet replay: %s: the cluster has no GPU; expected at least one node with gpu > 0\n",
-			nodes_path);
-		goto fail;
-	}
-	err = gf_replay_create(in->nodes, in->nnodes, in->pods, in->times, in->npods, &in->cat, &in->x);
-	if (err == GF_INVAL) {
+	err = gf_replay_create(in->t.nodes, in->t.nnodes, in->t.pods, in->t.times, in->t.npods, &in->t.cat,
+			       &in->x);
+	if (err == GF_INVAL)
 		fprintf(stderr, "gpufleet replay: %s: no pod asks for a GPU for a positive run time, so no load can be offered\n",
 			pods_path);
-		goto fail;
-	}
-	if (err) {
+	else if (err)
 		fprintf(stderr, "gpufleet replay: cannot prepare the experiment: %s\n", gf_strerror(err));
-		goto fail;
+	if (err) {
+		inputs_release(in);
+		return -1;
 	}
 	return 0;
-fail:
-	inputs_release(in);
-	return -1;
-}
-
-/* The file's base name without ".csv". */
-static void base_name(const char *path, char *out, size_t outlen)
-{
-	const char *b = strrchr(path, '/');
-	size_t n;
-
-	b = b ? b + 1 : path;
-	n = strlen(b);
-	if (n > 4 && !strcmp(b + n - 4, ".csv"))
-		n -= 4;
-	if (n >= outlen)
-		n = outlen - 1;
-	memcpy(out, b, n);
-	out[n] = '\0';
 }
 
 /* Mean over seeds of one class's statistics for queue policy q. */
@@ -472,15 +377,6 @@ static void report_html(struct gf_obuf *b, const char *title, const struct gf_ob
 	svg_lines(b, "Pending jobs over time", runs, nqp, nseeds, ngpus, true, horizon);
 	svg_burst(b, runs, nqp, nseeds);
 	gf_obuf_puts(b, "</body></html>\n");
-}
-
-static int write_output(const char *path, const struct gf_obuf *b)
-{
-	if (gf_obuf_error(b)) {
-		fprintf(stderr, "gpufleet replay: cannot render %s: %s\n", path, gf_strerror(gf_obuf_error(b)));
-		return -1;
-	}
-	return gf_write_file(path, b->data ? b->data : "", b->len);
 }
 
 struct options {
@@ -726,7 +622,7 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		o.jobs = 1;
 	if (load_inputs(o.nodes, o.pods, &in))
 		return 1;
-	if (o.queues && load_queues(&o, &in.cat, &quota)) {
+	if (o.queues && load_queues(&o, &in.t.cat, &quota)) {
 		free(quota); /* allocated before a later check failed */
 		inputs_release(&in);
 		return 1;
@@ -750,11 +646,11 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 			r->cfg.seed = seeds[i];
 		}
 	}
-	double t0 = now_seconds();
+	double t0 = gf_cli_seconds();
 
 	if (run_all(runs, nruns, (int)o.jobs))
 		goto out;
-	double wall = now_seconds() - t0;
+	double wall = gf_cli_seconds() - t0;
 	uint64_t events = 0;
 
 	for (size_t r = 0; r < nruns; r++)
@@ -763,14 +659,14 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		fprintf(stderr, "replay: %zu runs, %llu events in %.2f s wall (%.0f events/s, %ld threads)\n",
 			nruns, (unsigned long long)events, wall, (double)events / wall, o.jobs);
 
-	base_name(o.pods, workload, sizeof(workload));
-	base_name(o.nodes, cluster, sizeof(cluster));
+	gf_trace_file_name(o.pods, workload, sizeof(workload));
+	gf_trace_file_name(o.nodes, cluster, sizeof(cluster));
 	const struct gf_replay_result *r0 = &runs[0].res;
 
 	gf_obuf_init(&title, 4096);
 	gf_obuf_printf(&title, "replay of %s on %s (%zu nodes, %lld GPUs), placement %s, offered load %.2f "
 			       "(%.3f arrivals/s), %.1f h",
-		       workload, cluster, in.nnodes, (long long)in.ngpus, o.ops->label, r0->offered_load,
+		       workload, cluster, in.t.nnodes, (long long)in.t.ngpus, o.ops->label, r0->offered_load,
 		       r0->rate_per_s, (double)o.cfg.horizon / 3600.0);
 	if (o.cfg.burst)
 		gf_obuf_printf(&title, ", burst at %.2f h", (double)o.cfg.burst_at / 3600.0);
@@ -847,7 +743,7 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 
 		gf_obuf_init(&c, 256u << 20);
 		summary_csv(&c, runs, nruns);
-		int fail = write_output(o.summary, &c);
+		int fail = gf_write_rendered("replay", o.summary, &c);
 
 		gf_obuf_release(&c);
 		if (fail)
@@ -857,8 +753,8 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		struct gf_obuf c;
 
 		gf_obuf_init(&c, 512u << 20);
-		timeline_csv(&c, runs, nruns, in.ngpus);
-		int fail = write_output(o.timeline, &c);
+		timeline_csv(&c, runs, nruns, in.t.ngpus);
+		int fail = gf_write_rendered("replay", o.timeline, &c);
 
 		gf_obuf_release(&c);
 		if (fail)
@@ -868,8 +764,8 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		struct gf_obuf h;
 
 		gf_obuf_init(&h, 64u << 20);
-		report_html(&h, title.data, &table, runs, o.nqp, nseeds, in.ngpus, o.cfg.horizon);
-		int fail = write_output(o.html, &h);
+		report_html(&h, title.data, &table, runs, o.nqp, nseeds, in.t.ngpus, o.cfg.horizon);
+		int fail = gf_write_rendered("replay", o.html, &h);
 
 		gf_obuf_release(&h);
 		if (fail)

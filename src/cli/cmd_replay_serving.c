@@ -18,6 +18,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/files.h"
+#include "core/sort.h"
 
 #define MAX_SCALERS 32
 #define DEFAULT_SCALERS "static,oracle,hpa,warm-pool:4,predictive,adaptive:4,adaptive-rise:150:4:60"
@@ -156,15 +157,6 @@ static int cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
-}
-
-static int write_output(const char *path, const struct gf_obuf *b)
-{
-	if (gf_obuf_error(b)) {
-		fprintf(stderr, "gpufleet replay: cannot render %s: %s\n", path, gf_strerror(gf_obuf_error(b)));
-		return -1;
-	}
-	return gf_write_file(path, b->data ? b->data : "", b->len);
 }
 
 struct options {
@@ -309,7 +301,7 @@ static int replay(struct options *o)
 			snprintf(cold_path, sizeof(cold_path), "%s", o->cold_from);
 		if (load_latencies(cold_path, &cold, &ncold))
 			goto out;
-		qsort(cold, ncold, sizeof(*cold), cmp_double);
+		gf_qsort(cold, ncold, sizeof(*cold), cmp_double);
 		o->c.cold_dist = cold;
 		o->c.ncold = ncold;
 		o->c.horizon_s = (int32_t)ceil(cold[(ncold - 1) * 95 / 100]);
@@ -320,7 +312,7 @@ static int replay(struct options *o)
 		snprintf(warm_path, sizeof(warm_path), "%s/genai/basemodel_switch_s.csv", dir);
 		if (load_latencies(warm_path, &warm, &nwarm))
 			goto out;
-		qsort(warm, nwarm, sizeof(*warm), cmp_double);
+		gf_qsort(warm, nwarm, sizeof(*warm), cmp_double);
 		o->c.warm_dist = warm;
 		o->c.nwarm = nwarm;
 		snprintf(warm_desc, sizeof(warm_desc), "drawn from %s (median %.1f s)", warm_path,
@@ -358,19 +350,19 @@ static int replay(struct options *o)
 	if (o->csv) {
 		gf_obuf_reset(&b);
 		gf_serving_csv(&rep, &b);
-		if (write_output(o->csv, &b))
+		if (gf_write_rendered("replay", o->csv, &b))
 			rc = 1;
 	}
 	if (o->timeline) {
 		gf_obuf_reset(&b);
 		gf_serving_timeline_csv(&rep, &b);
-		if (write_output(o->timeline, &b))
+		if (gf_write_rendered("replay", o->timeline, &b))
 			rc = 1;
 	}
 	if (o->html) {
 		gf_obuf_reset(&b);
 		gf_serving_html(&rep, &b);
-		if (write_output(o->html, &b))
+		if (gf_write_rendered("replay", o->html, &b))
 			rc = 1;
 	}
 	gf_obuf_release(&b);

@@ -13,17 +13,15 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/experiment.h"
 #include "cli/files.h"
-#include "core/text.h"
 #include "sim/openb.h"
 #include "sim/reference.h"
 #include "sim/report.h"
@@ -87,90 +85,41 @@ static struct job job_for(const gf_openb *x, const struct gf_policy_ops *ops, do
 	return j;
 }
 
-struct pool {
-	struct job *jobs;
-	size_t njobs;
-	size_t next;
-	size_t done;
-	pthread_mutex_t lock;
+static void run_job(void *ctx, size_t i)
+{
+	struct job *j = (struct job *)ctx + i;
+
+	j->err = gf_openb_run(j->x, j->ops, &j->cfg, &j->res);
+}
+
+/* Progress on stderr after the first second: a live line on a terminal, else a line every 5 s. */
+struct progress {
+	const char *what;
+	size_t n;
+	bool tty, shown;
+	double last;
 };
 
-static void *worker(void *arg)
+static void show_progress(void *pctx, size_t done, double t)
 {
-	struct pool *p = arg;
+	struct progress *pr = pctx;
 
-	for (;;) {
-		size_t i;
-
-		pthread_mutex_lock(&p->lock);
-		i = p->next++;
-		pthread_mutex_unlock(&p->lock);
-		if (i >= p->njobs)
-			return NULL;
-		p->jobs[i].err = gf_openb_run(p->jobs[i].x, p->jobs[i].ops, &p->jobs[i].cfg,
-					      &p->jobs[i].res);
-		pthread_mutex_lock(&p->lock);
-		p->done++;
-		pthread_mutex_unlock(&p->lock);
+	if (t > 1.0 && t - pr->last >= (pr->tty ? 0.2 : 5.0)) {
+		fprintf(stderr, pr->tty ? "\rsimulate: %s: %zu/%zu runs, %.0f s " :
+					  "simulate: %s: %zu/%zu runs, %.0f s\n",
+			pr->what, done, pr->n, t);
+		pr->shown = pr->tty;
+		pr->last = t;
 	}
 }
 
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Run all jobs on n threads; progress on stderr after the first second. */
+/* Run all jobs on n threads; progress on stderr after the first second unless quiet. */
 static gf_err run_jobs(struct job *jobs, size_t njobs, int nthreads, bool quiet, const char *what)
 {
-	struct pool p = { .jobs = jobs, .njobs = njobs };
-	pthread_t tid[64];
-	int started = 0;
-	double t0 = now_seconds();
-	bool shown = false;
+	struct progress pr = { .what = what, .n = njobs, .tty = isatty(STDERR_FILENO) };
 
-	if (nthreads < 1)
-		nthreads = 1;
-	if (nthreads > 64)
-		nthreads = 64;
-	if ((size_t)nthreads > njobs)
-		nthreads = (int)njobs;
-	pthread_mutex_init(&p.lock, NULL);
-	for (int i = 0; i < nthreads; i++)
-		if (!pthread_create(&tid[started], NULL, worker, &p))
-			started++;
-	if (started == 0)
-		worker(&p);
-	bool tty = isatty(STDERR_FILENO);
-	double last = 0;
-
-	for (;;) {
-		size_t done;
-		struct timespec ts = { 0, 100 * 1000 * 1000 };
-		double t = now_seconds() - t0;
-
-		pthread_mutex_lock(&p.lock);
-		done = p.done;
-		pthread_mutex_unlock(&p.lock);
-		/* After the first second: a live line on a terminal, else a line every 5 s. */
-		if (!quiet && t > 1.0 && done < njobs && t - last >= (tty ? 0.2 : 5.0)) {
-			fprintf(stderr, tty ? "\rsimulate: %s: %zu/%zu runs, %.0f s " :
-					      "simulate: %s: %zu/%zu runs, %.0f s\n",
-				what, done, njobs, t);
-			shown = tty;
-			last = t;
-		}
-		if (done == njobs)
-			break;
-		nanosleep(&ts, NULL);
-	}
-	for (int i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
-	pthread_mutex_destroy(&p.lock);
-	if (shown)
+	gf_cli_run_parallel(njobs, nthreads, run_job, jobs, quiet ? NULL : show_progress, &pr);
+	if (pr.shown)
 		fputc('\n', stderr);
 	for (size_t i = 0; i < njobs; i++) {
 		if (jobs[i].err) {
@@ -204,83 +153,32 @@ static bool placed_nothing(const struct job *jobs, size_t njobs, const char *pod
 	return false;
 }
 
-/* The workload name of a pod file: basename without ".csv", cut on a UTF-8 character boundary. */
-static void workload_name(const char *path, char *out, size_t outlen)
-{
-	const char *b = strrchr(path, '/');
-	size_t n;
-
-	b = b ? b + 1 : path;
-	n = strlen(b);
-	if (n > 4 && !strcmp(b + n - 4, ".csv"))
-		n -= 4;
-	n = gf_utf8_cut(b, n, outlen - 1);
-	memcpy(out, b, n);
-	out[n] = '\0';
-}
-
 struct inputs {
-	struct gf_catalog cat;
-	struct gf_node_spec *nodes;
-	size_t nnodes;
-	struct gf_pod_spec *pods;
-	size_t npods;
+	struct gf_cli_trace t;
 	gf_openb *x;
 };
 
 static void inputs_release(struct inputs *in)
 {
 	gf_openb_destroy(in->x);
-	free(in->nodes);
-	free(in->pods);
-	gf_catalog_release(&in->cat);
-	memset(in, 0, sizeof(*in));
+	in->x = NULL;
+	gf_cli_trace_release(&in->t);
 }
 
 static int load_inputs(const char *nodes_path, const char *pods_path, struct inputs *in)
 {
-	struct gf_trace_error terr;
-	char *data;
-	size_t len;
 	gf_err err;
 
-	memset(in, 0, sizeof(*in));
-	if (gf_catalog_init(&in->cat))
+	in->x = NULL;
+	if (gf_cli_trace_load("simulate", nodes_path, pods_path, false, &in->t))
 		return -1;
-	if (gf_read_file(nodes_path, &data, &len))
-		goto fail;
-	err = gf_trace_parse_nodes(data, len, nodes_path, &in->cat, &in->nodes, &in->nnodes, &terr);
-	free(data);
-	if (err) {
-		fprintf(stderr, "gpufleet simulate: %s\n", terr.msg);
-		goto fail;
-	}
-	if (gf_read_file(pods_path, &data, &len))
-		goto fail;
-	err = gf_trace_parse_pods(data, len, pods_path, &in->cat, &in->pods, &in->npods, &terr);
-	free(data);
-	if (err) {
-		fprintf(stderr, "gpufleet simulate: %s\n", terr.msg);
-		goto fail;
-	}
-	int64_t gpus = 0;
-
-	for (size_t i = 0; i < in->nnodes; i++)
-		gpus += in->nodes[i].ngpus;
-	if (gpus == 0) {
-		fprintf(stderr, "gpufleet simulate: %s: the cluster has no GPU; expected at least one node with gpu > 0\n",
-			nodes_path);
-		goto fail;
-	}
-	err = gf_openb_create(in->nodes, in->nnodes, in->pods, in->npods, &in->cat, &in->x);
+	err = gf_openb_create(in->t.nodes, in->t.nnodes, in->t.pods, in->t.npods, &in->t.cat, &in->x);
 	if (err) {
 		fprintf(stderr, "gpufleet simulate: cannot prepare the experiment: %s\n", gf_strerror(err));
-		goto fail;
+		inputs_release(in);
+		return -1;
 	}
 	return 0;
-fail:
-	inputs_release(in);
-	return -1;
 }
 
 /*
@@ -306,7 +204,7 @@ static int trace_cost(const struct inputs *in, const char *prices_path, struct g
 			return -1;
 		}
 	}
-	gf_err e = gf_trace_cost(in->pods, in->npods, gf_openb_ngpus(in->x), prices_path ? &prices : NULL, &tc);
+	gf_err e = gf_trace_cost(in->t.pods, in->t.npods, gf_openb_ngpus(in->x), prices_path ? &prices : NULL, &tc);
 	gf_cost_prices_release(&prices);
 	if (e == GF_INVAL)
 		return 0; /* no timed GPU pod: nothing to report */
@@ -341,17 +239,6 @@ static int load_reference(const char *data_dir, struct gf_reference *ref)
 	return 0;
 }
 
-/* A rendered output is usable, or the error says which file could not be rendered. */
-static int rendered(const char *path, const struct gf_obuf *b)
-{
-	if (gf_obuf_error(b)) {
-		fprintf(stderr, "gpufleet simulate: cannot render %s: %s\n", path,
-			gf_strerror(gf_obuf_error(b)));
-		return -1;
-	}
-	return 0;
-}
-
 /*
  * The files asked for (NULL: not asked), rendered first and then written
  * together (gf_write_files): a failure writes none of them.
@@ -367,13 +254,13 @@ static int write_outputs(const struct gf_report *rep, const char *csv_path, cons
 	gf_obuf_init(&h, 64u << 20);
 	if (csv_path) {
 		gf_report_curves_csv(rep, &c);
-		if (rendered(csv_path, &c))
+		if (gf_rendered("simulate", csv_path, &c))
 			goto out;
 		out[n++] = (struct gf_out_file){ csv_path, c.data ? c.data : "", c.len };
 	}
 	if (html_path) {
 		gf_report_html(rep, &h);
-		if (rendered(html_path, &h))
+		if (gf_rendered("simulate", html_path, &h))
 			goto out;
 		out[n++] = (struct gf_out_file){ html_path, h.data ? h.data : "", h.len };
 	}
@@ -671,8 +558,8 @@ int gf_cmd_simulate(int argc, char **argv)
 		goto out_jobs;
 	}
 
-	workload_name(pods_path, workload, sizeof(workload));
-	workload_name(nodes_path, cluster, sizeof(cluster));
+	gf_trace_file_name(pods_path, workload, sizeof(workload));
+	gf_trace_file_name(nodes_path, cluster, sizeof(cluster));
 	for (size_t k = 0; k < npols; k++) {
 		for (int i = 0; i < nseeds; i++)
 			runs[k * (size_t)nseeds + (size_t)i] = js[k * (size_t)nseeds + (size_t)i].res;
@@ -685,7 +572,7 @@ int gf_cmd_simulate(int argc, char **argv)
 			fabs(tune - 1.3) < 1e-9 ? gf_reference_find(&ref, workload, pols[k]->label) : NULL);
 	}
 	struct gf_report rep = {
-		.workload = workload, .cluster = cluster, .nnodes = in.nnodes,
+		.workload = workload, .cluster = cluster, .nnodes = in.t.nnodes,
 		.ngpus = gf_openb_ngpus(in.x), .tune = tune, .seeds = seeds_arg,
 		.nseries = (int)npols, .series = series,
 	};

@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "cli/files.h"
+#include "core/obuf.h"
+#include "core/text.h"
 
 int gf_read_file(const char *path, char **data, size_t *len)
 {
@@ -370,4 +372,34 @@ const char *gf_data_dir(void)
 #endif
 	(void)st;
 	return "data";
+}
+
+int gf_rendered(const char *cmd, const char *path, const struct gf_obuf *b)
+{
+	if (gf_obuf_error(b)) {
+		fprintf(stderr, "gpufleet %s: cannot render %s: %s\n", cmd, path, gf_strerror(gf_obuf_error(b)));
+		return -1;
+	}
+	return 0;
+}
+
+int gf_write_rendered(const char *cmd, const char *path, const struct gf_obuf *b)
+{
+	if (gf_rendered(cmd, path, b))
+		return -1;
+	return gf_write_file(path, b->data ? b->data : "", b->len);
+}
+
+void gf_trace_file_name(const char *path, char *out, size_t outlen)
+{
+	const char *b = strrchr(path, '/');
+	size_t n;
+
+	b = b ? b + 1 : path;
+	n = strlen(b);
+	if (n > 4 && !strcmp(b + n - 4, ".csv"))
+		n -= 4;
+	n = gf_utf8_cut(b, n, outlen - 1);
+	memcpy(out, b, n);
+	out[n] = '\0';
 }

@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+struct gf_obuf;
+
 #define GF_FILE_MAX (1u << 30)	/* largest input file read whole: 1 GiB */
 
 /*
@@ -49,6 +51,19 @@ int gf_write_files(const struct gf_out_file *files, size_t n);
 
 /* gf_write_files() of one file. */
 int gf_write_file(const char *path, const char *data, size_t len);
+
+/*
+ * 0 if b rendered (no error on the buffer), else -1 after printing
+ * "gpufleet CMD: cannot render PATH: reason" to stderr.
+ */
+int gf_rendered(const char *cmd, const char *path, const struct gf_obuf *b);
+
+/* gf_rendered(), then gf_write_file() of the buffer. */
+int gf_write_rendered(const char *cmd, const char *path, const struct gf_obuf *b);
+
+/* The name of a trace file for titles: its base name without ".csv", cut to
+ * outlen - 1 bytes on a UTF-8 character boundary. */
+void gf_trace_file_name(const char *path, char *out, size_t outlen);
 
 /* $GPUFLEET_DATA, else the source tree's data/ (compiled in), else "data". */
 const char *gf_data_dir(void);

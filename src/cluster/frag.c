@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cluster/frag.h"
+#include "core/sort.h"
 
 struct shape_count {
 	struct gf_frag_class c;
@@ -73,14 +74,14 @@ gf_err gf_target_build(const struct gf_pod_spec *pods, size_t n, const struct gf
 		c->pods = 1;
 		all[i].spec_text = cat->specs[c->spec].text;
 	}
-	qsort(all, n, sizeof(*all), cmp_shape_key);
+	gf_qsort(all, n, sizeof(*all), cmp_shape_key);
 	for (size_t i = 0; i < n; i++) {
 		if (ndist && !cmp_shape_key(&all[ndist - 1], &all[i]))
 			all[ndist - 1].c.pods++;
 		else
 			all[ndist++] = all[i];
 	}
-	qsort(all, ndist, sizeof(*all), cmp_popularity);
+	gf_qsort(all, ndist, sizeof(*all), cmp_popularity);
 	while ((size_t)kept < ndist && cum * 100 < (uint64_t)threshold_pct * n)
 		cum += all[kept++].c.pods;
 

@@ -13,6 +13,7 @@
  * Sums run in input order within a row, so the same input gives the same
  * bits.  Hours are seconds / 3600 at the end of each sum.
  */
+#include "core/sort.h"
 #include "cost/cost.h"
 
 #include <ctype.h>
@@ -716,7 +717,7 @@ static gf_err idle_rows(const struct gf_cost_input *in, const double *alloc, str
 		r->idle[r->nidle++] = (struct gf_cost_idle){ gp->node, gp->model, idle_s / 3600,
 							     idle_s / 3600 * price };
 	}
-	qsort(r->idle, r->nidle, sizeof(*r->idle), cmp_idle);
+	gf_qsort(r->idle, r->nidle, sizeof(*r->idle), cmp_idle);
 	size_t w = 0; /* merge equal (node, model), drop zeros */
 	for (size_t i = 0; i < r->nidle; i++) {
 		if (w && !cmp_idle(&r->idle[w - 1], &r->idle[i])) {
@@ -773,7 +774,7 @@ gf_err gf_cost_compute(const struct gf_cost_input *in, struct gf_cost_report *ou
 	}
 	for (size_t g = 0; g < in->ngpus; g++)
 		gx[g] = (struct gpu_ix){ &in->gpus[g], g };
-	qsort(gx, in->ngpus, sizeof(*gx), cmp_gpu);
+	gf_qsort(gx, in->ngpus, sizeof(*gx), cmp_gpu);
 	for (size_t i = 0; i < in->nuses; i++) {
 		const struct gf_cost_use *u = &in->uses[i];
 		long g = find_gpu(gx, in->ngpus, u->node, u->uuid);
@@ -802,7 +803,7 @@ gf_err gf_cost_compute(const struct gf_cost_input *in, struct gf_cost_report *ou
 		}
 	}
 	out->saved_by_sharing = out->whole_cost - out->workload_cost;
-	qsort(ux, in->nuses, sizeof(*ux), cmp_use);
+	gf_qsort(ux, in->nuses, sizeof(*ux), cmp_use);
 	if ((e = workload_rows(in, ux, pr, out, &cap)))
 		goto out;
 	if ((e = idle_rows(in, alloc, out, &cap, err, errlen)))

@@ -9,6 +9,7 @@
  * matching utilization and labels to uses sorts them once and binary-searches,
  * O((uses + series) log series).  Answers are capped at 1 GiB each.
  */
+#include "core/sort.h"
 #include "costapi/promsrc.h"
 
 #include <curl/curl.h>
@@ -264,7 +265,7 @@ static gf_err decode_util(const cJSON *doc, char **keys, size_t *kat, size_t kca
 						gpu_key(lab(m, "UUID"), lab(m, "gpu"), keys, kat, kcap), v / 100 };
 	}
 	*n = i;
-	qsort(*out, *n, sizeof(**out), cmp_util);
+	gf_qsort(*out, *n, sizeof(**out), cmp_util);
 	return GF_OK;
 }
 
@@ -292,7 +293,7 @@ static gf_err decode_labels(const cJSON *doc, const char *key, struct label_ix *
 		(*out)[i++] = (struct label_ix){ lab(m, "namespace"), lab(m, "pod"), lab(m, l) };
 	}
 	*n = i;
-	qsort(*out, *n, sizeof(**out), cmp_label);
+	gf_qsort(*out, *n, sizeof(**out), cmp_label);
 	return GF_OK;
 }
 

@@ -17,6 +17,7 @@
  * combination (avg, sum, max, min, count) runs over the distinct GPUs.
  * O(S + M log M) for S stored series and M matches.
  */
+#include "core/sort.h"
 #include "metricsapi/agents.h"
 
 #include <arpa/inet.h>
@@ -352,7 +353,7 @@ gf_err gf_ma_agents_query(gf_ma_agents *a, const struct gf_ma_query *q, int64_t 
 	}
 	if (!nm)
 		goto unlock;
-	qsort(m, nm, sizeof(*m), cmp_gpu);
+	gf_qsort(m, nm, sizeof(*m), cmp_gpu);
 	double acc = 0;
 	size_t ngpu = 0;
 	for (size_t i = 0; i < nm;) {
@@ -506,7 +507,7 @@ static void refresh_dns(gf_ma_agents *a)
 		nu++;
 	}
 	freeaddrinfo(res);
-	qsort(urls, nu, sizeof(char *), cmp_str);
+	gf_qsort(urls, nu, sizeof(char *), cmp_str);
 	size_t k = 0;
 	for (size_t i = 0; i < nu; i++) { /* dedupe */
 		if (k && !strcmp(urls[k - 1], urls[i])) {

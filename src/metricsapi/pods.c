@@ -6,6 +6,7 @@
  * answer is capped at 64 MiB.  The selector is URL-encoded with
  * curl_easy_escape; the namespace was validated by the caller.
  */
+#include "core/sort.h"
 #include "metricsapi/pods.h"
 
 #include <cjson/cJSON.h>
@@ -71,7 +72,7 @@ gf_err gf_ma_pods_decode(const char *json, size_t len, char ***names, size_t *n,
 		k++;
 	}
 	cJSON_Delete(doc);
-	qsort(v, k, sizeof(char *), cmp_str);
+	gf_qsort(v, k, sizeof(char *), cmp_str);
 	*names = v;
 	*n = k;
 	return GF_OK;

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sort.h"
 #include "queue/loop_impl.h"
 
 /* ---- preemption ---- */
@@ -232,7 +233,7 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 			cand[ncand++] = (struct victim){ L->members[v->member0 + m].node, L->running[r],
 							 v->priority, lost };
 	}
-	qsort(cand, ncand, sizeof(*cand), victim_cmp);
+	gf_qsort(cand, ncand, sizeof(*cand), victim_cmp);
 	if ((err = gf_loop_sync_scratch(L)))
 		goto out;
 	for (uint32_t m = 0; m < j->npods; m++) {

@@ -17,6 +17,7 @@
 
 #include "cluster/cluster.h"
 #include "core/rng.h"
+#include "core/sort.h"
 #include "policy/sched.h"
 #include "sim/openb.h"
 
@@ -81,7 +82,7 @@ gf_err gf_openb_create(const struct gf_node_spec *nodes, size_t nnodes,
 	x->nnodes = nnodes;
 	for (size_t i = 0; i < npods; i++)
 		rank[i] = (struct ranked_pod){ &pods[i], i };
-	qsort(rank, npods, sizeof(*rank), cmp_pod_name);
+	gf_qsort(rank, npods, sizeof(*rank), cmp_pod_name);
 	for (size_t i = 0; i < npods; i++)
 		x->pods[i] = *rank[i].pod;
 	x->npods = npods;

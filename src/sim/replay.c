@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sort.h"
 #include "sim/replay.h"
 
 #define BURST_SINGLES 16
@@ -332,7 +333,7 @@ static gf_err class_stats(const gf_loop *L, enum gf_replay_class c, struct gf_re
 		waits[k++] = ji.start - ji.arrival;
 		jct += (double)(ji.end - ji.arrival);
 	}
-	qsort(waits, k, sizeof(*waits), cmp_i64);
+	gf_qsort(waits, k, sizeof(*waits), cmp_i64);
 	st->wait_p50 = rank(waits, k, 0.50);
 	st->wait_p95 = rank(waits, k, 0.95);
 	st->wait_max = k ? (double)waits[k - 1] : 0;

@@ -1,8 +1,8 @@
 /*
  * sim/trace.c - CSV trace parsers.
  *
- * One pass over the buffer, one line at a time (bounded by
- * GF_TRACE_LINE_MAX), fields split on ',' into a fixed array of slices; the
+ * One pass over the buffer, one line at a time (core/csv.h's reader,
+ * bounded by GF_TRACE_LINE_MAX), fields split on ',' into slices; the
  * header maps column names to positions.  Every value is checked for syntax
  * and range before it is stored; the first error stops the parse and the
  * partial output is freed, so a caller never sees half a trace.  A UTF-8
@@ -12,29 +12,13 @@
  * 0 means no GPU share (a CPU-only pod, num_gpu 0).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/csv.h"
 #include "core/text.h"
 #include "sim/trace.h"
-
-#define MAX_FIELDS 64
-
-struct slice {
-	const char *p;
-	size_t len;
-};
-
-struct reader {
-	const char *data, *end, *cur;
-	const char *file;
-	long lineno;
-	struct slice field[MAX_FIELDS];
-	int nfields;
-	struct gf_trace_error *err;
-};
 
 struct column {
 	const char *name;
@@ -42,107 +26,35 @@ struct column {
 	int index;	/* position in the header; -1 if absent */
 };
 
-static gf_err fail(struct reader *r, gf_err code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static gf_err fail(struct reader *r, gf_err code, const char *fmt, ...)
-{
-	va_list ap;
-	int n = snprintf(r->err->msg, sizeof(r->err->msg), "%s:%ld: ", r->file, r->lineno);
-
-	va_start(ap, fmt);
-	if (n >= 0 && (size_t)n < sizeof(r->err->msg))
-		vsnprintf(r->err->msg + n, sizeof(r->err->msg) - (size_t)n, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
-/* Quote a field for an error message, cut to a readable length (on a UTF-8 character boundary). */
-static const char *show(const struct slice *s, char *buf, size_t buflen)
-{
-	size_t n = gf_utf8_cut(s->p, s->len, 40);
-
-	snprintf(buf, buflen, "\"%.*s%s\"", (int)n, s->p, s->len > n ? "..." : "");
-	return buf;
-}
-
-/* Next non-blank line split into fields; returns 0 at end of input, 1 with a line, -1 on error. */
-static int next_line(struct reader *r, gf_err *code)
-{
-	for (;;) {
-		const char *start = r->cur, *nl;
-		size_t len;
-
-		if (start >= r->end)
-			return 0;
-		nl = memchr(start, '\n', (size_t)(r->end - start));
-		len = nl ? (size_t)(nl - start) : (size_t)(r->end - start);
-		r->cur = nl ? nl + 1 : r->end;
-		r->lineno++;
-		if (len > 0 && start[len - 1] == '\r')
-			len--;
-		if (len > GF_TRACE_LINE_MAX) {
-			*code = fail(r, GF_TOOBIG, "line is %zu bytes long; the limit is %d", len,
-				     GF_TRACE_LINE_MAX);
-			return -1;
-		}
-		if (len == 0)
-			continue;
-		if (memchr(start, '\0', len)) {
-			*code = fail(r, GF_PARSE, "line contains a NUL byte");
-			return -1;
-		}
-		r->nfields = 0;
-		for (size_t i = 0, f = 0; i <= len; i++) {
-			if (i == len || start[i] == ',') {
-				if (r->nfields == MAX_FIELDS) {
-					*code = fail(r, GF_PARSE, "more than %d columns", MAX_FIELDS);
-					return -1;
-				}
-				r->field[r->nfields].p = start + f;
-				r->field[r->nfields].len = i - f;
-				r->nfields++;
-				f = i + 1;
-			}
-		}
-		return 1;
-	}
-}
-
-static gf_err read_header(struct reader *r, struct column *cols, int ncols, const char *what)
+static gf_err read_header(struct gf_csv *r, struct column *cols, int ncols, const char *what)
 {
 	gf_err code = GF_OK;
 	int got;
 
 	r->cur += gf_utf8_bom_len(r->cur, (size_t)(r->end - r->cur));	/* spreadsheets write one */
-	got = next_line(r, &code);
+	got = gf_csv_next(r, &code);
 
 	if (got < 0)
 		return code;
 	if (got == 0) {
 		r->lineno = r->lineno ? r->lineno : 1;
-		return fail(r, GF_PARSE, "file is empty; expected a header line naming the %s columns",
-			    what);
+		return gf_csv_fail(r, GF_PARSE, "file is empty; expected a header line naming the %s columns",
+				   what);
 	}
 	for (int c = 0; c < ncols; c++) {
-		cols[c].index = -1;
-		for (int f = 0; f < r->nfields; f++) {
-			if (r->field[f].len == strlen(cols[c].name) &&
-			    !memcmp(r->field[f].p, cols[c].name, r->field[f].len)) {
-				cols[c].index = f;
-				break;
-			}
-		}
+		cols[c].index = gf_csv_find(r, cols[c].name);
 		if (cols[c].index < 0 && cols[c].required)
-			return fail(r, GF_PARSE, "header lacks the column \"%s\" (a %s list needs %s)",
-				    cols[c].name, what, what[0] == 'n' ? "sn,cpu_milli,memory_mib,gpu,model" :
-				    what[0] == 't' ? "name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec]"
-						     ",creation_time,deletion_time[,scheduled_time][,qos]" :
-				    "name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec]");
+			return gf_csv_fail(r, GF_PARSE, "header lacks the column \"%s\" (a %s list needs %s)",
+					   cols[c].name, what, what[0] == 'n' ? "sn,cpu_milli,memory_mib,gpu,model" :
+					   what[0] == 't' ? "name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec]"
+							    ",creation_time,deletion_time[,scheduled_time][,qos]" :
+					   "name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec]");
 	}
 	return GF_OK;
 }
 
 /* The field of column c on the current line; an error if the line is too short. */
-static gf_err field_of(struct reader *r, const struct column *c, struct slice *out)
+static gf_err field_of(struct gf_csv *r, const struct column *c, struct gf_csv_field *out)
 {
 	if (c->index < 0) {
 		out->p = "";
@@ -150,16 +62,16 @@ static gf_err field_of(struct reader *r, const struct column *c, struct slice *o
 		return GF_OK;
 	}
 	if (c->index >= r->nfields)
-		return fail(r, GF_PARSE, "column %d (%s) is missing: the line has %d columns",
-			    c->index + 1, c->name, r->nfields);
+		return gf_csv_fail(r, GF_PARSE, "column %d (%s) is missing: the line has %d columns",
+				   c->index + 1, c->name, r->nfields);
 	*out = r->field[c->index];
 	return GF_OK;
 }
 
-static gf_err get_int(struct reader *r, const struct column *c, int64_t min, int64_t max,
+static gf_err get_int(struct gf_csv *r, const struct column *c, int64_t min, int64_t max,
 		      int64_t *out)
 {
-	struct slice s = { "", 0 };
+	struct gf_csv_field s = { "", 0 };
 	char buf[64], shown[64];
 	gf_err err = field_of(r, c, &s);
 	int64_t v = 0;
@@ -180,23 +92,23 @@ static gf_err get_int(struct reader *r, const struct column *c, int64_t min, int
 	errno = 0;
 	v = strtoll(buf, NULL, 10);
 	if (errno == ERANGE || v < min || v > max)
-		return fail(r, GF_PARSE, "column %d (%s): expected an integer in %lld..%lld, found %s",
-			    c->index + 1, c->name, (long long)min, (long long)max,
-			    show(&s, shown, sizeof(shown)));
+		return gf_csv_fail(r, GF_PARSE, "column %d (%s): expected an integer in %lld..%lld, found %s",
+				   c->index + 1, c->name, (long long)min, (long long)max,
+				   gf_csv_quote(&s, shown, sizeof(shown)));
 	*out = v;
 	return GF_OK;
 bad:
-	return fail(r, GF_PARSE, "column %d (%s): expected %s integer, found %s", c->index + 1,
-		    c->name, min >= 0 ? "a non-negative" : "an", show(&s, shown, sizeof(shown)));
+	return gf_csv_fail(r, GF_PARSE, "column %d (%s): expected %s integer, found %s", c->index + 1,
+			   c->name, min >= 0 ? "a non-negative" : "an", gf_csv_quote(&s, shown, sizeof(shown)));
 }
 
 /*
  * gpu_milli: gf_gpu_milli_parse's rule (1..GF_MILLI_PER_GPU), 0 allowed for
  * "no share"; the errors read as get_int's for 0..GF_MILLI_PER_GPU.
  */
-static gf_err get_milli(struct reader *r, const struct column *c, int64_t *out)
+static gf_err get_milli(struct gf_csv *r, const struct column *c, int64_t *out)
 {
-	struct slice s = { "", 0 };
+	struct gf_csv_field s = { "", 0 };
 	char shown[64];
 	gf_err err = field_of(r, c, &s);
 	int v;
@@ -205,28 +117,28 @@ static gf_err get_milli(struct reader *r, const struct column *c, int64_t *out)
 		return err;
 	err = gf_gpu_milli_parse(s.p, s.len, &v);
 	if (err == GF_PARSE)
-		return fail(r, GF_PARSE, "column %d (%s): expected a non-negative integer, found %s", c->index + 1,
-			    c->name, show(&s, shown, sizeof(shown)));
+		return gf_csv_fail(r, GF_PARSE, "column %d (%s): expected a non-negative integer, found %s", c->index + 1,
+				   c->name, gf_csv_quote(&s, shown, sizeof(shown)));
 	if (err && v != 0)
-		return fail(r, GF_PARSE, "column %d (%s): expected an integer in 0..%d, found %s", c->index + 1,
-			    c->name, GF_MILLI_PER_GPU, show(&s, shown, sizeof(shown)));
+		return gf_csv_fail(r, GF_PARSE, "column %d (%s): expected an integer in 0..%d, found %s", c->index + 1,
+				   c->name, GF_MILLI_PER_GPU, gf_csv_quote(&s, shown, sizeof(shown)));
 	*out = v;
 	return GF_OK;
 }
 
-static gf_err get_name(struct reader *r, const struct column *c, char *out, size_t outlen)
+static gf_err get_name(struct gf_csv *r, const struct column *c, char *out, size_t outlen)
 {
-	struct slice s = { "", 0 };
+	struct gf_csv_field s = { "", 0 };
 	gf_err err = field_of(r, c, &s);
 
 	if (err)
 		return err;
 	if (s.len == 0)
-		return fail(r, GF_PARSE, "column %d (%s): expected a name, found an empty field",
-			    c->index + 1, c->name);
+		return gf_csv_fail(r, GF_PARSE, "column %d (%s): expected a name, found an empty field",
+				   c->index + 1, c->name);
 	if (s.len >= outlen)
-		return fail(r, GF_TOOBIG, "column %d (%s): name is %zu bytes; the limit is %zu",
-			    c->index + 1, c->name, s.len, outlen - 1);
+		return gf_csv_fail(r, GF_TOOBIG, "column %d (%s): name is %zu bytes; the limit is %zu",
+				   c->index + 1, c->name, s.len, outlen - 1);
 	memcpy(out, s.p, s.len);
 	out[s.len] = '\0';
 	return GF_OK;
@@ -257,7 +169,7 @@ enum { N_SN, N_CPU, N_MEM, N_GPU, N_MODEL, N_NCOLS };
 gf_err gf_trace_parse_nodes(const char *data, size_t len, const char *file, struct gf_catalog *cat,
 			    struct gf_node_spec **out, size_t *n, struct gf_trace_error *err)
 {
-	struct reader r = { .data = data, .end = data + len, .cur = data, .file = file, .err = err };
+	struct gf_csv r;
 	struct column cols[N_NCOLS] = {
 		[N_SN] = { "sn", true, -1 }, [N_CPU] = { "cpu_milli", true, -1 },
 		[N_MEM] = { "memory_mib", true, -1 }, [N_GPU] = { "gpu", true, -1 },
@@ -268,19 +180,20 @@ gf_err gf_trace_parse_nodes(const char *data, size_t len, const char *file, stru
 	gf_err code;
 	int got;
 
+	gf_csv_init(&r, data, len, file, GF_TRACE_LINE_MAX, err->msg, sizeof(err->msg));
 	*out = NULL;
 	*n = 0;
 	code = read_header(&r, cols, N_NCOLS, "node");
 	if (code)
 		return code;
-	while ((got = next_line(&r, &code)) > 0) {
+	while ((got = gf_csv_next(&r, &code)) > 0) {
 		struct gf_node_spec *s;
 		int64_t v;
-		struct slice model = { "", 0 };
+		struct gf_csv_field model = { "", 0 };
 
 		code = reserve((void **)&nodes, &cap, count, sizeof(*nodes));
 		if (code) {
-			fail(&r, code, "cannot hold more nodes (%s)", gf_strerror(code));
+			gf_csv_fail(&r, code, "cannot hold more nodes (%s)", gf_strerror(code));
 			goto fail;
 		}
 		s = &nodes[count];
@@ -298,9 +211,9 @@ gf_err gf_trace_parse_nodes(const char *data, size_t len, const char *file, stru
 		if (s->ngpus > 0 && model.len > 0) {
 			code = gf_catalog_model(cat, model.p, model.len, &s->model);
 			if (code) {
-				fail(&r, code, "column %d (model): %s", cols[N_MODEL].index + 1,
-				     code == GF_TOOBIG ? "more distinct GPU models than the limit of 64"
-						       : "GPU model name too long (limit 63 bytes)");
+				gf_csv_fail(&r, code, "column %d (model): %s", cols[N_MODEL].index + 1,
+					    code == GF_TOOBIG ? "more distinct GPU models than the limit of 64"
+							      : "GPU model name too long (limit 63 bytes)");
 				goto fail;
 			}
 		}
@@ -309,7 +222,7 @@ gf_err gf_trace_parse_nodes(const char *data, size_t len, const char *file, stru
 	if (got < 0)
 		goto fail;
 	if (count == 0) {
-		code = fail(&r, GF_PARSE, "no nodes: expected at least one line after the header");
+		code = gf_csv_fail(&r, GF_PARSE, "no nodes: expected at least one line after the header");
 		goto fail;
 	}
 	*out = nodes;
@@ -318,34 +231,6 @@ gf_err gf_trace_parse_nodes(const char *data, size_t len, const char *file, stru
 fail:
 	free(nodes);
 	return code ? code : GF_PARSE;
-}
-
-/*
- * An untimed pod list's optional creation_time and deletion_time (seconds):
- * arrival and duration (deletion - creation: what `simulate`'s cost section
- * bills).  An empty field, or both columns absent, leaves arrival 0 / duration
- * -1.  Timed lists (the replay) read them with get_times below.
- */
-static gf_err get_span(struct reader *r, const struct column *cc, const struct column *dc,
-			struct gf_pod_spec *p)
-{
-	struct slice s = { "", 0 };
-	int64_t c = 0, d = 0;
-	gf_err code;
-
-	if (cc->index < 0)
-		return GF_OK;
-	if ((code = field_of(r, cc, &s)) || !s.len)
-		return code;
-	if ((code = get_int(r, cc, 0, INT64_C(1) << 40, &c)))
-		return code;
-	p->arrival = c;
-	if (dc->index < 0 || (code = field_of(r, dc, &s)) || !s.len)
-		return code;
-	if ((code = get_int(r, dc, c, INT64_C(1) << 40, &d)))
-		return code;
-	p->duration = d - c;
-	return GF_OK;
 }
 
 enum { P_NAME, P_CPU, P_MEM, P_NGPU, P_MILLI, P_SPEC, P_CREATED, P_DELETED, P_SCHEDULED, P_QOS,
@@ -358,29 +243,47 @@ static const char *const qos_names[GF_QOS_COUNT] = {
 	[GF_QOS_BURSTABLE] = "Burstable", [GF_QOS_GUARANTEED] = "Guaranteed",
 };
 
-/* The time columns of a timed pod list: arrival, run time, qos. */
-static gf_err get_times(struct reader *r, const struct column *cols, struct gf_pod_spec *p,
+/*
+ * The time columns of a pod: arrival creation_time, duration deletion_time
+ * - scheduled_time, or deletion_time - creation_time for a pod never
+ * scheduled (empty scheduled_time or no such column); for a timed list (t)
+ * also *t with the qos.  A timed list must give creation_time and
+ * deletion_time.  An untimed list may leave them out or empty (simulate's
+ * cost section bills what is there): without a creation time the pod keeps
+ * arrival 0 and duration -1, without a deletion time duration -1; its header
+ * is read without scheduled_time and qos, so it bills deletion - creation.
+ */
+static gf_err get_times(struct gf_csv *r, const struct column *cols, struct gf_pod_spec *p,
 			struct gf_pod_times *t)
 {
-	struct slice s = { "", 0 };
+	struct gf_csv_field s = { "", 0 };
 	char shown[64];
-	int64_t created, deleted, scheduled = -1;
+	int64_t created = 0, deleted = 0, scheduled = -1;
 	gf_err code;
 
-	if ((code = get_int(r, &cols[P_CREATED], 0, TIME_MAX, &created)) ||
-	    (code = get_int(r, &cols[P_DELETED], 0, TIME_MAX, &deleted)) ||
+	if (!t && ((code = field_of(r, &cols[P_CREATED], &s)) || !s.len))
+		return code;
+	if ((code = get_int(r, &cols[P_CREATED], 0, TIME_MAX, &created)))
+		return code;
+	p->arrival = created;
+	if (!t && ((code = field_of(r, &cols[P_DELETED], &s)) || !s.len))
+		return code;
+	if ((code = get_int(r, &cols[P_DELETED], 0, TIME_MAX, &deleted)) ||
 	    (code = field_of(r, &cols[P_SCHEDULED], &s)))
 		return code;
 	if (s.len > 0 && (code = get_int(r, &cols[P_SCHEDULED], 0, TIME_MAX, &scheduled)))
 		return code;
 	if (scheduled >= 0 && scheduled < created)
-		return fail(r, GF_PARSE, "column %d (scheduled_time): %lld is before the creation_time %lld",
-			    cols[P_SCHEDULED].index + 1, (long long)scheduled, (long long)created);
+		return gf_csv_fail(r, GF_PARSE, "column %d (scheduled_time): %lld is before the creation_time %lld",
+				   cols[P_SCHEDULED].index + 1, (long long)scheduled, (long long)created);
 	if (deleted < (scheduled >= 0 ? scheduled : created))
-		return fail(r, GF_PARSE, "column %d (deletion_time): %lld is before the %s %lld: a negative duration",
-			    cols[P_DELETED].index + 1, (long long)deleted,
-			    scheduled >= 0 ? "scheduled_time" : "creation_time",
-			    (long long)(scheduled >= 0 ? scheduled : created));
+		return gf_csv_fail(r, GF_PARSE, "column %d (deletion_time): %lld is before the %s %lld: a negative duration",
+				   cols[P_DELETED].index + 1, (long long)deleted,
+				   scheduled >= 0 ? "scheduled_time" : "creation_time",
+				   (long long)(scheduled >= 0 ? scheduled : created));
+	p->duration = deleted - (scheduled >= 0 ? scheduled : created);
+	if (!t)
+		return GF_OK;
 	if ((code = field_of(r, &cols[P_QOS], &s)))
 		return code;
 	t->qos = GF_QOS_COUNT;
@@ -388,13 +291,11 @@ static gf_err get_times(struct reader *r, const struct column *cols, struct gf_p
 		if (s.len == strlen(qos_names[q]) && !memcmp(s.p, qos_names[q], s.len))
 			t->qos = (enum gf_qos)q;
 	if (t->qos == GF_QOS_COUNT)
-		return fail(r, GF_PARSE, "column %d (qos): expected LS, BE, Burstable, Guaranteed or nothing, found %s",
-			    cols[P_QOS].index + 1, show(&s, shown, sizeof(shown)));
+		return gf_csv_fail(r, GF_PARSE, "column %d (qos): expected LS, BE, Burstable, Guaranteed or nothing, found %s",
+				   cols[P_QOS].index + 1, gf_csv_quote(&s, shown, sizeof(shown)));
 	t->creation = created;
 	t->deletion = deleted;
 	t->scheduled = scheduled;
-	p->arrival = created;
-	p->duration = deleted - (scheduled >= 0 ? scheduled : created);
 	return GF_OK;
 }
 
@@ -402,7 +303,7 @@ static gf_err parse_pods(const char *data, size_t len, const char *file, struct 
 			 struct gf_pod_spec **out, size_t *n, struct gf_pod_times **times,
 			 struct gf_trace_error *err)
 {
-	struct reader r = { .data = data, .end = data + len, .cur = data, .file = file, .err = err };
+	struct gf_csv r;
 	struct column cols[P_NCOLS] = {
 		[P_NAME] = { "name", true, -1 }, [P_CPU] = { "cpu_milli", true, -1 },
 		[P_MEM] = { "memory_mib", true, -1 }, [P_NGPU] = { "num_gpu", true, -1 },
@@ -416,6 +317,7 @@ static gf_err parse_pods(const char *data, size_t len, const char *file, struct 
 	gf_err code;
 	int got;
 
+	gf_csv_init(&r, data, len, file, GF_TRACE_LINE_MAX, err->msg, sizeof(err->msg));
 	*out = NULL;
 	*n = 0;
 	if (!times) /* an untimed list may carry the time columns: cost reads them */
@@ -423,16 +325,16 @@ static gf_err parse_pods(const char *data, size_t len, const char *file, struct 
 	code = read_header(&r, cols, times ? P_NCOLS : P_SCHEDULED, times ? "timed pod" : "pod");
 	if (code)
 		return code;
-	while ((got = next_line(&r, &code)) > 0) {
+	while ((got = gf_csv_next(&r, &code)) > 0) {
 		struct gf_pod_spec *p;
 		int64_t ngpu, milli = 0;
-		struct slice spec = { "", 0 };
+		struct gf_csv_field spec = { "", 0 };
 
 		code = reserve((void **)&pods, &cap, count, sizeof(*pods));
 		if (!code && times)
 			code = reserve((void **)&tms, &tcap, count, sizeof(*tms));
 		if (code) {
-			fail(&r, code, "cannot hold more pods (%s)", gf_strerror(code));
+			gf_csv_fail(&r, code, "cannot hold more pods (%s)", gf_strerror(code));
 			goto fail;
 		}
 		p = &pods[count];
@@ -444,23 +346,22 @@ static gf_err parse_pods(const char *data, size_t len, const char *file, struct 
 		    (code = get_int(&r, &cols[P_NGPU], 0, GF_MAX_GPUS, &ngpu)) ||
 		    (code = get_milli(&r, &cols[P_MILLI], &milli)) ||
 		    (code = field_of(&r, &cols[P_SPEC], &spec)) ||
-		    (times ? (code = get_times(&r, cols, p, &tms[count]))
-			   : (code = get_span(&r, &cols[P_CREATED], &cols[P_DELETED], p))))
+		    (code = get_times(&r, cols, p, times ? &tms[count] : NULL)))
 			goto fail;
 		if (ngpu > 0) {
 			if (milli == 0) {
-				code = fail(&r, GF_PARSE,
-					    "column %d (gpu_milli): a pod asking for %lld GPU(s) needs a share in 1..1000, found 0",
-					    cols[P_MILLI].index + 1, (long long)ngpu);
+				code = gf_csv_fail(&r, GF_PARSE,
+						   "column %d (gpu_milli): a pod asking for %lld GPU(s) needs a share in 1..1000, found 0",
+						   cols[P_MILLI].index + 1, (long long)ngpu);
 				goto fail;
 			}
 			p->gpu_count = (int)ngpu;
 			p->gpu_milli = (int)milli;
 			code = gf_catalog_spec(cat, spec.p, spec.len, &p->spec);
 			if (code) {
-				fail(&r, code, "column %d (gpu_spec): %s", cols[P_SPEC].index + 1,
-				     code == GF_NOMEM ? "out of memory"
-						      : "constraint too long or too many distinct models/constraints");
+				gf_csv_fail(&r, code, "column %d (gpu_spec): %s", cols[P_SPEC].index + 1,
+					    code == GF_NOMEM ? "out of memory"
+							     : "constraint too long or too many distinct models/constraints");
 				goto fail;
 			}
 		}
@@ -469,7 +370,7 @@ static gf_err parse_pods(const char *data, size_t len, const char *file, struct 
 	if (got < 0)
 		goto fail;
 	if (count == 0) {
-		code = fail(&r, GF_PARSE, "no pods: expected at least one line after the header");
+		code = gf_csv_fail(&r, GF_PARSE, "no pods: expected at least one line after the header");
 		goto fail;
 	}
 	*out = pods;

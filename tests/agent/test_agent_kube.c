@@ -2,7 +2,8 @@
  * tests/agent/test_agent_kube.c - the Node publisher against a tiny local
  * API endpoint (gfhttp): the request it sends (PATCH, merge-patch content
  * type, bearer token, labels and topology annotation), error reporting,
- * and the kubeconfig reader (current-context, *-data base64).
+ * the served-model lookups (one per pod, not per publish), and the
+ * kubeconfig reader (current-context, *-data base64).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -180,6 +181,93 @@ static void test_publish_sends_merge_patch(void **st)
 	free(seen.body);
 }
 
+/* GET /api/v1/namespaces/NS/pods/NAME: a pod whose gpufleet.io/model is "m-NAME" (trainer-0: 404;
+ * notebook-x: 503 while fail_notebook); counts the GETs. */
+struct pods_seen {
+	int n;
+	bool fail_notebook;
+	char last[256];
+};
+
+static void h_pod(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	struct pods_seen *s = ud;
+	const char *name = strrchr(req->path, '/') + 1;
+
+	s->n++;
+	snprintf(s->last, sizeof(s->last), "%s", req->path);
+	resp->content_type = "application/json";
+	if (!strcmp(name, "trainer-0")) {	/* gone: settled, not asked again */
+		resp->status = 404;
+		gf_obuf_puts(&resp->body, "{\"kind\":\"Status\",\"message\":\"pods \\\"trainer-0\\\" not found\"}");
+		return;
+	}
+	if (!strcmp(name, "notebook-x") && s->fail_notebook) {	/* asked again at the next publish */
+		resp->status = 503;
+		gf_obuf_puts(&resp->body, "{\"kind\":\"Status\",\"message\":\"try later\"}");
+		return;
+	}
+	gf_obuf_printf(&resp->body, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"labels\":"
+				    "{\"gpufleet.io/model\":\"m-%s\"}},\"spec\":{\"containers\":[{\"image\":\"x\"}]}}",
+		       name, name);
+}
+
+/*
+ * The pods on the GPUs (two_gpus.node: ml/llm-7d9f-abcde, research/trainer-0,
+ * team-b/notebook-x) are looked up once each: a pod answered (or gone) is not
+ * asked again, one the API server could not answer is asked at the next
+ * publish, and once all are settled a publish asks the API server nothing.
+ */
+static void test_served_lookups_once_per_pod(void **st)
+{
+	(void)st;
+	struct pods_seen seen = { 0 };
+	const struct gf_http_route routes[] = {
+		{ "GET", "/api/v1/namespaces/*", h_pod, &seen },
+	};
+	struct gf_http_config hc = { .bind_addr = "127.0.0.1", .routes = routes, .nroutes = 1 };
+	gf_http_server *srv;
+	char kc_path[160], tree[160], proc[200], log[200], cmd[512], err[512] = "";
+
+	snprintf(tree, sizeof(tree), "%s/node", dir);
+	snprintf(cmd, sizeof(cmd), "%s/../make-fake-node %s/two_gpus.node %s", GF_AGENT_DATA, GF_AGENT_DATA, tree);
+	assert_int_equal(system(cmd), 0);
+	snprintf(proc, sizeof(proc), "%s/proc", tree);
+	snprintf(log, sizeof(log), "%s/log", tree);
+	assert_int_equal(gf_http_server_create(&hc, &srv), GF_OK);
+	snprintf(kc_path, sizeof(kc_path), "%s/kubeconfig-served", dir);
+	kubeconfig(kc_path, gf_http_server_port(srv));
+
+	struct gf_kube_conn kc;
+	assert_int_equal(gf_kube_conn_from_kubeconfig(&kc, kc_path, err, sizeof(err)), GF_OK);
+	struct gf_agent_config cfg = { .nvml_path = GF_FAKE_NVML, .proc_root = proc, .log_root = log,
+				       .kubernetes = true };
+	gf_agent *a;
+	assert_int_equal(gf_agent_create(&cfg, &a, err, sizeof(err)), GF_OK);
+
+	char out[1024];
+
+	seen.fail_notebook = true;
+	assert_int_equal(gf_agent_learn_served(a, &kc), 3);
+	assert_int_equal(seen.n, 3);
+	gf_agent_served_render(a, out, sizeof(out));
+	assert_string_equal(out, "m-llm-7d9f-abcde");
+	assert_int_equal(gf_agent_learn_served(a, &kc), 1);	/* the next publish: the 503 again */
+	assert_int_equal(seen.n, 4);
+	assert_string_equal(seen.last, "/api/v1/namespaces/team-b/pods/notebook-x");
+	seen.fail_notebook = false;
+	assert_int_equal(gf_agent_learn_served(a, &kc), 1);
+	assert_int_equal(gf_agent_learn_served(a, &kc), 0);	/* all settled */
+	assert_int_equal(gf_agent_learn_served(a, &kc), 0);
+	assert_int_equal(seen.n, 5);
+	gf_agent_served_render(a, out, sizeof(out));
+	assert_string_equal(out, "m-notebook-x,m-llm-7d9f-abcde");	/* most recent first */
+
+	gf_agent_destroy(a);
+	gf_kube_conn_release(&kc);
+	gf_http_server_destroy(srv);
+}
+
 static void test_kubeconfig_errors(void **st)
 {
 	(void)st;
@@ -226,6 +314,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_publish_sends_merge_patch),
+		cmocka_unit_test(test_served_lookups_once_per_pod),
 		cmocka_unit_test(test_kubeconfig_errors),
 		cmocka_unit_test(test_label_values),
 	};

@@ -29,25 +29,21 @@
  *
  * Whole-GPU pods are scored exactly as FGD scores them.
  *
- * Cost: FGD's, plus two table reads per GPU tried for sharing pods (the free
- * GPU share of rule 1 is a field of the node); the score is a pure function
+ * Cost: FGD's (its cache and scores, shared through policy/fgd.h), plus two
+ * table reads per GPU tried for sharing pods (the free GPU share of rule 1 is
+ * a field of the node); the score is a pure function
  * of the node's state and the pod's shape, so the framework's score cache
  * applies.  Measured: bench_simulate prints both replay times.
  */
 #include <stdlib.h>
-#include <string.h>
 
-#include "core/features.h"
-#include "policy/policy.h"
+#include "policy/fgd.h"
 
 #define PRIMARY ((int64_t)1 << 32)	/* FGD's score, multiplied */
 #define SECONDARY_TOP ((int64_t)INT32_MAX)
 
 struct fill_state {
-	size_t n;
-	uint32_t *version;	/* node version `before` was computed at; 0 = none */
-	double *before;
-	bool dedup;
+	struct gf_fgd_cache fgd;	/* FGD's F_before per node version */
 	double waste[GF_MILLI_PER_GPU + 1];	/* W(g), g = 0..1000 */
 };
 
@@ -71,20 +67,16 @@ void gf_fill_waste_table(const struct gf_target *t, double *w)
 
 static gf_err fill_create(const struct gf_policy_env *env, void **out)
 {
-	struct fill_state *st = calloc(1, sizeof(*st));
+	struct fill_state *st = malloc(sizeof(*st));
+	gf_err e;
 
 	if (!st)
 		return GF_NOMEM;
-	st->n = gf_cluster_nnodes(env->cluster);
-	st->version = calloc(st->n, sizeof(*st->version));
-	st->before = calloc(st->n, sizeof(*st->before));
-	if (!st->version || !st->before) {
-		free(st->version);
-		free(st->before);
+	e = gf_fgd_cache_init(&st->fgd, env);
+	if (e != GF_OK) {
 		free(st);
-		return GF_NOMEM;
+		return e;
 	}
-	st->dedup = env->features.on[GF_FEAT_DEDUP_GPU_CANDIDATES];
 	gf_fill_waste_table(env->target, st->waste);
 	*out = st;
 	return GF_OK;
@@ -94,46 +86,8 @@ static void fill_destroy(void *state)
 {
 	struct fill_state *st = state;
 
-	free(st->version);
-	free(st->before);
+	gf_fgd_cache_release(&st->fgd);
 	free(st);
-}
-
-/* Sharing pod: FGD's best GPU, ties to the least growth of W, then the lowest index. */
-static int64_t sharing_score(const struct fill_state *st, const struct gf_target *t,
-			     const struct gf_node *nd, const struct gf_pod_spec *p, double before,
-			     int *hint)
-{
-	uint16_t g[GF_MAX_GPUS], tried[GF_MAX_GPUS];
-	int64_t cpu_after = nd->cpu_free - p->cpu_milli;
-	int64_t best = -1;
-	double best_growth = 0;
-	int ntried = 0;
-
-	memcpy(g, nd->gpu_free, sizeof(g));
-	for (int i = 0; i < nd->ngpus; i++) {
-		bool dup = false;
-
-		if (g[i] < p->gpu_milli)
-			continue;
-		for (int k = 0; st->dedup && k < ntried; k++)
-			dup |= tried[k] == g[i];
-		if (dup)
-			continue;	/* same multiset, same score and growth; the lower index has it */
-		tried[ntried++] = g[i];
-		double growth = st->waste[g[i] - p->gpu_milli] - st->waste[g[i]];
-
-		g[i] -= (uint16_t)p->gpu_milli;
-		int64_t s = gf_fgd_quantise(before, gf_frag_node(t, nd->model, cpu_after, g, nd->ngpus));
-
-		g[i] += (uint16_t)p->gpu_milli;
-		if (s > best || (s == best && growth < best_growth)) {
-			best = s;
-			best_growth = growth;
-			*hint = i;
-		}
-	}
-	return best;
 }
 
 static int64_t fill_score(void *state, const struct gf_policy_env *env, size_t node,
@@ -141,32 +95,16 @@ static int64_t fill_score(void *state, const struct gf_policy_env *env, size_t n
 {
 	struct fill_state *st = state;
 	const struct gf_node *nd = gf_cluster_node(env->cluster, node);
-	const struct gf_target *t = env->target;
-	int64_t cpu_after = nd->cpu_free - p->cpu_milli;
-	uint16_t g[GF_MAX_GPUS];
-	uint8_t pick[GF_MAX_GPUS];
-	double before;
+	double before = gf_fgd_cache_before(&st->fgd, env->target, node, nd);
 
-	if (st->version[node] != nd->version) {
-		st->before[node] = gf_frag_node(t, nd->model, nd->cpu_free, nd->gpu_free, nd->ngpus);
-		st->version[node] = nd->version;
-	}
-	before = st->before[node];
+	if (p->gpu_count == 1 && p->gpu_milli < GF_MILLI_PER_GPU)	/* rule 2 */
+		return gf_fgd_sharing_score(&st->fgd, env->target, nd, p, before, st->waste, hint) *
+		       PRIMARY;
+	int64_t fgd = gf_fgd_placed_score(env->target, nd, p, before);
 
-	if (p->gpu_count == 1 && p->gpu_milli < GF_MILLI_PER_GPU)
-		return sharing_score(st, t, nd, p, before, hint) * PRIMARY;
-	if (p->gpu_count == 0) {
-		int64_t fgd = gf_fgd_quantise(before, gf_frag_node(t, nd->model, cpu_after,
-								    nd->gpu_free, nd->ngpus));
-
+	if (p->gpu_count == 0)	/* rule 1 */
 		return fgd * PRIMARY + (SECONDARY_TOP - nd->gpu_free_total);
-	}
-	memcpy(g, nd->gpu_free, sizeof(g));
-	int n = gf_gpus_ascending_fit(nd, p->gpu_count, p->gpu_milli, pick);
-
-	for (int k = 0; k < n; k++)
-		g[pick[k]] -= (uint16_t)p->gpu_milli;
-	return gf_fgd_quantise(before, gf_frag_node(t, nd->model, cpu_after, g, nd->ngpus)) * PRIMARY;
+	return fgd * PRIMARY;
 }
 
 const struct gf_policy_ops gf_policy_fgd_fill = {

@@ -47,11 +47,25 @@ void gf_fgd_cache_release(struct gf_fgd_cache *c)
 	memset(c, 0, sizeof(*c));
 }
 
+double gf_fgd_measure(const struct gf_fgd_cache *c, const struct gf_target *t, int model,
+		      int64_t cpu_free, const uint16_t *g, int ngpus)
+{
+	double f = gf_frag_node(t, model, cpu_free, g, ngpus);
+	double s = 0;
+
+	if (c->strand_r <= 0)
+		return f;
+	for (int i = 0; i < ngpus; i++)
+		s += g[i];
+	s -= (double)cpu_free / c->strand_r;
+	return s > 0 ? f + s : f;
+}
+
 double gf_fgd_cache_before(struct gf_fgd_cache *c, const struct gf_target *t, size_t node,
 			   const struct gf_node *nd)
 {
 	if (c->version[node] != nd->version) {
-		c->before[node] = gf_frag_node(t, nd->model, nd->cpu_free, nd->gpu_free, nd->ngpus);
+		c->before[node] = gf_fgd_measure(c, t, nd->model, nd->cpu_free, nd->gpu_free, nd->ngpus);
 		c->version[node] = nd->version;
 	}
 	return c->before[node];
@@ -89,7 +103,7 @@ int64_t gf_fgd_sharing_score(const struct gf_fgd_cache *c, const struct gf_targe
 		tried[ntried++] = g[i];
 		growth = waste ? waste[g[i] - p->gpu_milli] - waste[g[i]] : 0;
 		g[i] -= (uint16_t)p->gpu_milli;
-		s = gf_fgd_quantise(before, gf_frag_node(t, nd->model, cpu_after, g, nd->ngpus));
+		s = gf_fgd_quantise(before, gf_fgd_measure(c, t, nd->model, cpu_after, g, nd->ngpus));
 		g[i] += (uint16_t)p->gpu_milli;
 		if (s > best || (s == best && growth < best_growth)) {
 			best = s;
@@ -100,8 +114,8 @@ int64_t gf_fgd_sharing_score(const struct gf_fgd_cache *c, const struct gf_targe
 	return best;
 }
 
-int64_t gf_fgd_placed_score(const struct gf_target *t, const struct gf_node *nd,
-			    const struct gf_pod_spec *p, double before)
+int64_t gf_fgd_placed_score(const struct gf_fgd_cache *c, const struct gf_target *t,
+			    const struct gf_node *nd, const struct gf_pod_spec *p, double before)
 {
 	uint16_t g[GF_MAX_GPUS];
 	uint8_t pick[GF_MAX_GPUS];
@@ -110,8 +124,8 @@ int64_t gf_fgd_placed_score(const struct gf_target *t, const struct gf_node *nd,
 	memcpy(g, nd->gpu_free, sizeof(g));
 	for (int k = 0; k < n; k++)
 		g[pick[k]] -= (uint16_t)p->gpu_milli;
-	return gf_fgd_quantise(before, gf_frag_node(t, nd->model, nd->cpu_free - p->cpu_milli, g,
-						    nd->ngpus));
+	return gf_fgd_quantise(before, gf_fgd_measure(c, t, nd->model, nd->cpu_free - p->cpu_milli,
+						      g, nd->ngpus));
 }
 
 static gf_err fgd_create(const struct gf_policy_env *env, void **out)
@@ -144,7 +158,7 @@ static int64_t fgd_score(void *state, const struct gf_policy_env *env, size_t no
 
 	if (p->gpu_count == 1 && p->gpu_milli < GF_MILLI_PER_GPU)
 		return gf_fgd_sharing_score(state, env->target, nd, p, before, NULL, hint);
-	return gf_fgd_placed_score(env->target, nd, p, before);
+	return gf_fgd_placed_score(state, env->target, nd, p, before);
 }
 
 const struct gf_policy_ops gf_policy_fgd = {

@@ -182,6 +182,63 @@ static void test_fgd_fill_waste_table(void **state)
 	fx_free(f);
 }
 
+/*
+ * Rule 0, the stranded GPU share S_n = max(0, G_n - cpu_free / r).  The
+ * fixture's one class (1000 mCPU x 500 mGPU) gives r = 1000 / 500 = 2.
+ */
+static void test_fgd_fill_stranded(void **state)
+{
+	struct gf_node_spec n[2] = { tu_node("b", 4000, 64000, 2, -1), tu_node("a", 16000, 64000, 2, -1) };
+	struct fixture *f = fx_new(n, 2);
+	struct gf_pod_spec whole = tu_pod("w", 1000, 100, 1, 1000, 0);
+	struct gf_pod_spec cpu = tu_pod("c", 2000, 100, 0, 0, 0);
+	uint8_t g0[] = { 0 };
+	int hint;
+	gf_sched *s;
+	struct gf_placement pl;
+
+	(void)state;
+	assert_float_equal(gf_fill_strand_ratio(&f->t), 2.0, 0.0);
+	bind(f, 0, &whole, g0);	/* b: 3000 mCPU, G = 1000; a: 16000 mCPU, G = 2000 */
+	/* FGD: both nodes still serve the class after the CPU-only pod (b keeps
+	 * 1000 mCPU), F stays 0: 50 on both, and priority takes b. */
+	assert_int_equal(score(f, &gf_policy_fgd, 0, &cpu, &hint), 50);
+	assert_int_equal(score(f, &gf_policy_fgd, 1, &cpu, &hint), 50);
+	/* FGD-Fill on b: S before = max(0, 1000 - 3000/2) = 0, after = 1000 - 1000/2
+	 * = 500: floor(100 * sigmoid(-0.5)) = 37; rule 1 adds INT32_MAX - 1000.
+	 * On a: S = max(0, 2000 - 14000/2) = 0 after: 50, then INT32_MAX - 2000. */
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 0, &cpu, &hint),
+			 37 * ((int64_t)1 << 32) + INT32_MAX - 1000);
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 1, &cpu, &hint),
+			 50 * ((int64_t)1 << 32) + INT32_MAX - 2000);
+	assert_int_equal(gf_sched_create(&gf_policy_fgd, &f->env, &s), GF_OK);
+	assert_int_equal(gf_sched_place(s, &cpu, NULL, &pl), GF_PLACED);
+	assert_int_equal(pl.node, 0);
+	gf_sched_destroy(s);
+	assert_int_equal(gf_sched_create(&gf_policy_fgd_fill, &f->env, &s), GF_OK);
+	assert_int_equal(gf_sched_place(s, &cpu, NULL, &pl), GF_PLACED);
+	assert_int_equal(pl.node, 1);
+	gf_sched_destroy(s);
+	/* A whole-GPU pod with 3000 mCPU on b: G 1000 -> 0, S stays 0, and F stays
+	 * 0 (no GPU left to fragment): 50.  On a: G 2000 -> 1000, CPU 16000 ->
+	 * 13000, S 0: 50 as well; the tie goes to b by priority. */
+	struct gf_pod_spec hungry = tu_pod("h", 3000, 100, 1, 1000, 0);
+
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 0, &hungry, &hint), 50 * ((int64_t)1 << 32));
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 1, &hungry, &hint), 50 * ((int64_t)1 << 32));
+	fx_free(f);
+}
+
+/* A target without GPU classes has no ratio: rule 0 is off. */
+static void test_fgd_fill_strand_ratio_no_gpu_class(void **state)
+{
+	struct gf_frag_class cls = { .cpu_milli = 1000, .p = 1.0 };
+	struct gf_target t = { .nclasses = 1, .cls = &cls };
+
+	(void)state;
+	assert_float_equal(gf_fill_strand_ratio(&t), 0.0, 0.0);
+}
+
 /* A CPU-only pod that FGD scores 50 everywhere goes where the GPUs are spent. */
 static void test_fgd_fill_cpu_pod(void **state)
 {
@@ -439,6 +496,8 @@ int main(void)
 		cmocka_unit_test(test_gpu_clustering),
 		cmocka_unit_test(test_fgd_score_and_gpu),
 		cmocka_unit_test(test_fgd_fill_waste_table),
+		cmocka_unit_test(test_fgd_fill_stranded),
+		cmocka_unit_test(test_fgd_fill_strand_ratio_no_gpu_class),
 		cmocka_unit_test(test_fgd_fill_cpu_pod),
 		cmocka_unit_test(test_fgd_fill_sharing_gpu),
 		cmocka_unit_test(test_k8s_resources_fit),

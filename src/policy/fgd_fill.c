@@ -1,13 +1,28 @@
 /*
- * policy/fgd_fill.c - FGD-Fill: FGD with two filling rules where FGD is
- * indifferent (gpufleet's own policy; not in the FGD paper).
+ * policy/fgd_fill.c - FGD-Fill: FGD whose measure also counts the GPUs a
+ * node's CPU cannot fill, plus two filling rules where FGD is indifferent
+ * (gpufleet's own policy; not in the FGD paper).
  *
- * The node score is FGD's quantised fragmentation score (policy/fgd.c,
- * spec 4.6.3) in the high bits; the rules below only order what FGD ties.
- * The quantisation and the fixed node-priority order stay: FGD owes most of
- * its packing to them (spec 7.2), and finer primary keys measured worse.
+ * The node score is FGD's quantised score (policy/fgd.c, spec 4.6.3) in the
+ * high bits, computed on FGD's fragmentation plus the stranded GPU share
+ * below; rules 1 and 2 only order what that score ties.  The quantisation
+ * and the fixed node-priority order stay: FGD owes most of its packing to
+ * them (spec 7.2), and finer primary keys measured worse.
  *
- * 1. CPU-only pods: among the nodes with FGD's best score (usually 50: the
+ * 0. Stranded GPU share.  A node out of CPU strands its free GPUs, and FGD
+ *    sees it only one pod ahead (a class is blocked when its own CPU no
+ *    longer fits).  With r the CPU the target's GPU pods ask per GPU share,
+ *      r   = sum_{GPU classes} p_k cpu_k / sum_{GPU classes} p_k m_k c_k
+ *      S_n = max(0, G_n - cpu_free_n / r)
+ *    is the free GPU share the node's free CPU cannot feed at that ratio;
+ *    the score is FGD's on F_n + S_n (before and after placing the pod).  A
+ *    pod that eats CPU beyond its GPUs' share (a CPU-only pod, or a GPU pod
+ *    asking more CPU per GPU than r) then goes where CPU is in surplus, such
+ *    as nodes with few GPUs and much CPU, instead of onto a node whose GPUs
+ *    will need that CPU.  No parameter: r comes from the target workload, S
+ *    is in F's unit (milli-GPU) and weighs 1.
+ *
+  * 1. CPU-only pods: among the nodes with FGD's best score (usually 50: the
  *    pod changes no fragmentation), the node with the least free GPU share.
  *    A CPU-only pod then lands where the GPUs are already spent, and the CPU
  *    of nodes with free GPUs stays for the GPU pods that need it; FGD's
@@ -27,29 +42,42 @@
  *    the GPU is full.  Model constraints and CPU are left out of W: FGD's
  *    score already carries them.  Ties: the lowest index.
  *
- * Whole-GPU pods are scored exactly as FGD scores them.
+ * Whole-GPU pods get rule 0 only.
  *
- * Cost: FGD's, plus two table reads per GPU tried for sharing pods (the free
- * GPU share of rule 1 is a field of the node); the score is a pure function
- * of the node's state and the pod's shape, so the framework's score cache
- * applies.  Measured: bench_simulate prints both replay times.
+ * Cost: FGD's (its cache and scores, shared through policy/fgd.h), plus a
+ * sum over the node's GPUs per measure (S_n), and two table reads per GPU
+ * tried for sharing pods (the free GPU share of rule 1 is a field of the
+ * node); the score is a pure function of the node's state and the pod's
+ * shape, so the framework's score cache applies.  Measured: bench_simulate
+ * prints both replay times.
  */
 #include <stdlib.h>
-#include <string.h>
 
-#include "core/features.h"
-#include "policy/policy.h"
+#include "policy/fgd.h"
 
 #define PRIMARY ((int64_t)1 << 32)	/* FGD's score, multiplied */
 #define SECONDARY_TOP ((int64_t)INT32_MAX)
 
 struct fill_state {
-	size_t n;
-	uint32_t *version;	/* node version `before` was computed at; 0 = none */
-	double *before;
-	bool dedup;
+	struct gf_fgd_cache fgd;	/* FGD's F_before per node version */
 	double waste[GF_MILLI_PER_GPU + 1];	/* W(g), g = 0..1000 */
 };
+
+/* r for target t (see the design comment); 0 if t has no GPU class. */
+double gf_fill_strand_ratio(const struct gf_target *t)
+{
+	double cpu = 0, gpu = 0;
+
+	for (int k = 0; k < t->nclasses; k++) {
+		const struct gf_frag_class *c = &t->cls[k];
+
+		if (c->gpu_milli == 0)
+			continue;
+		cpu += c->p * (double)c->cpu_milli;
+		gpu += c->p * c->gpu_milli * c->gpu_count;
+	}
+	return gpu > 0 ? cpu / gpu : 0;
+}
 
 /* W(g) for the GPU classes of target t (see the design comment). */
 void gf_fill_waste_table(const struct gf_target *t, double *w)
@@ -71,20 +99,17 @@ void gf_fill_waste_table(const struct gf_target *t, double *w)
 
 static gf_err fill_create(const struct gf_policy_env *env, void **out)
 {
-	struct fill_state *st = calloc(1, sizeof(*st));
+	struct fill_state *st = malloc(sizeof(*st));
+	gf_err e;
 
 	if (!st)
 		return GF_NOMEM;
-	st->n = gf_cluster_nnodes(env->cluster);
-	st->version = calloc(st->n, sizeof(*st->version));
-	st->before = calloc(st->n, sizeof(*st->before));
-	if (!st->version || !st->before) {
-		free(st->version);
-		free(st->before);
+	e = gf_fgd_cache_init(&st->fgd, env);
+	if (e != GF_OK) {
 		free(st);
-		return GF_NOMEM;
+		return e;
 	}
-	st->dedup = env->features.on[GF_FEAT_DEDUP_GPU_CANDIDATES];
+	st->fgd.strand_r = gf_fill_strand_ratio(env->target);
 	gf_fill_waste_table(env->target, st->waste);
 	*out = st;
 	return GF_OK;
@@ -94,46 +119,8 @@ static void fill_destroy(void *state)
 {
 	struct fill_state *st = state;
 
-	free(st->version);
-	free(st->before);
+	gf_fgd_cache_release(&st->fgd);
 	free(st);
-}
-
-/* Sharing pod: FGD's best GPU, ties to the least growth of W, then the lowest index. */
-static int64_t sharing_score(const struct fill_state *st, const struct gf_target *t,
-			     const struct gf_node *nd, const struct gf_pod_spec *p, double before,
-			     int *hint)
-{
-	uint16_t g[GF_MAX_GPUS], tried[GF_MAX_GPUS];
-	int64_t cpu_after = nd->cpu_free - p->cpu_milli;
-	int64_t best = -1;
-	double best_growth = 0;
-	int ntried = 0;
-
-	memcpy(g, nd->gpu_free, sizeof(g));
-	for (int i = 0; i < nd->ngpus; i++) {
-		bool dup = false;
-
-		if (g[i] < p->gpu_milli)
-			continue;
-		for (int k = 0; st->dedup && k < ntried; k++)
-			dup |= tried[k] == g[i];
-		if (dup)
-			continue;	/* same multiset, same score and growth; the lower index has it */
-		tried[ntried++] = g[i];
-		double growth = st->waste[g[i] - p->gpu_milli] - st->waste[g[i]];
-
-		g[i] -= (uint16_t)p->gpu_milli;
-		int64_t s = gf_fgd_quantise(before, gf_frag_node(t, nd->model, cpu_after, g, nd->ngpus));
-
-		g[i] += (uint16_t)p->gpu_milli;
-		if (s > best || (s == best && growth < best_growth)) {
-			best = s;
-			best_growth = growth;
-			*hint = i;
-		}
-	}
-	return best;
 }
 
 static int64_t fill_score(void *state, const struct gf_policy_env *env, size_t node,
@@ -141,39 +128,24 @@ static int64_t fill_score(void *state, const struct gf_policy_env *env, size_t n
 {
 	struct fill_state *st = state;
 	const struct gf_node *nd = gf_cluster_node(env->cluster, node);
-	const struct gf_target *t = env->target;
-	int64_t cpu_after = nd->cpu_free - p->cpu_milli;
-	uint16_t g[GF_MAX_GPUS];
-	uint8_t pick[GF_MAX_GPUS];
-	double before;
+	double before = gf_fgd_cache_before(&st->fgd, env->target, node, nd);
 
-	if (st->version[node] != nd->version) {
-		st->before[node] = gf_frag_node(t, nd->model, nd->cpu_free, nd->gpu_free, nd->ngpus);
-		st->version[node] = nd->version;
-	}
-	before = st->before[node];
+	if (p->gpu_count == 1 && p->gpu_milli < GF_MILLI_PER_GPU)	/* rule 2 */
+		return gf_fgd_sharing_score(&st->fgd, env->target, nd, p, before, st->waste, hint) *
+		       PRIMARY;
+	int64_t fgd = gf_fgd_placed_score(&st->fgd, env->target, nd, p, before);
 
-	if (p->gpu_count == 1 && p->gpu_milli < GF_MILLI_PER_GPU)
-		return sharing_score(st, t, nd, p, before, hint) * PRIMARY;
-	if (p->gpu_count == 0) {
-		int64_t fgd = gf_fgd_quantise(before, gf_frag_node(t, nd->model, cpu_after,
-								    nd->gpu_free, nd->ngpus));
-
+	if (p->gpu_count == 0)	/* rule 1 */
 		return fgd * PRIMARY + (SECONDARY_TOP - nd->gpu_free_total);
-	}
-	memcpy(g, nd->gpu_free, sizeof(g));
-	int n = gf_gpus_ascending_fit(nd, p->gpu_count, p->gpu_milli, pick);
-
-	for (int k = 0; k < n; k++)
-		g[pick[k]] -= (uint16_t)p->gpu_milli;
-	return gf_fgd_quantise(before, gf_frag_node(t, nd->model, cpu_after, g, nd->ngpus)) * PRIMARY;
+	return fgd * PRIMARY;
 }
 
 const struct gf_policy_ops gf_policy_fgd_fill = {
 	.name = "fgd-fill",
 	.label = "FGD-Fill",
-	.summary = "FGD, then CPU-only pods onto nodes whose GPUs are spent and sharing pods onto "
-		   "the GPU that wastes least (gpufleet's own, not in the paper)",
+	.summary = "FGD that also counts the GPUs a node's CPU cannot feed; CPU-only pods onto "
+		   "nodes whose GPUs are spent, sharing pods onto the GPU that wastes least "
+		   "(gpufleet's own, not in the paper)",
 	.in_paper = false,
 	.ours = true,
 	.needs_target = true,

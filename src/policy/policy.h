@@ -112,4 +112,11 @@ int64_t gf_fgd_quantise(double before, double after);
  */
 void gf_fill_waste_table(const struct gf_target *t, double *w);
 
+/*
+ * FGD-Fill's CPU need per GPU share: the CPU milli per GPU milli that pods of
+ * target t's GPU classes ask on average (weights p_k); 0 if t has no GPU
+ * class (policy/fgd_fill.c).
+ */
+double gf_fill_strand_ratio(const struct gf_target *t);
+
 #endif /* GF_POLICY_POLICY_H */

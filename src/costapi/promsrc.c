@@ -1,6 +1,7 @@
 /*
  * costapi/promsrc.c - Prometheus as the store of the allocation record
- * (costapi/promsrc.h): the queries, the client (libcurl), the decoder (cJSON).
+ * (costapi/promsrc.h): the queries, the client (libcurl), the decoder (the answers'
+ * envelopes: prom/promjson.h).
  *
  * The queries of a window run at once (curl multi: Prometheus evaluates them in
  * parallel).  The queries are evaluated at end - R, so the subquery samples land on
@@ -21,6 +22,7 @@
 #include <time.h>
 
 #include "core/obuf.h"
+#include "prom/promjson.h"
 
 #define ANSWER_CAP (1u << 30)
 
@@ -134,28 +136,10 @@ void gf_cost_queries_release(struct gf_cost_queries *q)
 
 static const char *const qname[] = { "allocation", "capacity", "utilization", "labels" };
 
-/* The result array of a vector answer, or NULL with err set. */
-static const cJSON *vector_of(const cJSON *doc, const char *what, char *err, size_t errlen)
+/* The result array of a decoded vector answer (parse_all checked the envelope). */
+static const cJSON *vector_of(const cJSON *doc)
 {
-	const cJSON *st = cJSON_GetObjectItemCaseSensitive(doc, "status");
-	if (!cJSON_IsString(st)) {
-		fail(err, errlen, GF_PARSE, "prometheus %s answer: status: expected a string", what);
-		return NULL;
-	}
-	if (strcmp(st->valuestring, "success")) {
-		const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "error");
-		fail(err, errlen, GF_PARSE, "prometheus %s query failed: %s", what,
-		     cJSON_IsString(m) ? m->valuestring : "status is not success");
-		return NULL;
-	}
-	const cJSON *data = cJSON_GetObjectItemCaseSensitive(doc, "data");
-	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(data, "resultType");
-	const cJSON *res = cJSON_GetObjectItemCaseSensitive(data, "result");
-	if (!cJSON_IsString(rt) || strcmp(rt->valuestring, "vector") || !cJSON_IsArray(res)) {
-		fail(err, errlen, GF_PARSE, "prometheus %s answer: data: expected resultType vector and a result array", what);
-		return NULL;
-	}
-	return res;
+	return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "data"), "result");
 }
 
 /* One sample: its metric object and value; false (err set) if malformed. */
@@ -164,16 +148,15 @@ static bool sample_of(const cJSON *it, const char *what, size_t i, const cJSON *
 {
 	*metric = cJSON_GetObjectItemCaseSensitive(it, "metric");
 	const cJSON *val = cJSON_GetObjectItemCaseSensitive(it, "value");
-	const cJSON *s = cJSON_GetArrayItem(val, 1);
-	char *end;
-	if (!cJSON_IsObject(*metric) || !cJSON_IsArray(val) || !cJSON_IsString(s)) {
+	double t;
+	enum gf_prom_sample_check c = gf_prom_sample(val, &t, v);
+	if (!cJSON_IsObject(*metric) || c == GF_PROM_SAMPLE_SHAPE) {
 		fail(err, errlen, GF_PARSE, "prometheus %s answer: data.result[%zu]: expected metric and value", what, i);
 		return false;
 	}
-	*v = strtod(s->valuestring, &end);
-	if (end == s->valuestring || *end || !isfinite(*v) || *v < 0) {
+	if (c != GF_PROM_SAMPLE_OK || !isfinite(*v) || *v < 0) {
 		fail(err, errlen, GF_PARSE, "prometheus %s answer: data.result[%zu].value: expected a number >= 0, "
-		     "found \"%.40s\"", what, i, s->valuestring);
+		     "found \"%.40s\"", what, i, cJSON_GetArrayItem(val, 1)->valuestring);
 		return false;
 	}
 	return true;
@@ -225,16 +208,20 @@ static int cmp_label(const void *pa, const void *pb)
 	return c ? c : strcmp(a->pod, b->pod);
 }
 
+/* Parse every answer and check its envelope (prom/promjson.h); out->docs keeps them. */
 static gf_err parse_all(const char *const *answers, const size_t *lens, const struct gf_cost_aggregate *agg,
 			struct gf_cost_data *out, char *err, size_t errlen)
 {
 	for (int i = 0; i < GF_COSTQ_LABELS + agg->nkeys; i++) {
 		if (!answers[i] || (i >= GF_COSTQ_LABELS && agg->keys[i - GF_COSTQ_LABELS].key != GF_COST_BY_LABEL))
 			continue;
-		out->docs[i] = cJSON_ParseWithLength(answers[i], lens[i]);
-		if (!out->docs[i])
-			return fail(err, errlen, GF_PARSE, "prometheus %s answer: not JSON",
-				    qname[i < GF_COSTQ_LABELS ? i : GF_COSTQ_LABELS]);
+		char what[32];
+		snprintf(what, sizeof(what), "%s answer", qname[i < GF_COSTQ_LABELS ? i : GF_COSTQ_LABELS]);
+		struct gf_prom_answer a;
+		gf_err e = gf_prom_answer_parse(answers[i], lens[i], GF_PROM_VECTOR, what, &a, err, errlen);
+		if (e)
+			return e;
+		out->docs[i] = gf_prom_answer_detach(&a);
 	}
 	return GF_OK;
 }
@@ -242,9 +229,7 @@ static gf_err parse_all(const char *const *answers, const size_t *lens, const st
 static gf_err decode_util(const cJSON *doc, char **keys, size_t *kat, size_t kcap, struct util_ix **out,
 			  size_t *n, char *err, size_t errlen)
 {
-	const cJSON *res = vector_of(doc, "utilization", err, errlen);
-	if (!res)
-		return GF_PARSE;
+	const cJSON *res = vector_of(doc);
 	size_t cnt = (size_t)cJSON_GetArraySize(res);
 	*out = calloc(cnt ? cnt : 1, sizeof(**out));
 	if (!*out)
@@ -272,9 +257,7 @@ static gf_err decode_util(const cJSON *doc, char **keys, size_t *kat, size_t kca
 static gf_err decode_labels(const cJSON *doc, const char *key, struct label_ix **out, size_t *n,
 			    char *err, size_t errlen)
 {
-	const cJSON *res = vector_of(doc, "labels", err, errlen);
-	if (!res)
-		return GF_PARSE;
+	const cJSON *res = vector_of(doc);
 	char l[GF_COST_NAME_MAX + 8];
 	ksm_label(key, l, sizeof(l));
 	size_t cnt = (size_t)cJSON_GetArraySize(res);
@@ -310,17 +293,15 @@ gf_err gf_cost_data_decode(const char *const *answers, const size_t *lens, int64
 	gf_err e = parse_all(answers, lens, agg, out, err, errlen);
 	if (e)
 		goto out;
-	const cJSON *ra = vector_of(out->docs[GF_COSTQ_ALLOC], "allocation", err, errlen);
-	const cJSON *rc = ra ? vector_of(out->docs[GF_COSTQ_CAP], "capacity", err, errlen) : NULL;
-	if (!ra || !rc || !out->docs[GF_COSTQ_UTIL]) {
-		e = GF_PARSE;
-		if (!out->docs[GF_COSTQ_UTIL] && ra && rc)
-			fail(err, errlen, GF_PARSE, "prometheus utilization answer: missing");
-		goto out;
+	for (int k = 0; k < GF_COSTQ_LABELS; k++) {
+		if (!out->docs[k]) {
+			e = fail(err, errlen, GF_PARSE, "prometheus %s answer: missing", qname[k]);
+			goto out;
+		}
 	}
+	const cJSON *ra = vector_of(out->docs[GF_COSTQ_ALLOC]), *rc = vector_of(out->docs[GF_COSTQ_CAP]);
 	size_t na = (size_t)cJSON_GetArraySize(ra), nc = (size_t)cJSON_GetArraySize(rc);
-	size_t nu = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(out->docs[GF_COSTQ_UTIL], "data"), "result"));
+	size_t nu = (size_t)cJSON_GetArraySize(vector_of(out->docs[GF_COSTQ_UTIL]));
 	size_t kcap = (na + nc + nu + 1) * 24;
 	out->keys = malloc(kcap);
 	out->uses = calloc(na ? na : 1, sizeof(*out->uses));
@@ -554,16 +535,14 @@ static gf_err rules_shift(CURL *h, const char *base, int64_t end, long timeout_m
 	struct gf_obuf body;
 	gf_obuf_init(&body, 1u << 20);
 	gf_err e = query(h, base, "gpufleet:cost_rules:evaluated_1h[2h]", end, timeout_ms, &body, err, errlen);
-	cJSON *doc = e ? NULL : cJSON_ParseWithLength(body.data ? body.data : "", body.len);
-	const cJSON *st = cJSON_GetObjectItemCaseSensitive(doc, "status");
-	const cJSON *data = cJSON_GetObjectItemCaseSensitive(doc, "data");
-	const cJSON *res = cJSON_GetObjectItemCaseSensitive(data, "result");
-	const cJSON *vals = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(res, 0), "values");
+	struct gf_prom_answer a = { 0 };
+	if (!e)
+		e = gf_prom_answer_parse(body.data ? body.data : "", body.len, GF_PROM_MATRIX, "recording rules answer",
+					 &a, err, errlen);
+	const cJSON *vals = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(a.result, 0), "values");
 	const cJSON *last = cJSON_GetArrayItem(cJSON_GetArrayItem(vals, cJSON_GetArraySize(vals) - 1), 0);
 	if (e) {
 		/* said */
-	} else if (!doc || !cJSON_IsString(st) || strcmp(st->valuestring, "success") || !cJSON_IsArray(res)) {
-		e = fail(err, errlen, GF_PARSE, "prometheus recording rules answer: expected a matrix");
 	} else if (!cJSON_IsNumber(last)) {
 		e = fail(err, errlen, GF_NOENT, "no evaluation of the recording rules (gpufleet:cost_rules:evaluated_1h) "
 			 "in the 2 hours before the window's end: are data/prometheus/gpufleet-cost.rules.yml loaded?");
@@ -571,7 +550,7 @@ static gf_err rules_shift(CURL *h, const char *base, int64_t end, long timeout_m
 		int64_t t = (int64_t)ceil(last->valuedouble); /* the sample lies in [t - 1 s, t] */
 		*shift = ((end - t) % 3600 + 3600) % 3600;
 	}
-	cJSON_Delete(doc);
+	gf_prom_answer_release(&a);
 	gf_obuf_release(&body);
 	return e;
 }

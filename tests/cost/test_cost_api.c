@@ -122,7 +122,7 @@ static void test_decode_errors(void **state)
 	(void)state;
 	expect_decode_error("nope", "prometheus allocation answer: not JSON");
 	expect_decode_error("{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"parse error at char 3\"}",
-			    "prometheus allocation query failed: parse error at char 3");
+			    "prometheus allocation answer: query failed: parse error at char 3");
 	expect_decode_error(OK_VEC("{\"metric\":{\"share\":\"2\"},\"value\":[1,\"1\"]}"),
 			    "data.result[0].metric.share: expected a number in (0, 1], found \"2\"");
 	expect_decode_error(OK_VEC("{\"metric\":{\"share\":\"0.5\"},\"value\":[1,\"-1\"]}"),

@@ -83,7 +83,13 @@ gf_err gf_cost_queries_build(int64_t start, int64_t end, int64_t res,
 		ns |= key == GF_COST_BY_NAMESPACE;
 	}
 	const char *keep = pods ? ",namespace,pod" : ns ? ",namespace" : "";
-	if (res == GF_COST_RES_RECORDED) {
+	if (gf_cost_pooled(res, agg)) {
+		/* The pools' rules (evaluated at end, as below): a few series per namespace. */
+		long long wr = w - 1800;
+		out->q[GF_COSTQ_ALLOC] = fmt("sum_over_time(gpufleet:pool_gpu_allocation:seconds_1h[%llds])", wr);
+		out->q[GF_COSTQ_CAP] = fmt("sum_over_time(gpufleet:pool_gpu_capacity:seconds_1h[%llds])", wr);
+		out->q[GF_COSTQ_UTIL] = fmt("sum_over_time(gpufleet:pool_gpu_used:seconds_1h[%llds])", wr);
+	} else if (res == GF_COST_RES_RECORDED) {
 		/* Evaluated at end: the hourly samples end - W + 1 h, ..., end, each the hour before
 		 * it; a range of W - 30 min takes exactly those under either range convention. */
 		long long wr = w - 1800;
@@ -279,6 +285,139 @@ static gf_err decode_labels(const cJSON *doc, const char *key, struct label_ix *
 	return GF_OK;
 }
 
+/* ---- pools (GF_COST_RES_RECORDED for namespace, model and cluster reports) ----------------- */
+
+bool gf_cost_pooled(int64_t resolution, const struct gf_cost_aggregate *agg)
+{
+	if (resolution != GF_COST_RES_RECORDED)
+		return false;
+	for (int k = 0; k < agg->nkeys; k++) {
+		enum gf_cost_key key = agg->keys[k].key;
+		if (key != GF_COST_BY_NAMESPACE && key != GF_COST_BY_MODEL && key != GF_COST_BY_CLUSTER)
+			return false;
+	}
+	return true;
+}
+
+/* One series of a pooled answer: its pool "<capacity type>/<model>" (in keys), namespace, kind. */
+struct pool_ix {
+	const char *ns, *pool, *model, *kind;
+	double v;
+};
+
+static int cmp_pool(const void *pa, const void *pb)
+{
+	const struct pool_ix *a = pa, *b = pb;
+	int c = strcmp(a->ns, b->ns);
+	return c ? c : strcmp(a->pool, b->pool);
+}
+
+/* The series of one pooled answer, sorted by (namespace, pool); pool names appended to keys. */
+static gf_err pool_series(const cJSON *doc, const char *what, char **keys, size_t *kat, size_t kcap,
+			  struct pool_ix **out, size_t *n, char *err, size_t errlen)
+{
+	const cJSON *res = vector_of(doc), *it;
+	size_t cnt = (size_t)cJSON_GetArraySize(res), i = 0;
+	if (!(*out = calloc(cnt ? cnt : 1, sizeof(**out))))
+		return GF_NOMEM;
+	cJSON_ArrayForEach(it, res)
+	{
+		const cJSON *m;
+		double v;
+		if (!sample_of(it, what, i, &m, &v, err, errlen))
+			return GF_PARSE;
+		const char *type = lab(m, "capacity_type"), *model = lab(m, "model");
+		char *k = *keys + *kat;
+		int w = snprintf(k, kcap - *kat, "%s/%s", type, model);
+		if (w < 0 || (size_t)w >= kcap - *kat)
+			return GF_NOMEM; /* cannot happen: kcap counts every label */
+		*kat += (size_t)w + 1;
+		(*out)[i++] = (struct pool_ix){ lab(m, "namespace"), k, model, lab(m, "kind"), v };
+	}
+	*n = i;
+	qsort(*out, *n, sizeof(**out), cmp_pool);
+	return GF_OK;
+}
+
+/* Room for the pool names of an answer's series. */
+static size_t pool_room(const cJSON *doc)
+{
+	size_t n = 0;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, vector_of(doc))
+	{
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "metric");
+		n += strlen(lab(m, "capacity_type")) + strlen(lab(m, "model")) + 2;
+	}
+	return n;
+}
+
+/*
+ * The pooled answers (data/prometheus/gpufleet-cost.rules.yml, "Pools"): one use per
+ * (namespace, model, capacity type) with its share-seconds (kind share), seconds held (kind
+ * whole) and used seconds; one "GPU" per (model, capacity type) with its capacity and
+ * overcommit.  A use's GPU is its pool; an allocation without a capacity type is unmatched.
+ */
+static gf_err decode_pooled(struct gf_cost_data *out, char *err, size_t errlen)
+{
+	struct pool_ix *a = NULL, *c = NULL, *u = NULL;
+	size_t na = 0, nc = 0, nu = 0, kat = 0;
+	size_t kcap = pool_room(out->docs[GF_COSTQ_ALLOC]) + pool_room(out->docs[GF_COSTQ_CAP]) +
+		      pool_room(out->docs[GF_COSTQ_UTIL]) + 1;
+	gf_err e = GF_NOMEM;
+	if (!(out->keys = malloc(kcap)))
+		goto out;
+	if ((e = pool_series(out->docs[GF_COSTQ_ALLOC], "allocation", &out->keys, &kat, kcap, &a, &na, err, errlen)) ||
+	    (e = pool_series(out->docs[GF_COSTQ_CAP], "capacity", &out->keys, &kat, kcap, &c, &nc, err, errlen)) ||
+	    (e = pool_series(out->docs[GF_COSTQ_UTIL], "utilization", &out->keys, &kat, kcap, &u, &nu, err, errlen)))
+		goto out;
+	e = GF_NOMEM;
+	if (!(out->uses = calloc(na ? na : 1, sizeof(*out->uses))) || !(out->gpus = calloc(nc ? nc : 1, sizeof(*out->gpus))))
+		goto out;
+	e = GF_OK;
+	for (size_t i = 0; i < nc; i++) {
+		if (!out->ngpus || strcmp(out->gpus[out->ngpus - 1].uuid, c[i].pool))
+			out->gpus[out->ngpus++] = (struct gf_cost_gpu){ "", c[i].pool, c[i].model,
+									!strncmp(c[i].pool, "spot/", 5), 0, 0 };
+		struct gf_cost_gpu *g = &out->gpus[out->ngpus - 1];
+		if (!strcmp(c[i].kind, "overcommit"))
+			g->overcommit_seconds += c[i].v;
+		else
+			g->seconds += c[i].v;
+	}
+	for (size_t i = 0; i < na; i++) {
+		if (!out->nuses || cmp_pool(&a[i], &a[i - 1]))
+			out->uses[out->nuses++] = (struct gf_cost_use){ .ns = a[i].ns, .pod = "", .node = "",
+									.uuid = a[i].pool, .model = a[i].model,
+									.used_seconds = -1 };
+		struct gf_cost_use *x = &out->uses[out->nuses - 1];
+		if (!strcmp(a[i].kind, "whole"))
+			x->seconds += a[i].v;
+		else
+			x->share_seconds += a[i].v;
+	}
+	for (size_t i = 0; i < out->nuses; i++) {
+		struct gf_cost_use *x = &out->uses[i];
+		if (x->share_seconds > x->seconds * (1 + 1e-9) + 1e-6) {
+			e = fail(err, errlen, GF_PARSE, "prometheus allocation answer: namespace '%.100s', pool '%.200s': "
+				 "%g share-seconds in %g seconds held", x->ns, x->uuid, x->share_seconds, x->seconds);
+			goto out;
+		}
+		if (!nu)
+			continue; /* no utilization at all: unknown */
+		struct pool_ix want = { x->ns, x->uuid, NULL, NULL, 0 };
+		struct pool_ix *f = bsearch(&want, u, nu, sizeof(*u), cmp_pool);
+		x->used_seconds = f ? f->v : 0;
+		if (x->used_seconds > x->share_seconds)
+			x->used_seconds = x->share_seconds;
+	}
+out:
+	free(a);
+	free(c);
+	free(u);
+	return e;
+}
+
 gf_err gf_cost_data_decode(const char *const *answers, const size_t *lens, int64_t res,
 			   const struct gf_cost_aggregate *agg, struct gf_cost_data *out, char *err,
 			   size_t errlen)
@@ -299,6 +438,11 @@ gf_err gf_cost_data_decode(const char *const *answers, const size_t *lens, int64
 			goto out;
 		}
 	}
+	if (gf_cost_pooled(res, agg)) {
+		e = decode_pooled(out, err, errlen);
+		goto out;
+	}
+	double scale = res == GF_COST_RES_RECORDED ? 1 : (double)res; /* the rules' values are seconds */
 	const cJSON *ra = vector_of(out->docs[GF_COSTQ_ALLOC]), *rc = vector_of(out->docs[GF_COSTQ_CAP]);
 	size_t na = (size_t)cJSON_GetArraySize(ra), nc = (size_t)cJSON_GetArraySize(rc);
 	size_t nu = (size_t)cJSON_GetArraySize(vector_of(out->docs[GF_COSTQ_UTIL]));
@@ -336,7 +480,7 @@ gf_err gf_cost_data_decode(const char *const *answers, const size_t *lens, int64
 		}
 		out->gpus[i++] = (struct gf_cost_gpu){
 			lab(m, "node"), gpu_key(lab(m, "uuid"), lab(m, "gpu"), &out->keys, &kat, kcap),
-			lab(m, "model"), !strcmp(lab(m, "capacity_type"), "spot"), v * (double)res };
+			lab(m, "model"), !strcmp(lab(m, "capacity_type"), "spot"), v * scale, 0 };
 	}
 	out->ngpus = i;
 	i = 0;
@@ -359,13 +503,13 @@ gf_err gf_cost_data_decode(const char *const *answers, const size_t *lens, int64
 		struct gf_cost_use *u = &out->uses[i];
 		*u = (struct gf_cost_use){ .ns = lab(m, "namespace"), .pod = lab(m, "pod"), .node = lab(m, "node"),
 					   .uuid = gpu_key(lab(m, "uuid"), lab(m, "gpu"), &out->keys, &kat, kcap),
-					   .model = lab(m, "model"), .share_seconds = v * (double)res,
+					   .model = lab(m, "model"), .share_seconds = v * scale,
 					   .used_seconds = -1 };
 		u->seconds = u->share_seconds / share;
 		if (nutil) {
 			struct util_ix want = { u->ns, u->pod, u->node, u->uuid, 0 };
 			struct util_ix *f = bsearch(&want, util, nutil, sizeof(*util), cmp_util);
-			u->used_seconds = f ? f->busy * (double)res * share : 0;
+			u->used_seconds = f ? f->busy * scale * share : 0;
 			if (u->used_seconds > u->share_seconds)
 				u->used_seconds = u->share_seconds; /* a rounding step of the two series */
 		}
@@ -604,7 +748,7 @@ gf_err gf_cost_prom_fetch(const char *base_url, long timeout_ms, int64_t start, 
 	}
 	double prom = mono() - t0;
 	if (!e)
-		e = gf_cost_data_decode(answers, lens, resolution == GF_COST_RES_RECORDED ? 1 : resolution, agg,
+		e = gf_cost_data_decode(answers, lens, resolution, agg,
 					out, err, errlen);
 	out->prom_seconds = prom;
 	out->start = start;

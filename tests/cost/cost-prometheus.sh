@@ -217,4 +217,14 @@ cost --window "$((t0 - 3600)),$((t0 + 90000))" --recorded --resolution "" --aggr
 	2>"$T/cli.log" || fail "gpufleet cost --recorded --aggregate label:team failed: $(cat "$T/cli.log")"
 want_line '^infra +12\.000 +12\.000 +48\.00 +48\.00 +90\.0$'
 want_line '^__unallocated__ +6\.000 +14\.000 +4\.80 +11\.20 +0\.0$'
-pass "--recorded (hourly rules, per namespace and per pod) gives the same day"
+# namespace above read the pools (gpufleet:pool_*: per namespace, model and capacity type);
+# model and cluster do too, node reads the per-namespace-and-GPU rules: each equals the raw
+# record's table row for row (only the header's window differs: the rules' hours).
+for agg in model cluster node; do
+	cost --window "$W" --aggregate "$agg" | tail -n +2 >"$T/raw.txt" 2>>"$T/cli.log" || fail "--aggregate $agg failed"
+	cost --window "$((t0 - 3600)),$((t0 + 90000))" --recorded --resolution "" --aggregate "$agg" | tail -n +2 \
+		>"$T/rec.txt" 2>>"$T/cli.log" || fail "--recorded --aggregate $agg failed"
+	diff "$T/raw.txt" "$T/rec.txt" >"$T/diff.log" || { cat "$T/diff.log"; fail "--recorded --aggregate $agg differs from the raw record"; }
+done
+grep -qE '^n1 +20\.000 ' "$T/rec.txt" && grep -qE '^n2 +6\.000 ' "$T/rec.txt" || { cat "$T/rec.txt"; fail "node: no row per node"; }
+pass "--recorded (hourly rules: pools for namespace, model, cluster; per pod; per namespace and GPU) gives the same day"

@@ -40,13 +40,22 @@ static void test_queries(void **state)
 	assert_string_equal(q.q[GF_COSTQ_UTIL], "sum by (UUID,gpu,hostname,Hostname,namespace) "
 						"(sum_over_time(DCGM_FI_DEV_GPU_UTIL{pod!=\"\"}[3450000ms:300s]))");
 	gf_cost_queries_release(&q);
-	/* the hourly recording rules: values are seconds, range W - 30 min, evaluated at end */
+	/* the hourly recording rules: values are seconds, range W - 30 min, evaluated at end; a
+	 * namespace report reads the pools */
+	assert_true(gf_cost_pooled(GF_COST_RES_RECORDED, &agg));
+	assert_false(gf_cost_pooled(300, &agg));
 	assert_int_equal(gf_cost_queries_build(0, 7200, GF_COST_RES_RECORDED, &agg, &q), GF_OK);
-	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum by (node,gpu,uuid,model,share,namespace) "
+	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum_over_time(gpufleet:pool_gpu_allocation:seconds_1h[5400s])");
+	assert_string_equal(q.q[GF_COSTQ_CAP], "sum_over_time(gpufleet:pool_gpu_capacity:seconds_1h[5400s])");
+	assert_string_equal(q.q[GF_COSTQ_UTIL], "sum_over_time(gpufleet:pool_gpu_used:seconds_1h[5400s])");
+	gf_cost_queries_release(&q);
+	assert_int_equal(gf_cost_parse_aggregate("node", &agg, err, sizeof(err)), GF_OK);
+	assert_false(gf_cost_pooled(GF_COST_RES_RECORDED, &agg));
+	assert_int_equal(gf_cost_queries_build(0, 7200, GF_COST_RES_RECORDED, &agg, &q), GF_OK);
+	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum by (node,gpu,uuid,model,share) "
 						 "(sum_over_time(gpufleet:namespace_gpu_allocation:share_seconds_1h[5400s]))");
 	assert_string_equal(q.q[GF_COSTQ_CAP], "sum_over_time(gpufleet:gpu_capacity:seconds_1h[5400s])");
 	gf_cost_queries_release(&q);
-	assert_int_equal(gf_cost_parse_aggregate("node", &agg, err, sizeof(err)), GF_OK);
 	assert_int_equal(gf_cost_queries_build(0, 3600, 300, &agg, &q), GF_OK);
 	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum by (node,gpu,uuid,model,share) "
 						 "(sum_over_time(gpufleet_pod_gpu_allocation[3450000ms:300s]))");
@@ -100,6 +109,63 @@ static void test_decode(void **state)
 	assert_int_equal(gf_cost_data_decode(ans, lens, 60, &agg, &d, err, sizeof(err)), GF_OK);
 	assert_true(d.uses[0].used_seconds < 0);
 	gf_cost_data_release(&d);
+}
+
+/* The pools' answers: one use per (namespace, pool), one "GPU" per pool, exact sums. */
+static void test_decode_pooled(void **state)
+{
+	(void)state;
+	const char *alloc = OK_VEC(
+		"{\"metric\":{\"namespace\":\"a\",\"model\":\"H100\",\"capacity_type\":\"spot\",\"kind\":\"share\"},\"value\":[1,\"1800\"]},"
+		"{\"metric\":{\"namespace\":\"a\",\"model\":\"H100\",\"capacity_type\":\"spot\",\"kind\":\"whole\"},\"value\":[1,\"7200\"]},"
+		"{\"metric\":{\"namespace\":\"b\",\"model\":\"H100\",\"kind\":\"share\"},\"value\":[1,\"360\"]},"
+		"{\"metric\":{\"namespace\":\"b\",\"model\":\"H100\",\"kind\":\"whole\"},\"value\":[1,\"360\"]}");
+	const char *cap = OK_VEC(
+		"{\"metric\":{\"model\":\"H100\",\"capacity_type\":\"spot\",\"kind\":\"capacity\"},\"value\":[1,\"14400\"]},"
+		"{\"metric\":{\"model\":\"H100\",\"capacity_type\":\"spot\",\"kind\":\"overcommit\"},\"value\":[1,\"60\"]}");
+	const char *util = OK_VEC(
+		"{\"metric\":{\"namespace\":\"a\",\"model\":\"H100\",\"capacity_type\":\"spot\"},\"value\":[1,\"900\"]}");
+	struct gf_cost_aggregate agg;
+	char err[256];
+	assert_int_equal(gf_cost_parse_aggregate("namespace", &agg, err, sizeof(err)), GF_OK);
+	const char *ans[] = { alloc, cap, util, NULL };
+	size_t lens[] = { strlen(alloc), strlen(cap), strlen(util), 0 };
+	struct gf_cost_data d;
+	gf_err e = gf_cost_data_decode(ans, lens, GF_COST_RES_RECORDED, &agg, &d, err, sizeof(err));
+	if (e)
+		fail_msg("%s", err);
+	assert_int_equal(d.ngpus, 1);
+	assert_string_equal(d.gpus[0].uuid, "spot/H100");
+	assert_string_equal(d.gpus[0].node, "");
+	assert_true(d.gpus[0].spot);
+	assert_true(d.gpus[0].seconds == 14400 && d.gpus[0].overcommit_seconds == 60);
+	assert_int_equal(d.nuses, 2);
+	assert_string_equal(d.uses[0].ns, "a");
+	assert_string_equal(d.uses[0].uuid, "spot/H100");
+	assert_true(d.uses[0].share_seconds == 1800 && d.uses[0].seconds == 7200 && d.uses[0].used_seconds == 900);
+	/* b's allocation had no capacity type (a GPU without a capacity series): its own pool, unmatched */
+	assert_string_equal(d.uses[1].uuid, "/H100");
+	assert_true(d.uses[1].share_seconds == 360 && d.uses[1].used_seconds == 0);
+	struct gf_cost_price h100 = { .model = "H100", .on_demand = 4, .spot = 1 };
+	struct gf_cost_prices p = { .v = &h100, .n = 1, .currency = "USD" };
+	struct gf_cost_input in = { .start = 0, .end = 7200, .uses = d.uses, .nuses = d.nuses, .gpus = d.gpus,
+				    .ngpus = d.ngpus, .prices = &p, .agg = agg, .include_idle = true };
+	struct gf_cost_report r;
+	assert_int_equal(gf_cost_compute(&in, &r, err, sizeof(err)), GF_OK);
+	assert_true(fabs(r.idle_hours - (14400 - 1800 + 60) / 3600.0) < 1e-9);
+	assert_true(fabs(r.unmatched_hours - 0.1) < 1e-9);
+	/* workload 0.5 share-hours and the idle, at 4 - 1 */
+	assert_true(fabs(r.saved_by_spot - (0.5 + r.idle_hours) * 3) < 1e-9);
+	gf_cost_report_release(&r);
+	gf_cost_data_release(&d);
+
+	/* share-seconds above the seconds held: refused */
+	const char *bad = OK_VEC(
+		"{\"metric\":{\"namespace\":\"a\",\"model\":\"H100\",\"capacity_type\":\"spot\",\"kind\":\"share\"},\"value\":[1,\"1800\"]}");
+	ans[0] = bad;
+	lens[0] = strlen(bad);
+	assert_int_equal(gf_cost_data_decode(ans, lens, GF_COST_RES_RECORDED, &agg, &d, err, sizeof(err)), GF_PARSE);
+	assert_non_null(strstr(err, "namespace 'a', pool 'spot/H100': 1800 share-seconds in 0 seconds held"));
 }
 
 static void expect_decode_error(const char *alloc, const char *want)
@@ -196,6 +262,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_queries),
 		cmocka_unit_test(test_decode),
+		cmocka_unit_test(test_decode_pooled),
 		cmocka_unit_test(test_decode_errors),
 		cmocka_unit_test(test_auth),
 		cmocka_unit_test(test_run_params),

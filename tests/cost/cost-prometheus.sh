@@ -123,6 +123,16 @@ near '.data[0]["__idle__"].gpuHours' 46
 near '.data[0]["__idle__"].totalCost' 126.4
 near '.data[0]["team-a"].minutes' 1440
 pass "/allocation equals the hand-computed day"
+# the bounds of --serve: the completed day asked again is copied, Prometheus not asked; a window
+# over --max-window (92 days) is a 400
+code=$(api "window=$W&aggregate=namespace&includeIdle=true&resolution=1m")
+[ "$code" = 200 ] || fail "again: HTTP $code"
+cmp -s "$T/body" "$T/alloc.json" || fail "the cached answer differs"
+grep -q "200 window=$W aggregate=namespace: 1 set(s), 3 allocation series, 3 GPUs, cached: prometheus not asked" \
+	"$T/serve.log" || fail "the same completed day was asked of Prometheus again: $(tail -3 "$T/serve.log")"
+code=$(api "window=100d")
+[ "$code" = 400 ] && grep -q 'at most 92 days (--max-window)' "$T/body" || fail "100d: HTTP $code $(cat "$T/body")"
+pass "--serve keeps a completed window's answer, and refuses windows over --max-window"
 # OpenCost's field names and JSON types
 for f in cpuCores cpuCoreHours cpuCost ramBytes ramByteHours ramCost gpuCount gpuHours gpuCost \
 	gpuCostAdjustment gpuEfficiency pvCost networkCost sharedCost externalCost totalCost \

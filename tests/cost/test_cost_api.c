@@ -5,16 +5,19 @@
  * access rule (http/auth.h), and the parameter errors of gf_costapi_run.
  */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "costapi/costapi.h"
 #include "costapi/promsrc.h"
 #include "http/auth.h"
+#include "http/server.h"
 
 static void test_queries(void **state)
 {
@@ -257,6 +260,180 @@ static void test_run_params(void **state)
 	gf_costapi_destroy(a);
 }
 
+/*
+ * A FAKE Prometheus - our own HTTP server, not Prometheus - for the bounds of the API: it answers
+ * the three queries of a namespace report with fixed vectors, counts the queries it gets, and
+ * can hold them at a gate (to keep a request reading "Prometheus" while another arrives).
+ */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int queries, waiting;
+	bool hold;
+} fake = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, false };
+
+static void fake_query(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	(void)ud;
+	pthread_mutex_lock(&fake.mu);
+	fake.queries++;
+	fake.waiting++;
+	pthread_cond_broadcast(&fake.cv);
+	while (fake.hold)
+		pthread_cond_wait(&fake.cv, &fake.mu);
+	fake.waiting--;
+	pthread_mutex_unlock(&fake.mu);
+	resp->content_type = "application/json";
+	if (strstr(req->body, "gpufleet_pod_gpu_allocation"))
+		gf_obuf_puts(&resp->body, OK_VEC("{\"metric\":{\"namespace\":\"a\",\"node\":\"n\",\"gpu\":\"0\","
+						 "\"uuid\":\"G\",\"model\":\"H100\",\"share\":\"0.500\"},\"value\":[1,\"30\"]}"));
+	else if (strstr(req->body, "gpufleet_gpu_capacity"))
+		gf_obuf_puts(&resp->body, OK_VEC("{\"metric\":{\"node\":\"n\",\"gpu\":\"0\",\"uuid\":\"G\","
+						 "\"model\":\"H100\",\"capacity_type\":\"on-demand\"},\"value\":[1,\"60\"]}"));
+	else
+		gf_obuf_puts(&resp->body, OK_VEC(""));
+}
+
+static int fake_queries(void)
+{
+	pthread_mutex_lock(&fake.mu);
+	int n = fake.queries;
+	pthread_mutex_unlock(&fake.mu);
+	return n;
+}
+
+struct bg_run {
+	gf_costapi *a;
+	struct gf_cost_request r;
+	unsigned code;
+};
+
+static unsigned run(gf_costapi *a, const struct gf_cost_request *r, struct gf_obuf *o, char *err, size_t errlen,
+		    struct gf_cost_timing *t)
+{
+	gf_obuf_init(o, 1 << 20);
+	return gf_costapi_run(a, r, GF_COST_JSON, o, err, errlen, t);
+}
+
+static void *bg(void *p)
+{
+	struct bg_run *b = p;
+	struct gf_obuf o;
+	char err[512];
+	b->code = run(b->a, &b->r, &o, err, sizeof(err), NULL);
+	gf_obuf_release(&o);
+	return NULL;
+}
+
+/*
+ * `cost --serve`'s bounds against a client repeating month-long queries: a window longer than
+ * max_window is a 400; an answer asked again is copied from the cache (completed windows until
+ * evicted, recent ones for cache_recent_s) without a query; past max_queries reading Prometheus
+ * at once a request gets 429 - and a cached answer is still given meanwhile.
+ */
+static void test_bounds(void **state)
+{
+	(void)state;
+	struct gf_http_route routes[] = { { "POST", "/api/v1/query", fake_query, NULL } };
+	struct gf_http_config hc = { .bind_addr = "127.0.0.1", .routes = routes, .nroutes = 1, .threads = 4 };
+	gf_http_server *srv;
+	assert_int_equal(gf_http_server_create(&hc, &srv), GF_OK);
+	char url[64];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u", gf_http_server_port(srv));
+	struct gf_cost_price star = { .model = "*", .on_demand = 2, .spot = 1 };
+	struct gf_cost_prices p = { .v = &star, .n = 1, .currency = "USD" };
+	struct gf_costapi_config cfg = { .prometheus_url = url, .timeout_ms = 10000, .prices = &p, .max_queries = 1,
+					 .cache_bytes = 1 << 20 };
+	gf_costapi *a;
+	assert_int_equal(gf_costapi_create(&cfg, &a), GF_OK);
+	struct gf_obuf o1, o2;
+	char err[512];
+	struct gf_cost_timing t;
+	const int64_t now = 1796100000;
+
+	/* longer than the default 92 days: refused before Prometheus */
+	struct gf_cost_request longer = { .window = "100d", .now = now };
+	assert_int_equal(run(a, &longer, &o1, err, sizeof(err), &t), 400);
+	assert_non_null(strstr(err, "this server answers at most 92 days (--max-window)"));
+	gf_obuf_release(&o1);
+	assert_int_equal(fake_queries(), 0);
+
+	/* a completed hour: asked once, then copied */
+	struct gf_cost_request done = { .window = "1796000000,1796003600", .resolution = "1m", .now = now };
+	assert_int_equal(run(a, &done, &o1, err, sizeof(err), &t), 200);
+	assert_false(t.cached);
+	assert_int_equal(fake_queries(), 3);
+	assert_non_null(strstr(o1.data, "\"gpuHours\":0.5"));
+	done.now = now + 86400; /* a day later: still kept */
+	assert_int_equal(run(a, &done, &o2, err, sizeof(err), &t), 200);
+	assert_true(t.cached);
+	assert_int_equal(t.sets, 1);
+	assert_int_equal(fake_queries(), 3);
+	assert_string_equal(o1.data, o2.data);
+	gf_obuf_release(&o1);
+	gf_obuf_release(&o2);
+	/* another aggregate is another answer */
+	done.aggregate = "cluster";
+	assert_int_equal(run(a, &done, &o1, err, sizeof(err), &t), 200);
+	assert_false(t.cached);
+	assert_int_equal(fake_queries(), 6);
+	gf_obuf_release(&o1);
+
+	/* "1h" ending now: the same answer for a minute, then asked again */
+	struct gf_cost_request recent = { .window = "1h", .resolution = "1m", .now = now };
+	assert_int_equal(run(a, &recent, &o1, err, sizeof(err), &t), 200);
+	gf_obuf_release(&o1);
+	recent.now = now + 59;
+	assert_int_equal(run(a, &recent, &o1, err, sizeof(err), &t), 200);
+	assert_true(t.cached);
+	gf_obuf_release(&o1);
+	assert_int_equal(fake_queries(), 9);
+	recent.now = now + 61;
+	assert_int_equal(run(a, &recent, &o1, err, sizeof(err), &t), 200);
+	assert_false(t.cached);
+	gf_obuf_release(&o1);
+	assert_int_equal(fake_queries(), 12);
+
+	/* one request held reading Prometheus: a second one gets 429, a cached one its answer */
+	pthread_mutex_lock(&fake.mu);
+	fake.hold = true;
+	pthread_mutex_unlock(&fake.mu);
+	struct bg_run b = { .a = a, .r = { .window = "1796003600,1796007200", .resolution = "1m", .now = now } };
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, bg, &b), 0);
+	pthread_mutex_lock(&fake.mu);
+	while (fake.waiting < 1)
+		pthread_cond_wait(&fake.cv, &fake.mu);
+	pthread_mutex_unlock(&fake.mu);
+	struct gf_cost_request other = { .window = "1796007200,1796010800", .resolution = "1m", .now = now };
+	assert_int_equal(run(a, &other, &o1, err, sizeof(err), &t), 429);
+	assert_non_null(strstr(err, "1 cost queries are reading Prometheus already"));
+	gf_obuf_release(&o1);
+	done.aggregate = NULL;
+	assert_int_equal(run(a, &done, &o1, err, sizeof(err), &t), 200);
+	assert_true(t.cached);
+	gf_obuf_release(&o1);
+	pthread_mutex_lock(&fake.mu);
+	fake.hold = false;
+	pthread_cond_broadcast(&fake.cv);
+	pthread_mutex_unlock(&fake.mu);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(b.code, 200);
+	/* the place is free again */
+	assert_int_equal(run(a, &other, &o1, err, sizeof(err), &t), 200);
+	gf_obuf_release(&o1);
+
+	gf_costapi_destroy(a);
+	/* a longer limit lets a longer window through (to Prometheus: here the fake) */
+	cfg.max_window = 200 * 86400;
+	assert_int_equal(gf_costapi_create(&cfg, &a), GF_OK);
+	longer.resolution = "1h";
+	assert_int_equal(run(a, &longer, &o1, err, sizeof(err), &t), 200);
+	gf_obuf_release(&o1);
+	gf_costapi_destroy(a);
+	gf_http_server_destroy(srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_decode_errors),
 		cmocka_unit_test(test_auth),
 		cmocka_unit_test(test_run_params),
+		cmocka_unit_test(test_bounds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

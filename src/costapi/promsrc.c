@@ -382,8 +382,8 @@ static gf_err decode_pooled(struct gf_cost_data *out, char *err, size_t errlen)
 		struct gf_cost_gpu *g = &out->gpus[out->ngpus - 1];
 		if (!strcmp(c[i].kind, "overcommit"))
 			g->overcommit_seconds += c[i].v;
-		else
-			g->seconds += c[i].v;
+		else if (!strcmp(c[i].kind, "capacity"))
+			g->seconds += c[i].v; /* other kinds (none yet) are not ours to count */
 	}
 	for (size_t i = 0; i < na; i++) {
 		if (!out->nuses || cmp_pool(&a[i], &a[i - 1]))
@@ -393,7 +393,7 @@ static gf_err decode_pooled(struct gf_cost_data *out, char *err, size_t errlen)
 		struct gf_cost_use *x = &out->uses[out->nuses - 1];
 		if (!strcmp(a[i].kind, "whole"))
 			x->seconds += a[i].v;
-		else
+		else if (!strcmp(a[i].kind, "share"))
 			x->share_seconds += a[i].v;
 	}
 	for (size_t i = 0; i < out->nuses; i++) {

@@ -238,3 +238,8 @@ for agg in model cluster node; do
 done
 grep -qE '^n1 +20\.000 ' "$T/rec.txt" && grep -qE '^n2 +6\.000 ' "$T/rec.txt" || { cat "$T/rec.txt"; fail "node: no row per node"; }
 pass "--recorded (hourly rules: pools for namespace, model, cluster; per pod; per namespace and GPU) gives the same day"
+# what the scripted day lacks: an overcommitted GPU beside an idle one, an allocation on a GPU
+# without capacity, a pod with two containers' utilization (hand-computed values)
+(cd "$src/tests/cost/data" && promtool test rules pool-rules.test.yml) >"$T/ruletest.log" 2>&1 ||
+	{ cat "$T/ruletest.log"; fail "promtool test rules pool-rules.test.yml"; }
+pass "the pooled rules: overcommit, unmatched allocations and utilization as hand-computed (promtool test rules)"

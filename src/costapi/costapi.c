@@ -156,8 +156,9 @@ static unsigned parse(const gf_costapi *a, const struct gf_cost_request *r, stru
 	}
 	int64_t w = p->end - p->start;
 	if (w > a->cfg.max_window) {
-		snprintf(err, errlen, "window: '%.60s' is %lld days long; this server answers at most %lld days "
-			 "(--max-window)", r->window, (long long)(w / 86400), (long long)(a->cfg.max_window / 86400));
+		long long m = (long long)a->cfg.max_window;
+		snprintf(err, errlen, "window: '%.60s' is longer than the %lld%s this server answers (--max-window)",
+			 r->window, m % 86400 ? m % 3600 ? m : m / 3600 : m / 86400, m % 86400 ? m % 3600 ? "s" : "h" : "d");
 		return 400;
 	}
 	if (a->cfg.recorded) {
@@ -230,7 +231,8 @@ static bool cache_key(const gf_costapi *a, const struct gf_cost_request *r, cons
 	size_t at = (size_t)snprintf(key, n, "%d|%lld|%lld|%d|", (int)f, (long long)p->step, (long long)p->res,
 				     (int)p->idle);
 	for (int k = 0; k < p->agg.nkeys && at < n; k++)
-		at += (size_t)snprintf(key + at, n - at, "%d:%s,", (int)p->agg.keys[k].key, p->agg.keys[k].label);
+		at += (size_t)snprintf(key + at, n - at, "%d:%zu:%s,", (int)p->agg.keys[k].key,
+				       strlen(p->agg.keys[k].label), p->agg.keys[k].label); /* length: unambiguous */
 	if (at >= n)
 		return false;
 	int w;

@@ -157,7 +157,7 @@ static unsigned parse(const gf_costapi *a, const struct gf_cost_request *r, stru
 	int64_t w = p->end - p->start;
 	if (w > a->cfg.max_window) {
 		long long m = (long long)a->cfg.max_window;
-		snprintf(err, errlen, "window: '%.60s' is longer than the %lld%s this server answers (--max-window)",
+		snprintf(err, errlen, "window: '%.60s' is longer than the %lld%s allowed (--max-window)",
 			 r->window, m % 86400 ? m % 3600 ? m : m / 3600 : m / 86400, m % 86400 ? m % 3600 ? "s" : "h" : "d");
 		return 400;
 	}

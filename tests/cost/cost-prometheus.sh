@@ -131,7 +131,7 @@ cmp -s "$T/body" "$T/alloc.json" || fail "the cached answer differs"
 grep -q "200 window=$W aggregate=namespace: 1 set(s), 3 allocation series, 3 GPUs, cached: prometheus not asked" \
 	"$T/serve.log" || fail "the same completed day was asked of Prometheus again: $(tail -3 "$T/serve.log")"
 code=$(api "window=100d")
-[ "$code" = 400 ] && grep -q 'longer than the 92d this server answers (--max-window)' "$T/body" || fail "100d: HTTP $code $(cat "$T/body")"
+[ "$code" = 400 ] && grep -q 'longer than the 92d allowed (--max-window)' "$T/body" || fail "100d: HTTP $code $(cat "$T/body")"
 pass "--serve keeps a completed window's answer, and refuses windows over --max-window"
 # OpenCost's field names and JSON types
 for f in cpuCores cpuCoreHours cpuCost ramBytes ramByteHours ramCost gpuCount gpuHours gpuCost \

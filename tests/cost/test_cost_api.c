@@ -354,7 +354,7 @@ static void test_bounds(void **state)
 	/* longer than the default 92 days: refused before Prometheus */
 	struct gf_cost_request longer = { .window = "100d", .now = now };
 	assert_int_equal(run(a, &longer, &o1, err, sizeof(err), &t), 400);
-	assert_non_null(strstr(err, "window: '100d' is longer than the 92d this server answers (--max-window)"));
+	assert_non_null(strstr(err, "window: '100d' is longer than the 92d allowed (--max-window)"));
 	gf_obuf_release(&o1);
 	assert_int_equal(fake_queries(), 0);
 
@@ -435,7 +435,7 @@ static void test_bounds(void **state)
 	assert_int_equal(gf_costapi_create(&cfg, &a), GF_OK);
 	struct gf_cost_request two_days = { .window = "2d", .now = now };
 	assert_int_equal(run(a, &two_days, &o1, err, sizeof(err), &t), 400);
-	assert_string_equal(err, "window: '2d' is longer than the 36h this server answers (--max-window)");
+	assert_string_equal(err, "window: '2d' is longer than the 36h allowed (--max-window)");
 	gf_obuf_release(&o1);
 	gf_costapi_destroy(a);
 	gf_http_server_destroy(srv);

@@ -5,10 +5,12 @@
  *
  * The first byte chooses the parser; the rest is the input.  Each must
  * return an error or a well-formed value: prices finite and >= 0, windows
- * non-empty, decoded uses within their GPU's share; a decoded record is then
+ * non-empty, decoded uses within their GPU's share (a Prometheus answer is read
+ * both per GPU and as the pools' answer); a decoded record is then
  * priced and rendered (the accounting must not fail on what decoding gave).
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,18 +20,24 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void prom(const char *text, size_t len)
+static void prom(const char *text, size_t len, bool pooled)
 {
-	/* The same bytes answer every query: allocation, capacity, utilization, labels. */
+	/* The same bytes answer every query: allocation, capacity, utilization, labels; pooled:
+	 * the pools' answers of a recorded namespace report (costapi/promsrc.h). */
 	struct gf_cost_aggregate agg;
 	char err[512];
-	if (gf_cost_parse_aggregate("namespace,label:team", &agg, err, sizeof(err)))
+	if (gf_cost_parse_aggregate(pooled ? "namespace" : "namespace,label:team", &agg, err, sizeof(err)))
 		abort();
 	const char *answers[GF_COSTQ_LABELS + 2] = { text, text, text, NULL, text };
 	size_t lens[GF_COSTQ_LABELS + 2] = { len, len, len, 0, len };
 	struct gf_cost_data d;
-	if (gf_cost_data_decode(answers, lens, 60, &agg, &d, err, sizeof(err)))
+	if (gf_cost_data_decode(answers, lens, pooled ? GF_COST_RES_RECORDED : 60, &agg, &d, err, sizeof(err)))
 		return;
+	if (pooled != gf_cost_pooled(GF_COST_RES_RECORDED, &agg))
+		abort();
+	for (size_t i = 0; i < d.ngpus; i++)
+		if (!(d.gpus[i].overcommit_seconds >= 0) || !(d.gpus[i].seconds >= 0))
+			abort();
 	for (size_t i = 0; i < d.nuses; i++)
 		if (!(d.uses[i].share_seconds >= 0) || d.uses[i].share_seconds > d.uses[i].seconds * (1 + 1e-9) + 1e-9)
 			abort();
@@ -92,7 +100,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)gf_cost_mig_fraction(s);
 		break;
 	default:
-		prom(text, len);
+		prom(text, len, false);
+		prom(text, len, true);
 		break;
 	}
 	free(s);

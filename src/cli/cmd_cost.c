@@ -28,9 +28,9 @@
 
 struct opts {
 	const char *prom, *window, *from, *to, *aggregate, *step, *resolution, *prices, *bind, *cert,
-		*key, *client_ca, *token_file;
+		*key, *client_ca, *token_file, *max_window;
 	bool json, no_idle, serve, insecure, log_requests, recorded;
-	unsigned long port, threads, timeout_ms;
+	unsigned long port, threads, timeout_ms, max_queries, cache_mb;
 	char *allowed_copy;
 	const char *allowed[64];
 	size_t nallowed;
@@ -69,6 +69,12 @@ static void usage(FILE *f)
 		"  --token-file PATH         accept \"Authorization: Bearer <the file's first line>\"\n"
 		"  --insecure-http           plain HTTP, no authentication (local tests only)\n"
 		"  --threads N               HTTP worker threads (default 4)\n"
+		"  --max-window D            longest window answered (default 92d)\n"
+		"  --max-queries N           --serve: requests reading Prometheus at once; more\n"
+		"                            get 429 (default 2; 0 = no limit)\n"
+		"  --cache-mb N              --serve: answers kept for repeated requests, completed\n"
+		"                            windows until evicted, recent ones for a minute\n"
+		"                            (default 64; 0 = none)\n"
 		"  --log-requests            one line per request on stderr, with timings\n");
 }
 
@@ -97,11 +103,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "token-file", required_argument, NULL, 't' }, { "insecure-http", no_argument, NULL, 'i' },
 		{ "threads", required_argument, NULL, 'x' },    { "log-requests", no_argument, NULL, 'l' },
 		{ "recorded", no_argument, NULL, 'R' },
+		{ "max-window", required_argument, NULL, 'W' }, { "max-queries", required_argument, NULL, 'Q' },
+		{ "cache-mb", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },             { NULL, 0, NULL, 0 },
 	};
 	o->port = 9003;
 	o->threads = 4;
 	o->timeout_ms = 30000;
+	o->max_queries = 2;
+	o->cache_mb = 64;
 	optind = 1;
 	opterr = 0;
 	for (;;) {
@@ -133,6 +143,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'o': if (!num("--timeout-ms", optarg, 3600000, &o->timeout_ms)) return 2; break;
 		case 'n': if (!num("--port", optarg, 65535, &o->port)) return 2; break;
 		case 'x': if (!num("--threads", optarg, 64, &o->threads)) return 2; break;
+		case 'Q': if (!num("--max-queries", optarg, 64, &o->max_queries)) return 2; break;
+		case 'M': if (!num("--cache-mb", optarg, 65536, &o->cache_mb)) return 2; break;
+		case 'W': o->max_window = optarg; break;
 		case 'A': {
 			free(o->allowed_copy);
 			o->nallowed = 0;
@@ -308,7 +321,18 @@ int gf_cmd_cost(int argc, char **argv)
 			  .allowed_cns = o.allowed, .nallowed = o.nallowed, .token = token },
 		.log_requests = o.log_requests,
 		.recorded = o.recorded,
+		/* one-shot runs ask once: no limit, nothing kept */
+		.max_queries = o.serve ? (unsigned)o.max_queries : 0,
+		.cache_bytes = o.serve ? (size_t)o.cache_mb << 20 : 0,
 	};
+	if (o.max_window) {
+		char werr[200];
+		if (gf_cost_parse_duration(o.max_window, &cc.max_window, werr, sizeof(werr))) {
+			fprintf(stderr, "gpufleet cost: --max-window: %s\n", werr);
+			rc = 2;
+			goto out;
+		}
+	}
 	if (gf_costapi_create(&cc, &api)) {
 		fprintf(stderr, "gpufleet cost: out of memory\n");
 		rc = 1;

@@ -644,7 +644,8 @@ static gf_err validate(const struct gf_cost_input *in, char *err, size_t errlen)
 				    u->uuid ? u->uuid : "", u->share_seconds, u->seconds);
 	}
 	for (size_t i = 0; i < in->ngpus; i++)
-		if (!(in->gpus[i].seconds >= 0) || !isfinite(in->gpus[i].seconds))
+		if (!(in->gpus[i].seconds >= 0) || !isfinite(in->gpus[i].seconds) ||
+		    !(in->gpus[i].overcommit_seconds >= 0) || !isfinite(in->gpus[i].overcommit_seconds))
 			return fail(err, errlen, GF_INVAL, "GPU %s on %s: negative capacity",
 				    in->gpus[i].uuid ? in->gpus[i].uuid : "", in->gpus[i].node ? in->gpus[i].node : "");
 	return GF_OK;
@@ -704,7 +705,9 @@ static gf_err idle_rows(const struct gf_cost_input *in, const double *alloc, str
 		gf_err e = price_of(in->prices, gp->model, gp->spot, &price, &od, err, errlen);
 		if (e)
 			return e;
-		double idle_s = gp->seconds - alloc[g];
+		/* a pool: its GPUs' idle is its capacity minus its uses plus what some GPUs were over */
+		double idle_s = gp->seconds - alloc[g] + gp->overcommit_seconds;
+		r->overcommit_hours += gp->overcommit_seconds / 3600;
 		if (idle_s < 0) {
 			r->overcommit_hours += -idle_s / 3600;
 			idle_s = 0;

@@ -171,11 +171,19 @@ struct gf_cost_use {
 	double used_seconds;  /* utilization integrated (whole-GPU seconds); < 0 = unknown */
 };
 
-/* One GPU's presence within a window. */
+/*
+ * One GPU's presence within a window - or a pool of GPUs of one model and
+ * capacity type whose sums a store already made (costapi's pooled recording
+ * rules): then seconds is the pool's GPU-seconds and overcommit_seconds the
+ * share-seconds its GPUs were given out above their capacity, GPU by GPU,
+ * which the pool's sum of uses cannot show (0 for a single GPU: its
+ * overcommit is found from its uses).
+ */
 struct gf_cost_gpu {
 	const char *node, *uuid, *model;
 	bool spot;
 	double seconds;
+	double overcommit_seconds;
 };
 
 /* An allocation as an interval, for callers that have them (replays, tests). */

@@ -9,6 +9,7 @@
  */
 #include "costapi/costapi.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +20,26 @@
 #define MAX_SETS 400
 #define MAX_SAMPLES 20000 /* window / resolution */
 
+#define DEFAULT_MAX_WINDOW (92 * 86400)
+#define MAX_CACHED 256 /* answers */
+
+/* A kept answer: the bytes gf_costapi_run appended for key. */
+struct cached {
+	char *key, *body;
+	size_t len;
+	struct gf_cost_timing t; /* sets, uses, gpus of the run that made it */
+	int64_t expires;         /* Unix seconds; 0: a completed window, kept until evicted */
+	uint64_t used;           /* last use, for least-recently-used eviction */
+};
+
 struct gf_costapi {
 	struct gf_costapi_config cfg;
 	char *url;
+	pthread_mutex_t mu;      /* running and the cache */
+	unsigned running;        /* requests reading Prometheus now */
+	struct cached cache[MAX_CACHED];
+	size_t ncache, cache_used;
+	uint64_t tick;
 };
 
 gf_err gf_costapi_create(const struct gf_costapi_config *cfg, gf_costapi **out)
@@ -35,6 +53,11 @@ gf_err gf_costapi_create(const struct gf_costapi_config *cfg, gf_costapi **out)
 	a->cfg = *cfg;
 	if (!a->cfg.timeout_ms)
 		a->cfg.timeout_ms = 30000;
+	if (!a->cfg.max_window)
+		a->cfg.max_window = DEFAULT_MAX_WINDOW;
+	if (!a->cfg.cache_recent_s)
+		a->cfg.cache_recent_s = 60;
+	pthread_mutex_init(&a->mu, NULL);
 	if (!(a->url = strdup(cfg->prometheus_url))) {
 		free(a);
 		return GF_NOMEM;
@@ -48,6 +71,11 @@ void gf_costapi_destroy(gf_costapi *a)
 {
 	if (!a)
 		return;
+	for (size_t i = 0; i < a->ncache; i++) {
+		free(a->cache[i].key);
+		free(a->cache[i].body);
+	}
+	pthread_mutex_destroy(&a->mu);
 	free(a->url);
 	free(a);
 }
@@ -127,6 +155,12 @@ static unsigned parse(const gf_costapi *a, const struct gf_cost_request *r, stru
 		}
 	}
 	int64_t w = p->end - p->start;
+	if (w > a->cfg.max_window) {
+		long long m = (long long)a->cfg.max_window;
+		snprintf(err, errlen, "window: '%.60s' is longer than the %lld%s allowed (--max-window)",
+			 r->window, m % 86400 ? m % 3600 ? m : m / 3600 : m / 86400, m % 86400 ? m % 3600 ? "s" : "h" : "d");
+		return 400;
+	}
 	if (a->cfg.recorded) {
 		unsigned code = recorded(r, p, err, errlen);
 		if (code != 200)
@@ -182,16 +216,120 @@ out:
 	return code;
 }
 
-unsigned gf_costapi_run(gf_costapi *a, const struct gf_cost_request *r, enum gf_cost_format f,
-			struct gf_obuf *out, char *err, size_t errlen, struct gf_cost_timing *timing)
+/* ---- bounds: the cache and the limit on queries at once ------------------------ */
+
+/*
+ * The cache key of a parsed request: everything the answer depends on.  A completed
+ * window by its times; one that reaches into the last GF_COSTAPI_SETTLE seconds (or 2 h
+ * with recorded rules) by the window as written ("7d" is then the same key for a
+ * minute, though its times move), and it expires.
+ */
+static bool cache_key(const gf_costapi *a, const struct gf_cost_request *r, const struct params *p,
+		      enum gf_cost_format f, char *key, size_t n, int64_t *expires)
 {
+	int64_t settle = a->cfg.recorded ? 7200 : GF_COSTAPI_SETTLE + 2 * p->res;
+	size_t at = (size_t)snprintf(key, n, "%d|%lld|%lld|%d|", (int)f, (long long)p->step, (long long)p->res,
+				     (int)p->idle);
+	for (int k = 0; k < p->agg.nkeys && at < n; k++)
+		at += (size_t)snprintf(key + at, n - at, "%d:%zu:%s,", (int)p->agg.keys[k].key,
+				       strlen(p->agg.keys[k].label), p->agg.keys[k].label); /* length: unambiguous */
+	if (at >= n)
+		return false;
+	int w;
+	if (p->end + settle <= r->now) {
+		w = snprintf(key + at, n - at, "|%lld-%lld", (long long)p->start, (long long)p->end);
+		*expires = 0;
+	} else {
+		w = snprintf(key + at, n - at, "|w=%s", r->window);
+		*expires = r->now + a->cfg.cache_recent_s;
+	}
+	return w >= 0 && (size_t)w < n - at; /* a key cut short is not kept */
+}
+
+/* Copy the answer kept for key into out; false when there is none (or it expired). */
+static bool cache_get(gf_costapi *a, const char *key, int64_t now, struct gf_obuf *out, struct gf_cost_timing *t)
+{
+	bool hit = false;
+	pthread_mutex_lock(&a->mu);
+	for (size_t i = 0; i < a->ncache; i++) {
+		struct cached *c = &a->cache[i];
+		if (strcmp(c->key, key) || (c->expires && c->expires <= now))
+			continue;
+		c->used = ++a->tick;
+		*t = c->t;
+		t->cached = true;
+		hit = !gf_obuf_append(out, c->body, c->len);
+		break;
+	}
+	pthread_mutex_unlock(&a->mu);
+	return hit;
+}
+
+static void cache_drop(gf_costapi *a, size_t i)
+{
+	a->cache_used -= a->cache[i].len;
+	free(a->cache[i].key);
+	free(a->cache[i].body);
+	a->cache[i] = a->cache[--a->ncache];
+}
+
+/* Keep an answer: expired entries go first, then the least recently used, until it fits. */
+static void cache_put(gf_costapi *a, const char *key, const char *body, size_t len, int64_t expires,
+		      int64_t now, const struct gf_cost_timing *t)
+{
+	if (len > a->cfg.cache_bytes / 4)
+		return; /* one answer never takes more than a quarter of the room */
+	char *k = strdup(key), *b = malloc(len ? len : 1);
+	if (!k || !b) {
+		free(k);
+		free(b);
+		return;
+	}
+	memcpy(b, body, len);
+	pthread_mutex_lock(&a->mu);
+	for (size_t i = a->ncache; i-- > 0;)
+		if (!strcmp(a->cache[i].key, key) || (a->cache[i].expires && a->cache[i].expires <= now))
+			cache_drop(a, i);
+	while (a->ncache && (a->ncache == MAX_CACHED || a->cache_used + len > a->cfg.cache_bytes)) {
+		size_t lru = 0;
+		for (size_t i = 1; i < a->ncache; i++)
+			if (a->cache[i].used < a->cache[lru].used)
+				lru = i;
+		cache_drop(a, lru);
+	}
+	a->cache[a->ncache++] = (struct cached){ k, b, len, *t, expires, ++a->tick };
+	a->cache_used += len;
+	pthread_mutex_unlock(&a->mu);
+}
+
+/* A place among the max_queries reading Prometheus; false when they are all taken. */
+static bool slot_take(gf_costapi *a)
+{
+	if (!a->cfg.max_queries)
+		return true;
+	pthread_mutex_lock(&a->mu);
+	bool ok = a->running < a->cfg.max_queries;
+	a->running += ok;
+	pthread_mutex_unlock(&a->mu);
+	return ok;
+}
+
+static void slot_give(gf_costapi *a)
+{
+	if (!a->cfg.max_queries)
+		return;
+	pthread_mutex_lock(&a->mu);
+	a->running--;
+	pthread_mutex_unlock(&a->mu);
+}
+
+/* The sets of a parsed request, appended to out. */
+static unsigned run_sets(gf_costapi *a, const struct params *pp, enum gf_cost_format f, struct gf_obuf *out,
+			 char *err, size_t errlen, struct gf_cost_timing *tp)
+{
+	struct params p = *pp;
 	struct gf_cost_timing t = { 0 };
-	struct params p;
-	if (errlen)
-		err[0] = '\0';
-	unsigned code = parse(a, r, &p, err, errlen);
-	if (code != 200)
-		goto out;
+	unsigned code = 200;
 	if (f == GF_COST_JSON)
 		gf_obuf_puts(out, "{\"code\":200,\"data\":[");
 	for (int64_t s = p.start; s < p.end && code == 200; s += p.step) {
@@ -207,6 +345,36 @@ unsigned gf_costapi_run(gf_costapi *a, const struct gf_cost_request *r, enum gf_
 		code = 500;
 		snprintf(err, errlen, "the answer is larger than the response limit");
 	}
+	*tp = t;
+	return code;
+}
+
+unsigned gf_costapi_run(gf_costapi *a, const struct gf_cost_request *r, enum gf_cost_format f,
+			struct gf_obuf *out, char *err, size_t errlen, struct gf_cost_timing *timing)
+{
+	struct gf_cost_timing t = { 0 };
+	struct params p;
+	char key[1024];
+	int64_t expires = 0;
+	size_t at = out->len;
+	if (errlen)
+		err[0] = '\0';
+	unsigned code = parse(a, r, &p, err, errlen);
+	if (code != 200)
+		goto out;
+	bool cache = a->cfg.cache_bytes && cache_key(a, r, &p, f, key, sizeof(key), &expires);
+	if (cache && cache_get(a, key, r->now, out, &t))
+		goto out;
+	if (!slot_take(a)) {
+		snprintf(err, errlen, "%u cost queries are reading Prometheus already, the most this server runs at "
+			 "once (--max-queries): retry in a moment", a->cfg.max_queries);
+		code = 429;
+		goto out;
+	}
+	code = run_sets(a, &p, f, out, err, errlen, &t);
+	slot_give(a);
+	if (code == 200 && cache)
+		cache_put(a, key, out->data + at, out->len - at, expires, r->now, &t);
 out:
 	if (timing)
 		*timing = t;
@@ -257,9 +425,10 @@ static void on_allocation(void *ud, const struct gf_http_request *req, struct gf
 		json_error(resp, code, err);
 	if (a->cfg.log_requests)
 		fprintf(stderr, "gpufleet cost: %u window=%s aggregate=%s: %zu set(s), %zu allocation series, "
-				"%zu GPUs, prometheus %.3f s, accounting %.3f s%s%s\n",
+				"%zu GPUs, %s%.3f s, accounting %.3f s%s%s\n",
 			code, r.window ? r.window : "", r.aggregate ? r.aggregate : "", t.sets, t.uses, t.gpus,
-			t.prom_seconds, t.ours_seconds, code != 200 ? ": " : "", code != 200 ? err : "");
+			t.cached ? "cached: prometheus not asked, " : "prometheus ", t.prom_seconds, t.ours_seconds,
+			code != 200 ? ": " : "", code != 200 ? err : "");
 }
 
 static void on_healthz(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)

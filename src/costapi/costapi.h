@@ -49,7 +49,21 @@ struct gf_costapi_config {
 	bool recorded;                       /* read the hourly recording rules (promsrc.h
 					      * GF_COST_RES_RECORDED): windows rounded down to
 					      * whole hours, steps in whole hours, no resolution */
+	/* Bounds on what a client can make Prometheus do (an authenticated client could
+	 * otherwise send month-long queries back to back): */
+	int64_t max_window;                  /* seconds; longer windows are a 400 (0 = 92 days) */
+	unsigned max_queries;                /* requests reading Prometheus at once; more get
+					      * 429 (0 = no limit) */
+	size_t cache_bytes;                  /* answers kept (0 = none): a completed window's
+					      * answer (its end GF_COSTAPI_SETTLE before now, 2 h
+					      * with recorded rules) is kept until evicted (least
+					      * recently used first), one reaching into that recent
+					      * part for cache_recent_s */
+	int64_t cache_recent_s;              /* 0 = 60 s */
 };
+
+/* How long after its end a window's record is taken as final (scrapes, staleness). */
+#define GF_COSTAPI_SETTLE 600
 
 /* GF_INVAL (no URL or prices), GF_NOMEM. */
 gf_err gf_costapi_create(const struct gf_costapi_config *cfg, gf_costapi **out);
@@ -65,6 +79,7 @@ struct gf_cost_timing {
 	double prom_seconds;   /* in Prometheus (queries and transfer) */
 	double ours_seconds;   /* decoding, accounting and rendering */
 	size_t sets, uses, gpus;
+	bool cached;           /* answered from the cache: nothing asked of Prometheus */
 };
 
 enum gf_cost_format { GF_COST_JSON, GF_COST_TABLE };
@@ -72,8 +87,11 @@ enum gf_cost_format { GF_COST_JSON, GF_COST_TABLE };
 /*
  * Run r: parse, fetch each step's window, account, render into out (the
  * whole JSON answer, or the tables one after the other).  Returns the HTTP
- * status: 200, 400 (err: which parameter and why), 503 (Prometheus
- * unavailable), 500.  timing may be NULL.
+ * status: 200, 400 (err: which parameter and why; a window over max_window),
+ * 429 (max_queries already reading Prometheus), 503 (Prometheus
+ * unavailable), 500.  With cache_bytes, an answer kept for the same
+ * parameters (the same window, aggregate, step, includeIdle, resolution and
+ * format) is copied instead of asking Prometheus again.  timing may be NULL.
  */
 unsigned gf_costapi_run(gf_costapi *a, const struct gf_cost_request *r, enum gf_cost_format f,
 			struct gf_obuf *out, char *err, size_t errlen, struct gf_cost_timing *timing);

@@ -1,6 +1,7 @@
 /*
  * costapi/promsrc.c - Prometheus as the store of the allocation record
- * (costapi/promsrc.h): the queries, the client (libcurl), the decoder (cJSON).
+ * (costapi/promsrc.h): the queries, the client (libcurl), the decoder (the answers'
+ * envelopes: prom/promjson.h).
  *
  * The queries of a window run at once (curl multi: Prometheus evaluates them in
  * parallel).  The queries are evaluated at end - R, so the subquery samples land on
@@ -22,6 +23,7 @@
 #include <time.h>
 
 #include "core/obuf.h"
+#include "prom/promjson.h"
 
 #define ANSWER_CAP (1u << 30)
 
@@ -82,7 +84,13 @@ gf_err gf_cost_queries_build(int64_t start, int64_t end, int64_t res,
 		ns |= key == GF_COST_BY_NAMESPACE;
 	}
 	const char *keep = pods ? ",namespace,pod" : ns ? ",namespace" : "";
-	if (res == GF_COST_RES_RECORDED) {
+	if (gf_cost_pooled(res, agg)) {
+		/* The pools' rules (evaluated at end, as below): a few series per namespace. */
+		long long wr = w - 1800;
+		out->q[GF_COSTQ_ALLOC] = fmt("sum_over_time(gpufleet:pool_gpu_allocation:seconds_1h[%llds])", wr);
+		out->q[GF_COSTQ_CAP] = fmt("sum_over_time(gpufleet:pool_gpu_capacity:seconds_1h[%llds])", wr);
+		out->q[GF_COSTQ_UTIL] = fmt("sum_over_time(gpufleet:pool_gpu_used:seconds_1h[%llds])", wr);
+	} else if (res == GF_COST_RES_RECORDED) {
 		/* Evaluated at end: the hourly samples end - W + 1 h, ..., end, each the hour before
 		 * it; a range of W - 30 min takes exactly those under either range convention. */
 		long long wr = w - 1800;
@@ -135,28 +143,10 @@ void gf_cost_queries_release(struct gf_cost_queries *q)
 
 static const char *const qname[] = { "allocation", "capacity", "utilization", "labels" };
 
-/* The result array of a vector answer, or NULL with err set. */
-static const cJSON *vector_of(const cJSON *doc, const char *what, char *err, size_t errlen)
+/* The result array of a decoded vector answer (parse_all checked the envelope). */
+static const cJSON *vector_of(const cJSON *doc)
 {
-	const cJSON *st = cJSON_GetObjectItemCaseSensitive(doc, "status");
-	if (!cJSON_IsString(st)) {
-		fail(err, errlen, GF_PARSE, "prometheus %s answer: status: expected a string", what);
-		return NULL;
-	}
-	if (strcmp(st->valuestring, "success")) {
-		const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "error");
-		fail(err, errlen, GF_PARSE, "prometheus %s query failed: %s", what,
-		     cJSON_IsString(m) ? m->valuestring : "status is not success");
-		return NULL;
-	}
-	const cJSON *data = cJSON_GetObjectItemCaseSensitive(doc, "data");
-	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(data, "resultType");
-	const cJSON *res = cJSON_GetObjectItemCaseSensitive(data, "result");
-	if (!cJSON_IsString(rt) || strcmp(rt->valuestring, "vector") || !cJSON_IsArray(res)) {
-		fail(err, errlen, GF_PARSE, "prometheus %s answer: data: expected resultType vector and a result array", what);
-		return NULL;
-	}
-	return res;
+	return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "data"), "result");
 }
 
 /* One sample: its metric object and value; false (err set) if malformed. */
@@ -165,16 +155,15 @@ static bool sample_of(const cJSON *it, const char *what, size_t i, const cJSON *
 {
 	*metric = cJSON_GetObjectItemCaseSensitive(it, "metric");
 	const cJSON *val = cJSON_GetObjectItemCaseSensitive(it, "value");
-	const cJSON *s = cJSON_GetArrayItem(val, 1);
-	char *end;
-	if (!cJSON_IsObject(*metric) || !cJSON_IsArray(val) || !cJSON_IsString(s)) {
+	double t;
+	enum gf_prom_sample_check c = gf_prom_sample(val, &t, v);
+	if (!cJSON_IsObject(*metric) || c == GF_PROM_SAMPLE_SHAPE) {
 		fail(err, errlen, GF_PARSE, "prometheus %s answer: data.result[%zu]: expected metric and value", what, i);
 		return false;
 	}
-	*v = strtod(s->valuestring, &end);
-	if (end == s->valuestring || *end || !isfinite(*v) || *v < 0) {
+	if (c != GF_PROM_SAMPLE_OK || !isfinite(*v) || *v < 0) {
 		fail(err, errlen, GF_PARSE, "prometheus %s answer: data.result[%zu].value: expected a number >= 0, "
-		     "found \"%.40s\"", what, i, s->valuestring);
+		     "found \"%.40s\"", what, i, cJSON_GetArrayItem(val, 1)->valuestring);
 		return false;
 	}
 	return true;
@@ -226,16 +215,20 @@ static int cmp_label(const void *pa, const void *pb)
 	return c ? c : strcmp(a->pod, b->pod);
 }
 
+/* Parse every answer and check its envelope (prom/promjson.h); out->docs keeps them. */
 static gf_err parse_all(const char *const *answers, const size_t *lens, const struct gf_cost_aggregate *agg,
 			struct gf_cost_data *out, char *err, size_t errlen)
 {
 	for (int i = 0; i < GF_COSTQ_LABELS + agg->nkeys; i++) {
 		if (!answers[i] || (i >= GF_COSTQ_LABELS && agg->keys[i - GF_COSTQ_LABELS].key != GF_COST_BY_LABEL))
 			continue;
-		out->docs[i] = cJSON_ParseWithLength(answers[i], lens[i]);
-		if (!out->docs[i])
-			return fail(err, errlen, GF_PARSE, "prometheus %s answer: not JSON",
-				    qname[i < GF_COSTQ_LABELS ? i : GF_COSTQ_LABELS]);
+		char what[32];
+		snprintf(what, sizeof(what), "%s answer", qname[i < GF_COSTQ_LABELS ? i : GF_COSTQ_LABELS]);
+		struct gf_prom_answer a;
+		gf_err e = gf_prom_answer_parse(answers[i], lens[i], GF_PROM_VECTOR, what, &a, err, errlen);
+		if (e)
+			return e;
+		out->docs[i] = gf_prom_answer_detach(&a);
 	}
 	return GF_OK;
 }
@@ -243,9 +236,7 @@ static gf_err parse_all(const char *const *answers, const size_t *lens, const st
 static gf_err decode_util(const cJSON *doc, char **keys, size_t *kat, size_t kcap, struct util_ix **out,
 			  size_t *n, char *err, size_t errlen)
 {
-	const cJSON *res = vector_of(doc, "utilization", err, errlen);
-	if (!res)
-		return GF_PARSE;
+	const cJSON *res = vector_of(doc);
 	size_t cnt = (size_t)cJSON_GetArraySize(res);
 	*out = calloc(cnt ? cnt : 1, sizeof(**out));
 	if (!*out)
@@ -273,9 +264,7 @@ static gf_err decode_util(const cJSON *doc, char **keys, size_t *kat, size_t kca
 static gf_err decode_labels(const cJSON *doc, const char *key, struct label_ix **out, size_t *n,
 			    char *err, size_t errlen)
 {
-	const cJSON *res = vector_of(doc, "labels", err, errlen);
-	if (!res)
-		return GF_PARSE;
+	const cJSON *res = vector_of(doc);
 	char l[GF_COST_NAME_MAX + 8];
 	ksm_label(key, l, sizeof(l));
 	size_t cnt = (size_t)cJSON_GetArraySize(res);
@@ -297,6 +286,139 @@ static gf_err decode_labels(const cJSON *doc, const char *key, struct label_ix *
 	return GF_OK;
 }
 
+/* ---- pools (GF_COST_RES_RECORDED for namespace, model and cluster reports) ----------------- */
+
+bool gf_cost_pooled(int64_t resolution, const struct gf_cost_aggregate *agg)
+{
+	if (resolution != GF_COST_RES_RECORDED)
+		return false;
+	for (int k = 0; k < agg->nkeys; k++) {
+		enum gf_cost_key key = agg->keys[k].key;
+		if (key != GF_COST_BY_NAMESPACE && key != GF_COST_BY_MODEL && key != GF_COST_BY_CLUSTER)
+			return false;
+	}
+	return true;
+}
+
+/* One series of a pooled answer: its pool "<capacity type>/<model>" (in keys), namespace, kind. */
+struct pool_ix {
+	const char *ns, *pool, *model, *kind;
+	double v;
+};
+
+static int cmp_pool(const void *pa, const void *pb)
+{
+	const struct pool_ix *a = pa, *b = pb;
+	int c = strcmp(a->ns, b->ns);
+	return c ? c : strcmp(a->pool, b->pool);
+}
+
+/* The series of one pooled answer, sorted by (namespace, pool); pool names appended to keys. */
+static gf_err pool_series(const cJSON *doc, const char *what, char **keys, size_t *kat, size_t kcap,
+			  struct pool_ix **out, size_t *n, char *err, size_t errlen)
+{
+	const cJSON *res = vector_of(doc), *it;
+	size_t cnt = (size_t)cJSON_GetArraySize(res), i = 0;
+	if (!(*out = calloc(cnt ? cnt : 1, sizeof(**out))))
+		return GF_NOMEM;
+	cJSON_ArrayForEach(it, res)
+	{
+		const cJSON *m;
+		double v;
+		if (!sample_of(it, what, i, &m, &v, err, errlen))
+			return GF_PARSE;
+		const char *type = lab(m, "capacity_type"), *model = lab(m, "model");
+		char *k = *keys + *kat;
+		int w = snprintf(k, kcap - *kat, "%s/%s", type, model);
+		if (w < 0 || (size_t)w >= kcap - *kat)
+			return GF_NOMEM; /* cannot happen: kcap counts every label */
+		*kat += (size_t)w + 1;
+		(*out)[i++] = (struct pool_ix){ lab(m, "namespace"), k, model, lab(m, "kind"), v };
+	}
+	*n = i;
+	qsort(*out, *n, sizeof(**out), cmp_pool);
+	return GF_OK;
+}
+
+/* Room for the pool names of an answer's series. */
+static size_t pool_room(const cJSON *doc)
+{
+	size_t n = 0;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, vector_of(doc))
+	{
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "metric");
+		n += strlen(lab(m, "capacity_type")) + strlen(lab(m, "model")) + 2;
+	}
+	return n;
+}
+
+/*
+ * The pooled answers (data/prometheus/gpufleet-cost.rules.yml, "Pools"): one use per
+ * (namespace, model, capacity type) with its share-seconds (kind share), seconds held (kind
+ * whole) and used seconds; one "GPU" per (model, capacity type) with its capacity and
+ * overcommit.  A use's GPU is its pool; an allocation without a capacity type is unmatched.
+ */
+static gf_err decode_pooled(struct gf_cost_data *out, char *err, size_t errlen)
+{
+	struct pool_ix *a = NULL, *c = NULL, *u = NULL;
+	size_t na = 0, nc = 0, nu = 0, kat = 0;
+	size_t kcap = pool_room(out->docs[GF_COSTQ_ALLOC]) + pool_room(out->docs[GF_COSTQ_CAP]) +
+		      pool_room(out->docs[GF_COSTQ_UTIL]) + 1;
+	gf_err e = GF_NOMEM;
+	if (!(out->keys = malloc(kcap)))
+		goto out;
+	if ((e = pool_series(out->docs[GF_COSTQ_ALLOC], "allocation", &out->keys, &kat, kcap, &a, &na, err, errlen)) ||
+	    (e = pool_series(out->docs[GF_COSTQ_CAP], "capacity", &out->keys, &kat, kcap, &c, &nc, err, errlen)) ||
+	    (e = pool_series(out->docs[GF_COSTQ_UTIL], "utilization", &out->keys, &kat, kcap, &u, &nu, err, errlen)))
+		goto out;
+	e = GF_NOMEM;
+	if (!(out->uses = calloc(na ? na : 1, sizeof(*out->uses))) || !(out->gpus = calloc(nc ? nc : 1, sizeof(*out->gpus))))
+		goto out;
+	e = GF_OK;
+	for (size_t i = 0; i < nc; i++) {
+		if (!out->ngpus || strcmp(out->gpus[out->ngpus - 1].uuid, c[i].pool))
+			out->gpus[out->ngpus++] = (struct gf_cost_gpu){ "", c[i].pool, c[i].model,
+									!strncmp(c[i].pool, "spot/", 5), 0, 0 };
+		struct gf_cost_gpu *g = &out->gpus[out->ngpus - 1];
+		if (!strcmp(c[i].kind, "overcommit"))
+			g->overcommit_seconds += c[i].v;
+		else if (!strcmp(c[i].kind, "capacity"))
+			g->seconds += c[i].v; /* other kinds (none yet) are not ours to count */
+	}
+	for (size_t i = 0; i < na; i++) {
+		if (!out->nuses || cmp_pool(&a[i], &a[i - 1]))
+			out->uses[out->nuses++] = (struct gf_cost_use){ .ns = a[i].ns, .pod = "", .node = "",
+									.uuid = a[i].pool, .model = a[i].model,
+									.used_seconds = -1 };
+		struct gf_cost_use *x = &out->uses[out->nuses - 1];
+		if (!strcmp(a[i].kind, "whole"))
+			x->seconds += a[i].v;
+		else if (!strcmp(a[i].kind, "share"))
+			x->share_seconds += a[i].v;
+	}
+	for (size_t i = 0; i < out->nuses; i++) {
+		struct gf_cost_use *x = &out->uses[i];
+		if (x->share_seconds > x->seconds * (1 + 1e-9) + 1e-6) {
+			e = fail(err, errlen, GF_PARSE, "prometheus allocation answer: namespace '%.100s', pool '%.200s': "
+				 "%g share-seconds in %g seconds held", x->ns, x->uuid, x->share_seconds, x->seconds);
+			goto out;
+		}
+		if (!nu)
+			continue; /* no utilization at all: unknown */
+		struct pool_ix want = { x->ns, x->uuid, NULL, NULL, 0 };
+		struct pool_ix *f = bsearch(&want, u, nu, sizeof(*u), cmp_pool);
+		x->used_seconds = f ? f->v : 0;
+		if (x->used_seconds > x->share_seconds)
+			x->used_seconds = x->share_seconds;
+	}
+out:
+	free(a);
+	free(c);
+	free(u);
+	return e;
+}
+
 gf_err gf_cost_data_decode(const char *const *answers, const size_t *lens, int64_t res,
 			   const struct gf_cost_aggregate *agg, struct gf_cost_data *out, char *err,
 			   size_t errlen)
@@ -311,17 +433,20 @@ gf_err gf_cost_data_decode(const char *const *answers, const size_t *lens, int64
 	gf_err e = parse_all(answers, lens, agg, out, err, errlen);
 	if (e)
 		goto out;
-	const cJSON *ra = vector_of(out->docs[GF_COSTQ_ALLOC], "allocation", err, errlen);
-	const cJSON *rc = ra ? vector_of(out->docs[GF_COSTQ_CAP], "capacity", err, errlen) : NULL;
-	if (!ra || !rc || !out->docs[GF_COSTQ_UTIL]) {
-		e = GF_PARSE;
-		if (!out->docs[GF_COSTQ_UTIL] && ra && rc)
-			fail(err, errlen, GF_PARSE, "prometheus utilization answer: missing");
+	for (int k = 0; k < GF_COSTQ_LABELS; k++) {
+		if (!out->docs[k]) {
+			e = fail(err, errlen, GF_PARSE, "prometheus %s answer: missing", qname[k]);
+			goto out;
+		}
+	}
+	if (gf_cost_pooled(res, agg)) {
+		e = decode_pooled(out, err, errlen);
 		goto out;
 	}
+	double scale = res == GF_COST_RES_RECORDED ? 1 : (double)res; /* the rules' values are seconds */
+	const cJSON *ra = vector_of(out->docs[GF_COSTQ_ALLOC]), *rc = vector_of(out->docs[GF_COSTQ_CAP]);
 	size_t na = (size_t)cJSON_GetArraySize(ra), nc = (size_t)cJSON_GetArraySize(rc);
-	size_t nu = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(out->docs[GF_COSTQ_UTIL], "data"), "result"));
+	size_t nu = (size_t)cJSON_GetArraySize(vector_of(out->docs[GF_COSTQ_UTIL]));
 	size_t kcap = (na + nc + nu + 1) * 24;
 	out->keys = malloc(kcap);
 	out->uses = calloc(na ? na : 1, sizeof(*out->uses));
@@ -356,7 +481,7 @@ gf_err gf_cost_data_decode(const char *const *answers, const size_t *lens, int64
 		}
 		out->gpus[i++] = (struct gf_cost_gpu){
 			lab(m, "node"), gpu_key(lab(m, "uuid"), lab(m, "gpu"), &out->keys, &kat, kcap),
-			lab(m, "model"), !strcmp(lab(m, "capacity_type"), "spot"), v * (double)res };
+			lab(m, "model"), !strcmp(lab(m, "capacity_type"), "spot"), v * scale, 0 };
 	}
 	out->ngpus = i;
 	i = 0;
@@ -379,13 +504,13 @@ gf_err gf_cost_data_decode(const char *const *answers, const size_t *lens, int64
 		struct gf_cost_use *u = &out->uses[i];
 		*u = (struct gf_cost_use){ .ns = lab(m, "namespace"), .pod = lab(m, "pod"), .node = lab(m, "node"),
 					   .uuid = gpu_key(lab(m, "uuid"), lab(m, "gpu"), &out->keys, &kat, kcap),
-					   .model = lab(m, "model"), .share_seconds = v * (double)res,
+					   .model = lab(m, "model"), .share_seconds = v * scale,
 					   .used_seconds = -1 };
 		u->seconds = u->share_seconds / share;
 		if (nutil) {
 			struct util_ix want = { u->ns, u->pod, u->node, u->uuid, 0 };
 			struct util_ix *f = bsearch(&want, util, nutil, sizeof(*util), cmp_util);
-			u->used_seconds = f ? f->busy * (double)res * share : 0;
+			u->used_seconds = f ? f->busy * scale * share : 0;
 			if (u->used_seconds > u->share_seconds)
 				u->used_seconds = u->share_seconds; /* a rounding step of the two series */
 		}
@@ -555,16 +680,14 @@ static gf_err rules_shift(CURL *h, const char *base, int64_t end, long timeout_m
 	struct gf_obuf body;
 	gf_obuf_init(&body, 1u << 20);
 	gf_err e = query(h, base, "gpufleet:cost_rules:evaluated_1h[2h]", end, timeout_ms, &body, err, errlen);
-	cJSON *doc = e ? NULL : cJSON_ParseWithLength(body.data ? body.data : "", body.len);
-	const cJSON *st = cJSON_GetObjectItemCaseSensitive(doc, "status");
-	const cJSON *data = cJSON_GetObjectItemCaseSensitive(doc, "data");
-	const cJSON *res = cJSON_GetObjectItemCaseSensitive(data, "result");
-	const cJSON *vals = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(res, 0), "values");
+	struct gf_prom_answer a = { 0 };
+	if (!e)
+		e = gf_prom_answer_parse(body.data ? body.data : "", body.len, GF_PROM_MATRIX, "recording rules answer",
+					 &a, err, errlen);
+	const cJSON *vals = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(a.result, 0), "values");
 	const cJSON *last = cJSON_GetArrayItem(cJSON_GetArrayItem(vals, cJSON_GetArraySize(vals) - 1), 0);
 	if (e) {
 		/* said */
-	} else if (!doc || !cJSON_IsString(st) || strcmp(st->valuestring, "success") || !cJSON_IsArray(res)) {
-		e = fail(err, errlen, GF_PARSE, "prometheus recording rules answer: expected a matrix");
 	} else if (!cJSON_IsNumber(last)) {
 		e = fail(err, errlen, GF_NOENT, "no evaluation of the recording rules (gpufleet:cost_rules:evaluated_1h) "
 			 "in the 2 hours before the window's end: are data/prometheus/gpufleet-cost.rules.yml loaded?");
@@ -572,7 +695,7 @@ static gf_err rules_shift(CURL *h, const char *base, int64_t end, long timeout_m
 		int64_t t = (int64_t)ceil(last->valuedouble); /* the sample lies in [t - 1 s, t] */
 		*shift = ((end - t) % 3600 + 3600) % 3600;
 	}
-	cJSON_Delete(doc);
+	gf_prom_answer_release(&a);
 	gf_obuf_release(&body);
 	return e;
 }
@@ -626,7 +749,7 @@ gf_err gf_cost_prom_fetch(const char *base_url, long timeout_ms, int64_t start, 
 	}
 	double prom = mono() - t0;
 	if (!e)
-		e = gf_cost_data_decode(answers, lens, resolution == GF_COST_RES_RECORDED ? 1 : resolution, agg,
+		e = gf_cost_data_decode(answers, lens, resolution, agg,
 					out, err, errlen);
 	out->prom_seconds = prom;
 	out->start = start;

@@ -30,6 +30,7 @@
 #define GF_COSTAPI_PROMSRC_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,6 +54,26 @@
  * reads 720 samples per series instead of every scrape.
  */
 #define GF_COST_RES_RECORDED 0
+
+/*
+ * Pools: with the recorded rules, a report that tells only namespaces, models
+ * or the cluster apart (aggregate namespace, model, cluster, or a list of
+ * them) reads the pooled rules instead - per (namespace, GPU model, capacity
+ * type), every GPU and pod summed away by Prometheus:
+ *   alloc  sum_over_time(gpufleet:pool_gpu_allocation:seconds_1h[W - 30m])
+ *          kind="share": share-seconds, kind="whole": seconds held
+ *   cap    sum_over_time(gpufleet:pool_gpu_capacity:seconds_1h[W - 30m])
+ *          kind="capacity": GPU-seconds, kind="overcommit": share-seconds above
+ *          some GPU's capacity (per GPU and minute)
+ *   util   sum_over_time(gpufleet:pool_gpu_used:seconds_1h[W - 30m])
+ *          used GPU-seconds (utilization x share)
+ * Each pool is one gf_cost_gpu ("<capacity type>/<model>", node ""), each
+ * (namespace, pool) one use: the sums are the same, so the report is too
+ * (the idle of a pool is its capacity - its uses + its overcommit, which is
+ * the sum of its GPUs' idle).  A 30-day report then reads a few series per
+ * namespace whatever the number of GPUs.  Entries carry no node property.
+ */
+bool gf_cost_pooled(int64_t resolution, const struct gf_cost_aggregate *agg);
 
 enum { GF_COSTQ_ALLOC, GF_COSTQ_CAP, GF_COSTQ_UTIL, GF_COSTQ_LABELS, GF_COSTQ_COUNT };
 
@@ -83,7 +104,9 @@ struct gf_cost_data {
 /*
  * Decode the answers (Prometheus /api/v1/query JSON, vector results) into
  * out: answers[k] for k < GF_COSTQ_LABELS, then one per label key of agg
- * (NULL for keys that are not labels).  Takes nothing; copies what it keeps.
+ * (NULL for keys that are not labels).  resolution: the seconds each sample
+ * stands for, or GF_COST_RES_RECORDED (the values are seconds; the pools'
+ * answers when gf_cost_pooled).  Takes nothing; copies what it keeps.
  * GF_PARSE (err: which answer, the JSON path, or Prometheus' own error),
  * GF_NOMEM.  On error out is empty.
  */

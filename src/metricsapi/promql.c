@@ -1,6 +1,6 @@
 /*
  * metricsapi/promql.c - PromQL matchers and templates, the /api/v1/query
- * client (libcurl) and its JSON decoder (cJSON).
+ * client (libcurl) and its decoder (the answer's envelope: prom/promjson.h).
  *
  * Injection safety: every value put in a query passes gf_promql_escape, even
  * though the selector parser already restricts values to [A-Za-z0-9._-]:
@@ -10,11 +10,12 @@
 #include "metricsapi/promql.h"
 
 #include <curl/curl.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "prom/promjson.h"
 
 #define RESPONSE_CAP (16u << 20)
 
@@ -162,30 +163,20 @@ gf_err gf_promql_expand(const char *tmpl, const char *matchers, struct gf_obuf *
 	return gf_obuf_error(out);
 }
 
-static gf_err derr(char *err, size_t errlen, const char *what)
+static gf_err derr(char *err, size_t errlen, const char *what, const char *detail)
 {
 	if (errlen)
-		snprintf(err, errlen, "prometheus response: %s", what);
+		snprintf(err, errlen, "prometheus response: %s: %s", what, detail);
 	return GF_PARSE;
 }
 
 /* [ <unix time>, "<value>" ] */
 static gf_err decode_sample(const cJSON *pair, double *v, int64_t *ts, char *err, size_t errlen)
 {
-	const cJSON *t = cJSON_GetArrayItem(pair, 0), *s = cJSON_GetArrayItem(pair, 1);
-	if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 || !cJSON_IsNumber(t) ||
-	    !cJSON_IsString(s))
-		return derr(err, errlen, "value: expected [time, \"value\"]");
-	const char *str = s->valuestring;
-	char *end;
-	if (!strcmp(str, "NaN") || !strcmp(str, "+Inf") || !strcmp(str, "-Inf")) {
-		*v = str[0] == 'N' ? (double)NAN : str[0] == '+' ? (double)INFINITY : -(double)INFINITY;
-	} else {
-		*v = strtod(str, &end);
-		if (end == str || *end)
-			return derr(err, errlen, "value: not a number");
-	}
-	double tt = t->valuedouble;
+	double tt;
+	enum gf_prom_sample_check c = gf_prom_sample(pair, &tt, v);
+	if (c != GF_PROM_SAMPLE_OK)
+		return derr(err, errlen, "value", gf_prom_sample_error(c));
 	*ts = (tt > -1e15 && tt < 1e15) ? (int64_t)tt : 0;
 	return GF_OK;
 }
@@ -193,66 +184,34 @@ static gf_err decode_sample(const cJSON *pair, double *v, int64_t *ts, char *err
 gf_err gf_promql_decode(const char *json, size_t len, struct gf_ma_result *out, char *err,
 			size_t errlen)
 {
-	if (errlen)
-		err[0] = '\0';
-	cJSON *doc = cJSON_ParseWithLength(json, len);
-	if (!doc)
-		return derr(err, errlen, "not JSON");
-	gf_err e = GF_OK;
-	const cJSON *status = cJSON_GetObjectItemCaseSensitive(doc, "status");
-	if (!cJSON_IsString(status)) {
-		e = derr(err, errlen, "status: expected a string");
-		goto out;
-	}
-	if (strcmp(status->valuestring, "success")) {
-		const cJSON *msg = cJSON_GetObjectItemCaseSensitive(doc, "error");
-		if (errlen)
-			snprintf(err, errlen, "prometheus: %s",
-				 cJSON_IsString(msg) ? msg->valuestring : "status is not success");
-		e = GF_PARSE;
-		goto out;
-	}
-	const cJSON *data = cJSON_GetObjectItemCaseSensitive(doc, "data");
-	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(data, "resultType");
-	const cJSON *res = cJSON_GetObjectItemCaseSensitive(data, "result");
-	if (!cJSON_IsObject(data) || !cJSON_IsString(rt) || !res) {
-		e = derr(err, errlen, "data: expected resultType and result");
-		goto out;
-	}
+	struct gf_prom_answer a;
+	gf_err e = gf_prom_answer_parse(json, len, GF_PROM_VECTOR | GF_PROM_SCALAR, "response", &a, err, errlen);
+	if (e)
+		return e;
 	double v;
 	int64_t ts;
-	if (!strcmp(rt->valuestring, "scalar")) {
-		e = decode_sample(res, &v, &ts, err, errlen);
+	if (a.type == GF_PROM_SCALAR) {
+		e = decode_sample(a.result, &v, &ts, err, errlen);
 		if (!e)
 			e = gf_ma_result_add(out, cJSON_CreateObject(), v, ts);
 		goto out;
 	}
-	if (strcmp(rt->valuestring, "vector") || !cJSON_IsArray(res)) {
-		e = derr(err, errlen, "data.resultType: expected vector or scalar");
-		goto out;
-	}
 	const cJSON *it;
-	cJSON_ArrayForEach(it, res)
+	cJSON_ArrayForEach(it, a.result)
 	{
+		bool nomem;
 		const cJSON *metric = cJSON_GetObjectItemCaseSensitive(it, "metric");
-		const cJSON *value = cJSON_GetObjectItemCaseSensitive(it, "value");
 		if (!cJSON_IsObject(metric)) {
-			e = derr(err, errlen, "data.result[].metric: expected an object");
+			e = derr(err, errlen, "data.result[].metric", "expected an object");
 			goto out;
 		}
-		e = decode_sample(value, &v, &ts, err, errlen);
+		e = decode_sample(cJSON_GetObjectItemCaseSensitive(it, "value"), &v, &ts, err, errlen);
 		if (e)
 			goto out;
-		cJSON *labels = cJSON_CreateObject();
+		cJSON *labels = gf_prom_labels(metric, &nomem);
 		if (!labels) {
 			e = GF_NOMEM;
 			goto out;
-		}
-		const cJSON *l;
-		cJSON_ArrayForEach(l, metric)
-		{
-			if (cJSON_IsString(l) && l->string && strcmp(l->string, "__name__"))
-				cJSON_AddStringToObject(labels, l->string, l->valuestring);
 		}
 		e = gf_ma_result_add(out, labels, v, ts);
 		if (e) {
@@ -263,7 +222,7 @@ gf_err gf_promql_decode(const char *json, size_t len, struct gf_ma_result *out, 
 		}
 	}
 out:
-	cJSON_Delete(doc);
+	gf_prom_answer_release(&a);
 	return e;
 }
 

@@ -1,7 +1,7 @@
 /*
  * metricsapi/promrange.c - query_range client and matrix decoder (see
  * promrange.h).  The answer is read whole (capped at 64 MiB: 64 series x
- * 11,000 points at ~30 bytes each fits), parsed with cJSON, and each series'
+ * 11,000 points at ~30 bytes each fits), its envelope checked by prom/promjson.h, and each series'
  * [time, "value"] pairs are placed on the grid in one pass: O(points).
  */
 #include "metricsapi/promrange.h"
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/obuf.h"
+#include "prom/promjson.h"
 
 #define RANGE_RESPONSE_CAP (64u << 20)
 
@@ -32,51 +33,27 @@ static gf_err rerr(char *err, size_t errlen, const char *what)
 	return GF_PARSE;
 }
 
-static bool sample_value(const cJSON *s, double *v)
-{
-	const char *str = s->valuestring;
-	char *end;
-
-	if (!strcmp(str, "NaN")) {
-		*v = NAN;
-		return true;
-	}
-	if (!strcmp(str, "+Inf") || !strcmp(str, "-Inf")) {
-		*v = str[0] == '+' ? INFINITY : -INFINITY;
-		return true;
-	}
-	*v = strtod(str, &end);
-	return end != str && !*end;
-}
-
 static gf_err decode_series(const cJSON *it, const struct gf_ma_range *g, struct gf_ma_range_series *s,
 			    char *err, size_t errlen)
 {
 	const cJSON *metric = cJSON_GetObjectItemCaseSensitive(it, "metric");
 	const cJSON *values = cJSON_GetObjectItemCaseSensitive(it, "values");
-	const cJSON *pair, *l;
+	const cJSON *pair;
 	size_t k = 0;
 	double last = NAN;
 
 	if (!cJSON_IsObject(metric) || !cJSON_IsArray(values))
 		return rerr(err, errlen, "data.result[]: expected metric and values");
-	if (!(s->labels = cJSON_CreateObject()) || !(s->v = malloc(g->npoints * sizeof(double))))
+	bool nomem;
+	if (!(s->labels = gf_prom_labels(metric, &nomem)) || !(s->v = malloc(g->npoints * sizeof(double))))
 		return GF_NOMEM;
-	cJSON_ArrayForEach(l, metric)
-	{
-		if (cJSON_IsString(l) && l->string && strcmp(l->string, "__name__") &&
-		    !cJSON_AddStringToObject(s->labels, l->string, l->valuestring))
-			return GF_NOMEM;
-	}
 	cJSON_ArrayForEach(pair, values)
 	{
-		const cJSON *t = cJSON_GetArrayItem(pair, 0), *str = cJSON_GetArrayItem(pair, 1);
-		double v;
+		double t, v;
 
-		if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 || !cJSON_IsNumber(t) ||
-		    !cJSON_IsString(str) || !sample_value(str, &v))
+		if (gf_prom_sample(pair, &t, &v) != GF_PROM_SAMPLE_OK)
 			return rerr(err, errlen, "data.result[].values[]: expected [time, \"value\"]");
-		double at = (t->valuedouble - (double)g->start) / g->step;
+		double at = (t - (double)g->start) / g->step;
 		if (!(at > -1e12 && at < 1e12))
 			return rerr(err, errlen, "data.result[].values[]: time out of range");
 		int64_t idx = (int64_t)llround(at);
@@ -105,32 +82,12 @@ gf_err gf_promrange_decode(const char *json, size_t len, int64_t start, int32_t 
 	out->start = start;
 	out->step = step;
 	out->npoints = npoints;
-	cJSON *doc = cJSON_ParseWithLength(json, len);
-	if (!doc)
-		return rerr(err, errlen, "not JSON");
-	gf_err e = GF_OK;
-	const cJSON *status = cJSON_GetObjectItemCaseSensitive(doc, "status");
-	if (!cJSON_IsString(status)) {
-		e = rerr(err, errlen, "status: expected a string");
-		goto out;
-	}
-	if (strcmp(status->valuestring, "success")) {
-		const cJSON *msg = cJSON_GetObjectItemCaseSensitive(doc, "error");
-		if (errlen)
-			snprintf(err, errlen, "prometheus: %s",
-				 cJSON_IsString(msg) ? msg->valuestring : "status is not success");
-		e = GF_PARSE;
-		goto out;
-	}
-	const cJSON *data = cJSON_GetObjectItemCaseSensitive(doc, "data");
-	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(data, "resultType");
-	const cJSON *res = cJSON_GetObjectItemCaseSensitive(data, "result");
-	if (!cJSON_IsString(rt) || strcmp(rt->valuestring, "matrix") || !cJSON_IsArray(res)) {
-		e = rerr(err, errlen, "data: expected resultType matrix and a result array");
-		goto out;
-	}
+	struct gf_prom_answer a;
+	gf_err e = gf_prom_answer_parse(json, len, GF_PROM_MATRIX, "query_range response", &a, err, errlen);
+	if (e)
+		return e;
 	const cJSON *it;
-	cJSON_ArrayForEach(it, res)
+	cJSON_ArrayForEach(it, a.result)
 	{
 		if (out->n == GF_MA_RANGE_MAX_SERIES) {
 			if (errlen)
@@ -143,7 +100,7 @@ gf_err gf_promrange_decode(const char *json, size_t len, int64_t start, int32_t 
 			goto out;
 	}
 out:
-	cJSON_Delete(doc);
+	gf_prom_answer_release(&a);
 	if (e)
 		gf_ma_range_release(out);
 	return e;

@@ -83,7 +83,7 @@ gf_err gf_trace_cost(const struct gf_pod_spec *pods, size_t n, int64_t ngpus,
 		goto out;
 	}
 	struct gf_cost_gpu cap = { "cluster", "all", NULL, false,
-				   (double)ngpus * (double)(out->end - out->start) };
+				   (double)ngpus * (double)(out->end - out->start), 0 };
 	if ((e = run(u, k, &cap, pr, "label:class", true, out->start, out->end, &out->by_class)))
 		goto out;
 	if (tenants)

@@ -123,6 +123,16 @@ near '.data[0]["__idle__"].gpuHours' 46
 near '.data[0]["__idle__"].totalCost' 126.4
 near '.data[0]["team-a"].minutes' 1440
 pass "/allocation equals the hand-computed day"
+# the bounds of --serve: the completed day asked again is copied, Prometheus not asked; a window
+# over --max-window (92 days) is a 400
+code=$(api "window=$W&aggregate=namespace&includeIdle=true&resolution=1m")
+[ "$code" = 200 ] || fail "again: HTTP $code"
+cmp -s "$T/body" "$T/alloc.json" || fail "the cached answer differs"
+grep -q "200 window=$W aggregate=namespace: 1 set(s), 3 allocation series, 3 GPUs, cached: prometheus not asked" \
+	"$T/serve.log" || fail "the same completed day was asked of Prometheus again: $(tail -3 "$T/serve.log")"
+code=$(api "window=100d")
+[ "$code" = 400 ] && grep -q 'longer than the 92d allowed (--max-window)' "$T/body" || fail "100d: HTTP $code $(cat "$T/body")"
+pass "--serve keeps a completed window's answer, and refuses windows over --max-window"
 # OpenCost's field names and JSON types
 for f in cpuCores cpuCoreHours cpuCost ramBytes ramByteHours ramCost gpuCount gpuHours gpuCost \
 	gpuCostAdjustment gpuEfficiency pvCost networkCost sharedCost externalCost totalCost \
@@ -217,4 +227,19 @@ cost --window "$((t0 - 3600)),$((t0 + 90000))" --recorded --resolution "" --aggr
 	2>"$T/cli.log" || fail "gpufleet cost --recorded --aggregate label:team failed: $(cat "$T/cli.log")"
 want_line '^infra +12\.000 +12\.000 +48\.00 +48\.00 +90\.0$'
 want_line '^__unallocated__ +6\.000 +14\.000 +4\.80 +11\.20 +0\.0$'
-pass "--recorded (hourly rules, per namespace and per pod) gives the same day"
+# namespace above read the pools (gpufleet:pool_*: per namespace, model and capacity type);
+# model and cluster do too, node reads the per-namespace-and-GPU rules: each equals the raw
+# record's table row for row (only the header's window differs: the rules' hours).
+for agg in model cluster node; do
+	cost --window "$W" --aggregate "$agg" | tail -n +2 >"$T/raw.txt" 2>>"$T/cli.log" || fail "--aggregate $agg failed"
+	cost --window "$((t0 - 3600)),$((t0 + 90000))" --recorded --resolution "" --aggregate "$agg" | tail -n +2 \
+		>"$T/rec.txt" 2>>"$T/cli.log" || fail "--recorded --aggregate $agg failed"
+	diff "$T/raw.txt" "$T/rec.txt" >"$T/diff.log" || { cat "$T/diff.log"; fail "--recorded --aggregate $agg differs from the raw record"; }
+done
+grep -qE '^n1 +20\.000 ' "$T/rec.txt" && grep -qE '^n2 +6\.000 ' "$T/rec.txt" || { cat "$T/rec.txt"; fail "node: no row per node"; }
+pass "--recorded (hourly rules: pools for namespace, model, cluster; per pod; per namespace and GPU) gives the same day"
+# what the scripted day lacks: an overcommitted GPU beside an idle one, an allocation on a GPU
+# without capacity, a pod with two containers' utilization (hand-computed values)
+(cd "$src/tests/cost/data" && promtool test rules pool-rules.test.yml) >"$T/ruletest.log" 2>&1 ||
+	{ cat "$T/ruletest.log"; fail "promtool test rules pool-rules.test.yml"; }
+pass "the pooled rules: overcommit, unmatched allocations and utilization as hand-computed (promtool test rules)"

@@ -5,16 +5,19 @@
  * access rule (http/auth.h), and the parameter errors of gf_costapi_run.
  */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "costapi/costapi.h"
 #include "costapi/promsrc.h"
 #include "http/auth.h"
+#include "http/server.h"
 
 static void test_queries(void **state)
 {
@@ -40,13 +43,22 @@ static void test_queries(void **state)
 	assert_string_equal(q.q[GF_COSTQ_UTIL], "sum by (UUID,gpu,hostname,Hostname,namespace) "
 						"(sum_over_time(DCGM_FI_DEV_GPU_UTIL{pod!=\"\"}[3450000ms:300s]))");
 	gf_cost_queries_release(&q);
-	/* the hourly recording rules: values are seconds, range W - 30 min, evaluated at end */
+	/* the hourly recording rules: values are seconds, range W - 30 min, evaluated at end; a
+	 * namespace report reads the pools */
+	assert_true(gf_cost_pooled(GF_COST_RES_RECORDED, &agg));
+	assert_false(gf_cost_pooled(300, &agg));
 	assert_int_equal(gf_cost_queries_build(0, 7200, GF_COST_RES_RECORDED, &agg, &q), GF_OK);
-	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum by (node,gpu,uuid,model,share,namespace) "
+	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum_over_time(gpufleet:pool_gpu_allocation:seconds_1h[5400s])");
+	assert_string_equal(q.q[GF_COSTQ_CAP], "sum_over_time(gpufleet:pool_gpu_capacity:seconds_1h[5400s])");
+	assert_string_equal(q.q[GF_COSTQ_UTIL], "sum_over_time(gpufleet:pool_gpu_used:seconds_1h[5400s])");
+	gf_cost_queries_release(&q);
+	assert_int_equal(gf_cost_parse_aggregate("node", &agg, err, sizeof(err)), GF_OK);
+	assert_false(gf_cost_pooled(GF_COST_RES_RECORDED, &agg));
+	assert_int_equal(gf_cost_queries_build(0, 7200, GF_COST_RES_RECORDED, &agg, &q), GF_OK);
+	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum by (node,gpu,uuid,model,share) "
 						 "(sum_over_time(gpufleet:namespace_gpu_allocation:share_seconds_1h[5400s]))");
 	assert_string_equal(q.q[GF_COSTQ_CAP], "sum_over_time(gpufleet:gpu_capacity:seconds_1h[5400s])");
 	gf_cost_queries_release(&q);
-	assert_int_equal(gf_cost_parse_aggregate("node", &agg, err, sizeof(err)), GF_OK);
 	assert_int_equal(gf_cost_queries_build(0, 3600, 300, &agg, &q), GF_OK);
 	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum by (node,gpu,uuid,model,share) "
 						 "(sum_over_time(gpufleet_pod_gpu_allocation[3450000ms:300s]))");
@@ -102,6 +114,63 @@ static void test_decode(void **state)
 	gf_cost_data_release(&d);
 }
 
+/* The pools' answers: one use per (namespace, pool), one "GPU" per pool, exact sums. */
+static void test_decode_pooled(void **state)
+{
+	(void)state;
+	const char *alloc = OK_VEC(
+		"{\"metric\":{\"namespace\":\"a\",\"model\":\"H100\",\"capacity_type\":\"spot\",\"kind\":\"share\"},\"value\":[1,\"1800\"]},"
+		"{\"metric\":{\"namespace\":\"a\",\"model\":\"H100\",\"capacity_type\":\"spot\",\"kind\":\"whole\"},\"value\":[1,\"7200\"]},"
+		"{\"metric\":{\"namespace\":\"b\",\"model\":\"H100\",\"kind\":\"share\"},\"value\":[1,\"360\"]},"
+		"{\"metric\":{\"namespace\":\"b\",\"model\":\"H100\",\"kind\":\"whole\"},\"value\":[1,\"360\"]}");
+	const char *cap = OK_VEC(
+		"{\"metric\":{\"model\":\"H100\",\"capacity_type\":\"spot\",\"kind\":\"capacity\"},\"value\":[1,\"14400\"]},"
+		"{\"metric\":{\"model\":\"H100\",\"capacity_type\":\"spot\",\"kind\":\"overcommit\"},\"value\":[1,\"60\"]}");
+	const char *util = OK_VEC(
+		"{\"metric\":{\"namespace\":\"a\",\"model\":\"H100\",\"capacity_type\":\"spot\"},\"value\":[1,\"900\"]}");
+	struct gf_cost_aggregate agg;
+	char err[256];
+	assert_int_equal(gf_cost_parse_aggregate("namespace", &agg, err, sizeof(err)), GF_OK);
+	const char *ans[] = { alloc, cap, util, NULL };
+	size_t lens[] = { strlen(alloc), strlen(cap), strlen(util), 0 };
+	struct gf_cost_data d;
+	gf_err e = gf_cost_data_decode(ans, lens, GF_COST_RES_RECORDED, &agg, &d, err, sizeof(err));
+	if (e)
+		fail_msg("%s", err);
+	assert_int_equal(d.ngpus, 1);
+	assert_string_equal(d.gpus[0].uuid, "spot/H100");
+	assert_string_equal(d.gpus[0].node, "");
+	assert_true(d.gpus[0].spot);
+	assert_true(d.gpus[0].seconds == 14400 && d.gpus[0].overcommit_seconds == 60);
+	assert_int_equal(d.nuses, 2);
+	assert_string_equal(d.uses[0].ns, "a");
+	assert_string_equal(d.uses[0].uuid, "spot/H100");
+	assert_true(d.uses[0].share_seconds == 1800 && d.uses[0].seconds == 7200 && d.uses[0].used_seconds == 900);
+	/* b's allocation had no capacity type (a GPU without a capacity series): its own pool, unmatched */
+	assert_string_equal(d.uses[1].uuid, "/H100");
+	assert_true(d.uses[1].share_seconds == 360 && d.uses[1].used_seconds == 0);
+	struct gf_cost_price h100 = { .model = "H100", .on_demand = 4, .spot = 1 };
+	struct gf_cost_prices p = { .v = &h100, .n = 1, .currency = "USD" };
+	struct gf_cost_input in = { .start = 0, .end = 7200, .uses = d.uses, .nuses = d.nuses, .gpus = d.gpus,
+				    .ngpus = d.ngpus, .prices = &p, .agg = agg, .include_idle = true };
+	struct gf_cost_report r;
+	assert_int_equal(gf_cost_compute(&in, &r, err, sizeof(err)), GF_OK);
+	assert_true(fabs(r.idle_hours - (14400 - 1800 + 60) / 3600.0) < 1e-9);
+	assert_true(fabs(r.unmatched_hours - 0.1) < 1e-9);
+	/* workload 0.5 share-hours and the idle, at 4 - 1 */
+	assert_true(fabs(r.saved_by_spot - (0.5 + r.idle_hours) * 3) < 1e-9);
+	gf_cost_report_release(&r);
+	gf_cost_data_release(&d);
+
+	/* share-seconds above the seconds held: refused */
+	const char *bad = OK_VEC(
+		"{\"metric\":{\"namespace\":\"a\",\"model\":\"H100\",\"capacity_type\":\"spot\",\"kind\":\"share\"},\"value\":[1,\"1800\"]}");
+	ans[0] = bad;
+	lens[0] = strlen(bad);
+	assert_int_equal(gf_cost_data_decode(ans, lens, GF_COST_RES_RECORDED, &agg, &d, err, sizeof(err)), GF_PARSE);
+	assert_non_null(strstr(err, "namespace 'a', pool 'spot/H100': 1800 share-seconds in 0 seconds held"));
+}
+
 static void expect_decode_error(const char *alloc, const char *want)
 {
 	struct gf_cost_aggregate agg;
@@ -122,7 +191,7 @@ static void test_decode_errors(void **state)
 	(void)state;
 	expect_decode_error("nope", "prometheus allocation answer: not JSON");
 	expect_decode_error("{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"parse error at char 3\"}",
-			    "prometheus allocation query failed: parse error at char 3");
+			    "prometheus allocation answer: query failed: parse error at char 3");
 	expect_decode_error(OK_VEC("{\"metric\":{\"share\":\"2\"},\"value\":[1,\"1\"]}"),
 			    "data.result[0].metric.share: expected a number in (0, 1], found \"2\"");
 	expect_decode_error(OK_VEC("{\"metric\":{\"share\":\"0.5\"},\"value\":[1,\"-1\"]}"),
@@ -191,14 +260,197 @@ static void test_run_params(void **state)
 	gf_costapi_destroy(a);
 }
 
+/*
+ * A FAKE Prometheus - our own HTTP server, not Prometheus - for the bounds of the API: it answers
+ * the three queries of a namespace report with fixed vectors, counts the queries it gets, and
+ * can hold them at a gate (to keep a request reading "Prometheus" while another arrives).
+ */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int queries, waiting;
+	bool hold;
+} fake = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, false };
+
+static void fake_query(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	(void)ud;
+	pthread_mutex_lock(&fake.mu);
+	fake.queries++;
+	fake.waiting++;
+	pthread_cond_broadcast(&fake.cv);
+	while (fake.hold)
+		pthread_cond_wait(&fake.cv, &fake.mu);
+	fake.waiting--;
+	pthread_mutex_unlock(&fake.mu);
+	resp->content_type = "application/json";
+	if (strstr(req->body, "gpufleet_pod_gpu_allocation"))
+		gf_obuf_puts(&resp->body, OK_VEC("{\"metric\":{\"namespace\":\"a\",\"node\":\"n\",\"gpu\":\"0\","
+						 "\"uuid\":\"G\",\"model\":\"H100\",\"share\":\"0.500\"},\"value\":[1,\"30\"]}"));
+	else if (strstr(req->body, "gpufleet_gpu_capacity"))
+		gf_obuf_puts(&resp->body, OK_VEC("{\"metric\":{\"node\":\"n\",\"gpu\":\"0\",\"uuid\":\"G\","
+						 "\"model\":\"H100\",\"capacity_type\":\"on-demand\"},\"value\":[1,\"60\"]}"));
+	else
+		gf_obuf_puts(&resp->body, OK_VEC(""));
+}
+
+static int fake_queries(void)
+{
+	pthread_mutex_lock(&fake.mu);
+	int n = fake.queries;
+	pthread_mutex_unlock(&fake.mu);
+	return n;
+}
+
+struct bg_run {
+	gf_costapi *a;
+	struct gf_cost_request r;
+	unsigned code;
+};
+
+static unsigned run(gf_costapi *a, const struct gf_cost_request *r, struct gf_obuf *o, char *err, size_t errlen,
+		    struct gf_cost_timing *t)
+{
+	gf_obuf_init(o, 1 << 20);
+	return gf_costapi_run(a, r, GF_COST_JSON, o, err, errlen, t);
+}
+
+static void *bg(void *p)
+{
+	struct bg_run *b = p;
+	struct gf_obuf o;
+	char err[512];
+	b->code = run(b->a, &b->r, &o, err, sizeof(err), NULL);
+	gf_obuf_release(&o);
+	return NULL;
+}
+
+/*
+ * `cost --serve`'s bounds against a client repeating month-long queries: a window longer than
+ * max_window is a 400; an answer asked again is copied from the cache (completed windows until
+ * evicted, recent ones for cache_recent_s) without a query; past max_queries reading Prometheus
+ * at once a request gets 429 - and a cached answer is still given meanwhile.
+ */
+static void test_bounds(void **state)
+{
+	(void)state;
+	struct gf_http_route routes[] = { { "POST", "/api/v1/query", fake_query, NULL } };
+	struct gf_http_config hc = { .bind_addr = "127.0.0.1", .routes = routes, .nroutes = 1, .threads = 4 };
+	gf_http_server *srv;
+	assert_int_equal(gf_http_server_create(&hc, &srv), GF_OK);
+	char url[64];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u", gf_http_server_port(srv));
+	struct gf_cost_price star = { .model = "*", .on_demand = 2, .spot = 1 };
+	struct gf_cost_prices p = { .v = &star, .n = 1, .currency = "USD" };
+	struct gf_costapi_config cfg = { .prometheus_url = url, .timeout_ms = 10000, .prices = &p, .max_queries = 1,
+					 .cache_bytes = 1 << 20 };
+	gf_costapi *a;
+	assert_int_equal(gf_costapi_create(&cfg, &a), GF_OK);
+	struct gf_obuf o1, o2;
+	char err[512];
+	struct gf_cost_timing t;
+	const int64_t now = 1796100000;
+
+	/* longer than the default 92 days: refused before Prometheus */
+	struct gf_cost_request longer = { .window = "100d", .now = now };
+	assert_int_equal(run(a, &longer, &o1, err, sizeof(err), &t), 400);
+	assert_non_null(strstr(err, "window: '100d' is longer than the 92d allowed (--max-window)"));
+	gf_obuf_release(&o1);
+	assert_int_equal(fake_queries(), 0);
+
+	/* a completed hour: asked once, then copied */
+	struct gf_cost_request done = { .window = "1796000000,1796003600", .resolution = "1m", .now = now };
+	assert_int_equal(run(a, &done, &o1, err, sizeof(err), &t), 200);
+	assert_false(t.cached);
+	assert_int_equal(fake_queries(), 3);
+	assert_non_null(strstr(o1.data, "\"gpuHours\":0.5"));
+	done.now = now + 86400; /* a day later: still kept */
+	assert_int_equal(run(a, &done, &o2, err, sizeof(err), &t), 200);
+	assert_true(t.cached);
+	assert_int_equal(t.sets, 1);
+	assert_int_equal(fake_queries(), 3);
+	assert_string_equal(o1.data, o2.data);
+	gf_obuf_release(&o1);
+	gf_obuf_release(&o2);
+	/* another aggregate is another answer */
+	done.aggregate = "cluster";
+	assert_int_equal(run(a, &done, &o1, err, sizeof(err), &t), 200);
+	assert_false(t.cached);
+	assert_int_equal(fake_queries(), 6);
+	gf_obuf_release(&o1);
+
+	/* "1h" ending now: the same answer for a minute, then asked again */
+	struct gf_cost_request recent = { .window = "1h", .resolution = "1m", .now = now };
+	assert_int_equal(run(a, &recent, &o1, err, sizeof(err), &t), 200);
+	gf_obuf_release(&o1);
+	recent.now = now + 59;
+	assert_int_equal(run(a, &recent, &o1, err, sizeof(err), &t), 200);
+	assert_true(t.cached);
+	gf_obuf_release(&o1);
+	assert_int_equal(fake_queries(), 9);
+	recent.now = now + 61;
+	assert_int_equal(run(a, &recent, &o1, err, sizeof(err), &t), 200);
+	assert_false(t.cached);
+	gf_obuf_release(&o1);
+	assert_int_equal(fake_queries(), 12);
+
+	/* one request held reading Prometheus: a second one gets 429, a cached one its answer */
+	pthread_mutex_lock(&fake.mu);
+	fake.hold = true;
+	pthread_mutex_unlock(&fake.mu);
+	struct bg_run b = { .a = a, .r = { .window = "1796003600,1796007200", .resolution = "1m", .now = now } };
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, bg, &b), 0);
+	pthread_mutex_lock(&fake.mu);
+	while (fake.waiting < 1)
+		pthread_cond_wait(&fake.cv, &fake.mu);
+	pthread_mutex_unlock(&fake.mu);
+	struct gf_cost_request other = { .window = "1796007200,1796010800", .resolution = "1m", .now = now };
+	assert_int_equal(run(a, &other, &o1, err, sizeof(err), &t), 429);
+	assert_non_null(strstr(err, "1 cost queries are reading Prometheus already"));
+	gf_obuf_release(&o1);
+	done.aggregate = NULL;
+	assert_int_equal(run(a, &done, &o1, err, sizeof(err), &t), 200);
+	assert_true(t.cached);
+	gf_obuf_release(&o1);
+	pthread_mutex_lock(&fake.mu);
+	fake.hold = false;
+	pthread_cond_broadcast(&fake.cv);
+	pthread_mutex_unlock(&fake.mu);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(b.code, 200);
+	/* the place is free again */
+	assert_int_equal(run(a, &other, &o1, err, sizeof(err), &t), 200);
+	gf_obuf_release(&o1);
+
+	gf_costapi_destroy(a);
+	/* a longer limit lets a longer window through (to Prometheus: here the fake) */
+	cfg.max_window = 200 * 86400;
+	assert_int_equal(gf_costapi_create(&cfg, &a), GF_OK);
+	longer.resolution = "1h";
+	assert_int_equal(run(a, &longer, &o1, err, sizeof(err), &t), 200);
+	gf_obuf_release(&o1);
+	gf_costapi_destroy(a);
+	cfg.max_window = 36 * 3600;
+	assert_int_equal(gf_costapi_create(&cfg, &a), GF_OK);
+	struct gf_cost_request two_days = { .window = "2d", .now = now };
+	assert_int_equal(run(a, &two_days, &o1, err, sizeof(err), &t), 400);
+	assert_string_equal(err, "window: '2d' is longer than the 36h allowed (--max-window)");
+	gf_obuf_release(&o1);
+	gf_costapi_destroy(a);
+	gf_http_server_destroy(srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_queries),
 		cmocka_unit_test(test_decode),
+		cmocka_unit_test(test_decode_pooled),
 		cmocka_unit_test(test_decode_errors),
 		cmocka_unit_test(test_auth),
 		cmocka_unit_test(test_run_params),
+		cmocka_unit_test(test_bounds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

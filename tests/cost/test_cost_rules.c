@@ -80,7 +80,7 @@ static void test_four_quarters_one_gpu_hour(void **state)
 	for (int i = 0; i < 4; i++)
 		a[i] = (struct gf_cost_alloc){ .ns = "team-a", .pod = pods[i], .node = "n1", .uuid = "GPU-1",
 					       .model = "H100", .share = 0.25, .start = 0, .end = H, .util = -1 };
-	struct gf_cost_gpu g = { "n1", "GPU-1", "H100", false, H };
+	struct gf_cost_gpu g = { "n1", "GPU-1", "H100", false, H, 0 };
 	struct gf_cost_report r = compute(a, 4, &g, 1, &p, "namespace", 0, H);
 	const struct gf_cost_row *t = row(&r, "team-a");
 	NEAR(t->gpu_hours, 1.0);       /* 4 x 0.25 x 1 h */
@@ -111,7 +111,7 @@ static void test_idle_spot_reconcile(void **state)
 		{ .ns = "team-b", .pod = "b", .node = "n2", .uuid = "G2", .model = "A100", .share = 0.3,
 		  .start = H, .end = 5 * H, .util = -1 }, /* 1 h inside the window */
 	};
-	struct gf_cost_gpu g[] = { { "n1", "G1", "H100", false, 2 * H }, { "n2", "G2", "A100", true, 2 * H } };
+	struct gf_cost_gpu g[] = { { "n1", "G1", "H100", false, 2 * H, 0 }, { "n2", "G2", "A100", true, 2 * H, 0 } };
 	struct gf_cost_report r = compute(a, 2, g, 2, &p, "namespace", 0, 2 * H);
 	assert_int_equal(r.nrows, 3);
 	const struct gf_cost_row *ta = row(&r, "team-a"), *tb = row(&r, "team-b"), *id = row(&r, "__idle__");
@@ -161,7 +161,7 @@ static void test_mig_fraction(void **state)
 		{ .ns = "y", .pod = "m3", .node = "n", .uuid = "G", .model = "A100",
 		  .share = gf_cost_mig_fraction("3g.40gb"), .start = 0, .end = 7 * H, .util = -1 },
 	};
-	struct gf_cost_gpu g = { "n", "G", "A100", false, 7 * H };
+	struct gf_cost_gpu g = { "n", "G", "A100", false, 7 * H, 0 };
 	struct gf_cost_report r = compute(a, 2, &g, 1, &p, "pod", 0, 7 * H);
 	NEAR(row(&r, "x/m1")->gpu_hours, 1.0); /* 1/7 x 7 h */
 	NEAR(row(&r, "y/m3")->gpu_hours, 3.0); /* 3/7 x 7 h */
@@ -196,7 +196,7 @@ static void test_aggregate_label(void **state)
 		{ .ns = "n2", .pod = "b", .node = "k1", .uuid = "G2", .model = "H100", .labels = lb,
 		  .nlabels = 1, .share = 0.5, .start = 0, .end = H, .util = 0.1 },
 	};
-	struct gf_cost_gpu g[] = { { "k1", "G1", "H100", false, H }, { "k1", "G2", "H100", false, H } };
+	struct gf_cost_gpu g[] = { { "k1", "G1", "H100", false, H, 0 }, { "k1", "G2", "H100", false, H, 0 } };
 	struct gf_cost_report r = compute(a, 2, g, 2, &p, "label:team", 0, H);
 	NEAR(row(&r, "ml")->gpu_hours, 1.0);
 	NEAR(row(&r, "__unallocated__")->gpu_hours, 0.5);
@@ -219,7 +219,7 @@ static void test_overcommit_unmatched(void **state)
 		{ .ns = "a", .pod = "a", .node = "k", .uuid = "G", .model = "H100", .share = 0.75, .start = 0, .end = H, .util = -1 },
 		{ .ns = "b", .pod = "b", .node = "k", .uuid = "G", .model = "H100", .share = 0.5, .start = 0, .end = H, .util = -1 },
 	};
-	struct gf_cost_gpu g = { "k", "G", "H100", false, H };
+	struct gf_cost_gpu g = { "k", "G", "H100", false, H, 0 };
 	struct gf_cost_report r = compute(a, 2, &g, 1, &p, "namespace", 0, H);
 	NEAR(r.overcommit_hours, 0.25);
 	NEAR(r.idle_hours, 0);
@@ -231,6 +231,48 @@ static void test_overcommit_unmatched(void **state)
 	NEAR(r.idle_hours, 0.25);
 	assert_false(r.reconciled);
 	gf_cost_report_release(&r);
+	gf_cost_prices_release(&p);
+}
+
+/*
+ * A pool of GPUs summed by the store (the pooled recording rules): two H100s, one given out
+ * 1.25 times for an hour (0.25 h overcommit) and one idle.  The pool's sums alone (2 h of
+ * capacity, 1.25 h of uses) would show 0.75 h idle; GPU by GPU it is 1 h, with 0.25 h over,
+ * and the report says so - the same report as the two GPUs given one by one.
+ */
+static void test_pool_overcommit(void **state)
+{
+	(void)state;
+	struct gf_cost_prices p = prices(sheet);
+	struct gf_cost_alloc a[] = {
+		{ .ns = "a", .pod = "a", .node = "k", .uuid = "G1", .model = "H100", .share = 0.75, .start = 0, .end = H, .util = -1 },
+		{ .ns = "b", .pod = "b", .node = "k", .uuid = "G1", .model = "H100", .share = 0.5, .start = 0, .end = H, .util = -1 },
+	};
+	struct gf_cost_gpu g[] = { { "k", "G1", "H100", false, H, 0 }, { "k", "G2", "H100", false, H, 0 } };
+	struct gf_cost_report per_gpu = compute(a, 2, g, 2, &p, "namespace", 0, H);
+	struct gf_cost_alloc pooled[] = { a[0], a[1] };
+	pooled[0].node = pooled[1].node = "";
+	pooled[0].uuid = pooled[1].uuid = "on-demand/H100";
+	struct gf_cost_gpu pool = { "", "on-demand/H100", "H100", false, 2 * H, 0.25 * H };
+	struct gf_cost_report r = compute(pooled, 2, &pool, 1, &p, "namespace", 0, H);
+	NEAR(r.idle_hours, 1.0);
+	NEAR(r.overcommit_hours, 0.25);
+	NEAR(r.capacity_hours, 2.0);
+	NEAR(r.workload_hours, 1.25);
+	assert_false(r.reconciled);
+	NEAR(r.idle_hours, per_gpu.idle_hours);
+	NEAR(r.overcommit_hours, per_gpu.overcommit_hours);
+	NEAR(r.idle_cost, per_gpu.idle_cost);
+	NEAR(row(&r, "a")->cost, row(&per_gpu, "a")->cost);
+	gf_cost_report_release(&r);
+	/* without overcommit the pool reconciles */
+	pooled[1].share = 0.25;
+	pool.overcommit_seconds = 0;
+	r = compute(pooled, 2, &pool, 1, &p, "namespace", 0, H);
+	NEAR(r.idle_hours, 1.0);
+	assert_true(r.reconciled);
+	gf_cost_report_release(&r);
+	gf_cost_report_release(&per_gpu);
 	gf_cost_prices_release(&p);
 }
 
@@ -360,7 +402,7 @@ static void test_render_set(void **state)
 	struct gf_cost_prices p = prices(sheet);
 	struct gf_cost_alloc a = { .ns = "team \"q\"", .pod = "p", .node = "n1", .uuid = "G1", .model = "H100",
 				   .share = 0.25, .start = 0, .end = 2 * H, .util = 0.125 };
-	struct gf_cost_gpu g = { "n1", "G1", "H100", false, 2 * H };
+	struct gf_cost_gpu g = { "n1", "G1", "H100", false, 2 * H, 0 };
 	struct gf_cost_report r = compute(&a, 1, &g, 1, &p, "namespace", 0, 2 * H);
 	struct gf_obuf o;
 	gf_obuf_init(&o, 1 << 20);
@@ -386,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_memory_share),
 		cmocka_unit_test(test_aggregate_label),
 		cmocka_unit_test(test_overcommit_unmatched),
+		cmocka_unit_test(test_pool_overcommit),
 		cmocka_unit_test(test_missing_price),
 		cmocka_unit_test(test_price_sheet),
 		cmocka_unit_test(test_windows),

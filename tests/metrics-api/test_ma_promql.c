@@ -148,7 +148,7 @@ static void test_decode(void **st)
 		{ "nope", "not JSON" },
 		{ "{}", "status" },
 		{ "{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"parse error at char 5\"}",
-		  "prometheus: parse error at char 5" },
+		  "prometheus response: query failed: parse error at char 5" },
 		{ "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]}}", "vector or scalar" },
 		{ "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{},\"value\":[1]}]}}",
 		  "expected [time" },

@@ -7,7 +7,7 @@
  * pod to its queue (pod label, else its namespace's), finds its newest
  * FailedScheduling event by binary search over the events sorted by
  * (namespace, name, uid), and sorts the pods by (queue, -priority,
- * creation, namespace, name) so a queue's pods are consecutive and in
+ * creation (unknown last), namespace, name) so a queue's pods are consecutive and in
  * position order.  Cost: O((P + E) log(P + E)) for P pods and E events;
  * queues and namespaces are looked up by binary search after sorting.
  */
@@ -380,8 +380,8 @@ static int cmp_pod(const void *a, const void *b)
 		return c;
 	if (x->priority != y->priority)
 		return x->priority > y->priority ? -1 : 1;
-	if (x->created != y->created)
-		return x->created < y->created ? -1 : 1;
+	if (x->created != y->created) /* unknown (0) last */
+		return !y->created || (x->created && x->created < y->created) ? -1 : 1;
 	c = strcmp(x->ns, y->ns);
 	return c ? c : strcmp(x->name, y->name);
 }

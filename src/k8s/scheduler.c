@@ -1021,7 +1021,7 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 			  "# TYPE gpufleet_leader_takeovers_total counter\ngpufleet_leader_takeovers_total %llu\n",
 		       gf_leader_leading(d->leader) ? 1 : 0, (unsigned long long)d->takeovers);
 	if (d->gangs)
-		gf_obuf_printf(o, "# HELP gpufleet_pod_groups Coscheduling PodGroups known (read only).\n"
+		gf_obuf_printf(o, "# HELP gpufleet_pod_groups PodGroups known, of both APIs (read only; by API: gpufleet_gangs).\n"
 				  "# TYPE gpufleet_pod_groups gauge\ngpufleet_pod_groups %zu\n"
 				  "# HELP gpufleet_pod_group_events_total PodGroup objects received (errors: undecodable).\n"
 				  "# TYPE gpufleet_pod_group_events_total counter\ngpufleet_pod_group_events_total %llu\n"

@@ -55,6 +55,8 @@ struct qv_pod {
 	int32_t priority;
 	int64_t created;	/* Unix seconds; 0 unknown */
 	int gpus, milli;	/* the request (milli per GPU; 1000 whole) */
+	char group[GF_K8S_NAME_MAX]; /* its gang: spec.schedulingGroup, else the coscheduling label; "" none */
+	bool group_workload;	/* group is a Workload API PodGroup */
 	char invalid[256];	/* the request makes no sense / cannot be read: why */
 	int est_state;		/* 0 absent, 1 read, -1 unreadable */
 	int64_t est;
@@ -296,6 +298,8 @@ gf_err gf_qview_add_pod(gf_qview *v, const cJSON *obj, char *err, size_t errlen)
 	} else {
 		p->gpus = v->kp->req.gpu_count;
 		p->milli = v->kp->req.gpu_milli;
+		p->group_workload = v->kp->sched_group[0] != '\0'; /* the rule of gf_gangs_of_pod */
+		snprintf(p->group, sizeof(p->group), "%s", p->group_workload ? v->kp->sched_group : v->kp->pod_group);
 		if (v->kp->invalid[0])
 			snprintf(p->invalid, sizeof(p->invalid), "%s", v->kp->invalid);
 	}
@@ -605,6 +609,13 @@ static cJSON *pod_json(const gf_qview *v, const struct qv_pod *p)
 	cJSON_AddStringToObject(j, "reasonFrom", reason_src_name[p->rsrc]);
 	if (p->invalid[0])
 		cJSON_AddStringToObject(j, "invalid", p->invalid);
+	if (p->group[0]) {
+		cJSON *g = cJSON_AddObjectToObject(j, "gang");
+		cJSON_AddStringToObject(g, "api", p->group_workload ? "workload" : "coscheduling");
+		cJSON_AddStringToObject(g, "name", p->group);
+	} else {
+		cJSON_AddNullToObject(j, "gang");
+	}
 	return j;
 }
 

@@ -17,7 +17,9 @@
  *     absent: none ("-"), never a guess; unreadable: said so;
  *   - why: the GF_ANN_WAITING_REASON annotation, else the message of the
  *     newest FailedScheduling Event for the pod (by uid, else by name), else
- *     the pod's PodScheduled=False condition message, else none.
+ *     the pod's PodScheduled=False condition message, else none;
+ *   - gang: the group the pod names (spec.schedulingGroup, else the
+ *     coscheduling label: the rule of gf_gangs_of_pod), JSON only.
  *
  * Ownership: gf_qview is an opaque handle (_create/_destroy); objects fed
  * in are copied (only the fields above).  Not thread-safe.

@@ -191,6 +191,11 @@ static void test_rules(void **st)
 		 "\"gpufleet\"},\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":"
 		 "\"False\",\"reason\":\"Unschedulable\",\"message\":\"no\\nroom\"}]}}");
 	assert_int_equal(feed(v, gf_qview_add_pod, json, err, sizeof(err)), GF_OK);
+	/* gangs: the Workload API's field wins over the label */
+	assert_int_equal(add_pod(v, "gw", "\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"co\",\"gpufleet.io/queue\":\"g\"}",
+				 "\"schedulingGroup\":{\"podGroupName\":\"train\"}", err), GF_OK);
+	assert_int_equal(add_pod(v, "gc", "\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"co\",\"gpufleet.io/queue\":\"g\"}",
+				 "", err), GF_OK);
 	/* an invalid request: its reason */
 	assert_int_equal(add_pod(v, "bad", "\"annotations\":{\"gpufleet.io/gpu-milli\":\"half\"}", "", err), GF_OK);
 	/* left out: bound, deleting, running, another scheduler */
@@ -217,9 +222,11 @@ static void test_rules(void **st)
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
 		assert_int_equal(feed(v, gf_qview_add_event, evs[i], err, sizeof(err)), GF_OK);
 	gf_qview_build(v, at("2026-12-01T12:00:00Z"));
-	assert_int_equal(gf_qview_waiting(v), 7);
+	assert_int_equal(gf_qview_waiting(v), 9);
 	const char *want =
 		"QUEUE             POS  POD                                        GPUS PRIORITY WAITING  ESTIMATED START                       WHY\n"
+		"g                   1  t/gc                                          2        0    120m  -                                     -\n"
+		"g                   2  t/gw                                          2        0    120m  -                                     -\n"
 		"other               1  t/own                                         2        0    120m  unreadable                            -\n"
 		"q                   1  t/top                                         2        9    120m  -                                     -\n"
 		"q                   2  t/a                                           2        5    120m  -                                     from events.k8s.io\n"
@@ -235,17 +242,27 @@ static void test_rules(void **st)
 	assert_non_null(strstr(got, "\nq                   5  t/old                                         2        0    120m  -"
 				    "                                     newest\n"));
 	assert_non_null(strstr(got, "queue other: no Queue object"));
+	assert_non_null(strstr(got, "queue g: no Queue object (gpufleet.io/v1alpha1) of that name; 2 pod(s) name it\n"));
 	assert_null(strstr(got, "t/bound"));
 	assert_null(strstr(got, "t/gone"));
 	assert_null(strstr(got, "/run "));
 	assert_null(strstr(got, "/ks "));
 	cJSON *doc = cJSON_Parse(render(v, true));
-	const cJSON *own = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "queues"), 0),
+	const cJSON *gpods = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "queues"), 0), "pods");
+	const cJSON *gc = cJSON_GetArrayItem(gpods, 0), *gw = cJSON_GetArrayItem(gpods, 1);
+	assert_string_equal(S(gc, "name"), "gc");
+	assert_string_equal(S(cJSON_GetObjectItem(gc, "gang"), "api"), "coscheduling");
+	assert_string_equal(S(cJSON_GetObjectItem(gc, "gang"), "name"), "co");
+	assert_string_equal(S(gw, "name"), "gw");
+	assert_string_equal(S(cJSON_GetObjectItem(gw, "gang"), "api"), "workload");
+	assert_string_equal(S(cJSON_GetObjectItem(gw, "gang"), "name"), "train");
+	const cJSON *own = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "queues"), 1),
 								 "pods"), 0);
 	assert_string_equal(S(own, "estimatedStartUnreadable"), "tomorrow");
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(own, "estimatedStart")));
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(own, "reason")));
 	assert_string_equal(S(own, "reasonFrom"), "none");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(own, "gang")));
 	cJSON_Delete(doc);
 	done(v);
 }

@@ -114,7 +114,9 @@ static void usage(FILE *f)
 		"      --leader-elect-renew-deadline S      (default 10)\n"
 		"      --leader-elect-retry-period S        (default 2)\n"
 		"      --watch-pod-groups     read coscheduling PodGroups (scheduling.x-k8s.io/v1alpha1; the\n"
-		"                             CRD must exist): counted in /metrics, no gang scheduling yet\n");
+		"                             CRD must exist): counted in /metrics, no gang scheduling yet\n"
+		"      --watch-workload-groups  read the Workload API's PodGroups (scheduling.k8s.io/v1alpha2,\n"
+		"                             KEP-4671; feature gate GenericWorkload): the same gang store\n");
 }
 
 int gf_cmd_schedule(int argc, char **argv)
@@ -145,6 +147,7 @@ int gf_cmd_schedule(int argc, char **argv)
 		{ "leader-elect-renew-deadline", required_argument, NULL, 'R' },
 		{ "leader-elect-retry-period", required_argument, NULL, 'Q' },
 		{ "watch-pod-groups", no_argument, NULL, 'G' },
+		{ "watch-workload-groups", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -238,6 +241,7 @@ int gf_cmd_schedule(int argc, char **argv)
 			break;
 		case 'L': elect = true; break;
 		case 'G': o.pod_groups = true; break;
+		case 'J': o.workload_groups = true; break;
 		case 'Y': lease_name = optarg; break;
 		case 'M': lease_ns = optarg; break;
 		case 'I': identity = optarg; break;

@@ -17,5 +17,6 @@ int gf_cmd_replay(int argc, char **argv);
 int gf_cmd_replay_serving(int argc, char **argv);
 int gf_cmd_replay_jobs(int argc, char **argv);
 int gf_cmd_cost(int argc, char **argv);
+int gf_cmd_queue(int argc, char **argv);
 
 #endif /* GF_CLI_COMMANDS_H */

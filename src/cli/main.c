@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	{ "metrics-api", gf_cmd_metrics_api, "Kubernetes external metrics API: HPA on GPU metrics" },
 	{ "replay", gf_cmd_replay, "replay a trace in time: jobs, or --serving: inference autoscalers with a cold start" },
 	{ "cost", gf_cmd_cost, "GPU cost per namespace/label with shares counted right; OpenCost-shaped API" },
+	{ "queue", gf_cmd_queue, "pods waiting per Queue: position, estimated start, why (reads the API server)" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -678,6 +678,19 @@ size_t gf_k8s_served_identity(const cJSON *pod, char *out, size_t n)
 	return len;
 }
 
+/* spec.schedulingGroup.podGroupName (the Workload API's group), under "spec". */
+static gf_err sched_group(struct dec *d, const cJSON *spec, struct gf_k8s_pod *p)
+{
+	const cJSON *sg;
+	gf_err e = member(d, spec, "schedulingGroup", cJSON_Object, &sg);
+	if (e || !sg)
+		return e;
+	size_t o = push(d, ".schedulingGroup");
+	e = str_member(d, sg, "podGroupName", p->sched_group, sizeof(p->sched_group));
+	pop(d, o);
+	return e;
+}
+
 static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -738,6 +751,7 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 		o = push(d, "spec");
 		if ((e = str_member(d, spec, "nodeName", p->node, sizeof(p->node))) ||
 		    (e = str_member(d, spec, "schedulerName", p->scheduler, sizeof(p->scheduler))) ||
+		    (e = sched_group(d, spec, p)) ||
 		    (e = containers(d, spec, "containers", false, &tot, p)))
 			goto out;
 		struct req init = { 0 };
@@ -916,20 +930,13 @@ static gf_err int32_member(struct dec *d, const cJSON *obj, const char *key, int
 	return GF_OK;
 }
 
-static gf_err podgroup_decode(struct dec *d, const cJSON *obj, struct gf_k8s_podgroup *g)
+/* metadata of a group: ns (default "default"), name (required), uid, rv. */
+static gf_err group_meta(struct dec *d, const cJSON *md, struct gf_k8s_podgroup *g)
 {
-	memset(g, 0, sizeof(*g));
-	if (!cJSON_IsObject(obj))
-		return fail(d, "expected a PodGroup object, got %s", type_name(obj));
-	const cJSON *md, *spec, *status;
-	gf_err e;
-	if ((e = member(d, obj, "metadata", cJSON_Object, &md)) ||
-	    (e = member(d, obj, "spec", cJSON_Object, &spec)) ||
-	    (e = member(d, obj, "status", cJSON_Object, &status)))
-		return e;
 	if (!md)
 		return fail(d, "a PodGroup needs metadata");
 	size_t o = push(d, "metadata");
+	gf_err e;
 	if ((e = str_member(d, md, "namespace", g->ns, sizeof(g->ns))) ||
 	    (e = str_member(d, md, "name", g->name, sizeof(g->name))) ||
 	    (e = str_member(d, md, "uid", g->uid, sizeof(g->uid))) ||
@@ -940,6 +947,21 @@ static gf_err podgroup_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod
 	pop(d, o);
 	if (!g->ns[0])
 		snprintf(g->ns, sizeof(g->ns), "default");
+	return GF_OK;
+}
+
+static gf_err podgroup_decode(struct dec *d, const cJSON *obj, struct gf_k8s_podgroup *g)
+{
+	memset(g, 0, sizeof(*g));
+	if (!cJSON_IsObject(obj))
+		return fail(d, "expected a PodGroup object, got %s", type_name(obj));
+	const cJSON *md, *spec, *status;
+	gf_err e;
+	if ((e = member(d, obj, "metadata", cJSON_Object, &md)) ||
+	    (e = member(d, obj, "spec", cJSON_Object, &spec)) ||
+	    (e = member(d, obj, "status", cJSON_Object, &status)) || (e = group_meta(d, md, g)))
+		return e;
+	size_t o;
 	if (spec) {
 		o = push(d, "spec");
 		if ((e = int32_member(d, spec, "minMember", 1, &g->min_member)) ||
@@ -972,6 +994,132 @@ gf_err gf_k8s_podgroup_decode_text(const char *text, size_t len, struct gf_k8s_p
 		return GF_PARSE;
 	}
 	gf_err e = gf_k8s_podgroup_decode(doc, out, err, errlen);
+	cJSON_Delete(doc);
+	return e;
+}
+
+/* ---- Workload API PodGroups (scheduling.k8s.io/v1alpha2) ---------------- */
+
+/* spec.schedulingPolicy: exactly one of gang {minCount >= 1} and basic {}. */
+static gf_err wl_policy(struct dec *d, const cJSON *spec, struct gf_k8s_podgroup *g)
+{
+	const cJSON *pol, *gang, *basic;
+	gf_err e;
+	if ((e = member(d, spec, "schedulingPolicy", cJSON_Object, &pol)))
+		return e;
+	if (!pol)
+		return fail(d, "needs schedulingPolicy (gang or basic)");
+	size_t o = push(d, ".schedulingPolicy");
+	if ((e = member(d, pol, "gang", cJSON_Object, &gang)) || (e = member(d, pol, "basic", cJSON_Object, &basic)))
+		return e;
+	if (!gang == !basic)
+		return fail(d, "expected exactly one of gang and basic");
+	if (basic) {
+		g->basic = true;
+		g->min_member = 1;
+	} else {
+		size_t o2 = push(d, ".gang");
+		if ((e = int32_member(d, gang, "minCount", 1, &g->min_member)))
+			return e;
+		if (!g->min_member)
+			return fail(d, "needs minCount");
+		pop(d, o2);
+	}
+	pop(d, o);
+	return GF_OK;
+}
+
+/* spec.podGroupTemplateRef.workload {workloadName, podGroupTemplateName}, optional. */
+static gf_err wl_template_ref(struct dec *d, const cJSON *spec, struct gf_k8s_podgroup *g)
+{
+	const cJSON *ref, *wl;
+	gf_err e;
+	if ((e = member(d, spec, "podGroupTemplateRef", cJSON_Object, &ref)) || !ref)
+		return e;
+	size_t o = push(d, ".podGroupTemplateRef");
+	if ((e = member(d, ref, "workload", cJSON_Object, &wl)))
+		return e;
+	if (wl) {
+		size_t o2 = push(d, ".workload");
+		if ((e = str_member(d, wl, "workloadName", g->workload, sizeof(g->workload))) ||
+		    (e = str_member(d, wl, "podGroupTemplateName", g->template_name, sizeof(g->template_name))))
+			return e;
+		pop(d, o2);
+	}
+	pop(d, o);
+	return GF_OK;
+}
+
+/* status.conditions[type=PodGroupScheduled]: "Scheduled" if True, else its reason. */
+static gf_err wl_status(struct dec *d, const cJSON *status, struct gf_k8s_podgroup *g)
+{
+	const cJSON *conds, *c;
+	gf_err e;
+	if ((e = member(d, status, "conditions", cJSON_Array, &conds)) || !conds)
+		return e;
+	int i = 0;
+	cJSON_ArrayForEach(c, conds)
+	{
+		size_t o = push(d, ".conditions[%d]", i++);
+		if (!cJSON_IsObject(c))
+			return fail(d, "expected an object, got %s", type_name(c));
+		char type[64] = "", st[16] = "", reason[sizeof(g->phase)] = "";
+		if ((e = str_member(d, c, "type", type, sizeof(type))) ||
+		    (e = str_member(d, c, "status", st, sizeof(st))) ||
+		    (e = str_member(d, c, "reason", reason, sizeof(reason))))
+			return e;
+		pop(d, o);
+		if (strcmp(type, "PodGroupScheduled"))
+			continue;
+		snprintf(g->phase, sizeof(g->phase), "%s",
+			 !strcmp(st, "True") ? "Scheduled" : reason[0] ? reason : "NotScheduled");
+	}
+	return GF_OK;
+}
+
+static gf_err wl_podgroup_decode(struct dec *d, const cJSON *obj, struct gf_k8s_podgroup *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->api = GF_GANG_WORKLOAD;
+	if (!cJSON_IsObject(obj))
+		return fail(d, "expected a PodGroup object, got %s", type_name(obj));
+	const cJSON *md, *spec, *status;
+	gf_err e;
+	if ((e = member(d, obj, "metadata", cJSON_Object, &md)) ||
+	    (e = member(d, obj, "spec", cJSON_Object, &spec)) ||
+	    (e = member(d, obj, "status", cJSON_Object, &status)) || (e = group_meta(d, md, g)))
+		return e;
+	if (!spec)
+		return fail(d, "a PodGroup needs spec.schedulingPolicy");
+	size_t o = push(d, "spec");
+	if ((e = wl_policy(d, spec, g)) || (e = wl_template_ref(d, spec, g)))
+		return e;
+	pop(d, o);
+	if (status) {
+		o = push(d, "status");
+		if ((e = wl_status(d, status, g)))
+			return e;
+		pop(d, o);
+	}
+	return GF_OK;
+}
+
+gf_err gf_k8s_wl_podgroup_decode(const cJSON *obj, struct gf_k8s_podgroup *out, char *err, size_t errlen)
+{
+	struct dec d = { .err = err, .errlen = errlen };
+	return wl_podgroup_decode(&d, obj, out);
+}
+
+gf_err gf_k8s_wl_podgroup_decode_text(const char *text, size_t len, struct gf_k8s_podgroup *out, char *err,
+				      size_t errlen)
+{
+	cJSON *doc = cJSON_ParseWithLength(text, len);
+	if (!doc) {
+		memset(out, 0, sizeof(*out));
+		snprintf(err, errlen, "(document): not JSON");
+		return GF_PARSE;
+	}
+	gf_err e = gf_k8s_wl_podgroup_decode(doc, out, err, errlen);
 	cJSON_Delete(doc);
 	return e;
 }

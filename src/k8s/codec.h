@@ -64,6 +64,16 @@ struct cJSON;
 #define GF_ANN_AMILLI "gpufleet.io/assigned-gpu-milli"   /* per GPU, 1..1000 */
 #define GF_ANN_AMEM "gpufleet.io/assigned-gpu-memory-mib" /* per GPU; 0 = not asked */
 
+/* What a waiting pod is told (written by the scheduler's loop, read by
+ * `gpufleet queue`; docs/scheduler.md, "gpufleet queue"): when it is expected
+ * to start (RFC 3339 UTC, e.g. "2026-12-01T18:30:00Z") and why it waits
+ * (one line of text).  Absent: no estimate / no reason given. */
+#define GF_ANN_ESTIMATED_START "gpufleet.io/estimated-start"
+#define GF_ANN_WAITING_REASON "gpufleet.io/waiting-reason"
+/* The Queue (gpufleet.io/v1alpha1) a pod is charged to: the pod's label,
+ * else its namespace's label of the same name. */
+#define GF_LABEL_QUEUE "gpufleet.io/queue"
+
 #define GF_K8S_NAME_MAX 254 /* DNS subdomain names: 253 + NUL */
 #define GF_K8S_UID_MAX 64
 #define GF_K8S_RV_MAX 32
@@ -116,28 +126,61 @@ struct gf_k8s_pod {
 	int64_t assigned_mem_mib;
 	/* metadata.labels[GF_LABEL_POD_GROUP]: the gang; "" = none */
 	char pod_group[GF_K8S_LABEL_VALUE_MAX];
+	/* spec.schedulingGroup.podGroupName: the Workload API's PodGroup
+	 * (scheduling.k8s.io/v1alpha2, same namespace); "" = none */
+	char sched_group[GF_K8S_NAME_MAX];
 };
 
 /*
- * A coscheduling PodGroup (scheduling.x-k8s.io/v1alpha1): the gang of the
- * pods labelled GF_LABEL_POD_GROUP: <name> in its namespace.  Read only:
- * nothing here schedules gangs yet.
+ * A gang, from either of the two APIs people write gangs with:
+ *   - GF_GANG_COSCHEDULING: the coscheduling PodGroup
+ *     (scheduling.x-k8s.io/v1alpha1), the gang of the pods labelled
+ *     GF_LABEL_POD_GROUP: <name> in its namespace;
+ *   - GF_GANG_WORKLOAD: Kubernetes' own PodGroup (KEP-4671, Workload API,
+ *     scheduling.k8s.io/v1alpha2, feature gate GenericWorkload), the group
+ *     of the pods whose spec.schedulingGroup.podGroupName is <name> in its
+ *     namespace.  spec.schedulingPolicy.gang.minCount is min_member;
+ *     schedulingPolicy.basic (no gang: each pod on its own) is min_member 1.
+ * The same name in both APIs is two different groups.  Read only: nothing
+ * here schedules gangs.
  */
+enum gf_k8s_gang_api { GF_GANG_COSCHEDULING, GF_GANG_WORKLOAD };
+
 struct gf_k8s_podgroup {
+	enum gf_k8s_gang_api api;
 	char ns[GF_K8S_NAME_MAX];
 	char name[GF_K8S_NAME_MAX];
 	char uid[GF_K8S_UID_MAX];
 	char rv[GF_K8S_RV_MAX];
-	int32_t min_member;		/* spec.minMember; 0 = absent */
-	int32_t timeout_s;		/* spec.scheduleTimeoutSeconds; 0 = absent */
-	char phase[32];			/* status.phase; "" = none yet */
+	int32_t min_member;		/* spec.minMember / gang.minCount; 0 = absent */
+	int32_t timeout_s;		/* spec.scheduleTimeoutSeconds (coscheduling); 0 = absent */
+	/* coscheduling: status.phase; Workload API: "Scheduled" when the
+	 * PodGroupScheduled condition is True, else its reason (e.g.
+	 * "Unschedulable"); "" = none yet */
+	char phase[32];
+	/* Workload API: spec.podGroupTemplateRef.workload (the Workload and
+	 * its podGroupTemplates[] entry this group was made from); "" = none */
+	char workload[GF_K8S_NAME_MAX];
+	char template_name[64];
+	bool basic;			/* Workload API: schedulingPolicy.basic */
 };
 
-/* Decode a PodGroup.  err gets "<json path>: <what>" on GF_PARSE (e.g. spec.minMember: -1). */
+/* Decode a coscheduling PodGroup.  err gets "<json path>: <what>" on GF_PARSE (e.g. spec.minMember: -1). */
 gf_err gf_k8s_podgroup_decode(const struct cJSON *obj, struct gf_k8s_podgroup *out, char *err,
 			      size_t errlen);
 gf_err gf_k8s_podgroup_decode_text(const char *text, size_t len, struct gf_k8s_podgroup *out, char *err,
 				   size_t errlen);
+
+/*
+ * Decode a Workload API PodGroup (scheduling.k8s.io/v1alpha2; api is
+ * GF_GANG_WORKLOAD).  spec.schedulingPolicy must hold exactly one of gang
+ * (with minCount >= 1) and basic, as the API server validates; errors name
+ * the path (spec.schedulingPolicy.gang.minCount: ...).
+ */
+gf_err gf_k8s_wl_podgroup_decode(const struct cJSON *obj, struct gf_k8s_podgroup *out, char *err,
+				 size_t errlen);
+gf_err gf_k8s_wl_podgroup_decode_text(const char *text, size_t len, struct gf_k8s_podgroup *out, char *err,
+				      size_t errlen);
 
 struct gf_k8s_node {
 	char name[GF_K8S_NAME_MAX];

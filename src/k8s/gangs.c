@@ -2,14 +2,18 @@
  * k8s/gangs.c - the PodGroup store (gangs.h).
  *
  * Entries live in one array; an open-addressing table (linear probing,
- * FNV-1a of "namespace\0name", at most half full) maps keys to indices.
- * A deletion moves the last entry into the hole and rebuilds the table:
+ * FNV-1a of "api namespace\0name", at most half full) maps keys to indices.
+ * A deletion shifts the later entries down (the array stays in first-seen
+ * order, the order /metrics lists them in) and rebuilds the table:
  * O(groups), fine for the rare deletions of objects that live for a job.
  */
 #include "k8s/gangs.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/obuf.h"
 
 struct gf_gangs {
 	struct gf_k8s_podgroup *v;
@@ -18,9 +22,10 @@ struct gf_gangs {
 	size_t nslot;		/* a power of two, >= 2 * cap */
 };
 
-static uint64_t key_hash(const char *ns, const char *name)
+static uint64_t key_hash(enum gf_k8s_gang_api api, const char *ns, const char *name)
 {
 	uint64_t h = 1469598103934665603ull;
+	h = (h ^ (unsigned)api) * 1099511628211ull;
 	for (const char *s = ns; *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ull;
 	h = (h ^ 0xff) * 1099511628211ull; /* the separator: a byte no name has */
@@ -30,12 +35,12 @@ static uint64_t key_hash(const char *ns, const char *name)
 }
 
 /* The slot holding ns/name, or the empty slot where it would go. */
-static size_t find(const gf_gangs *g, const char *ns, const char *name)
+static size_t find(const gf_gangs *g, enum gf_k8s_gang_api api, const char *ns, const char *name)
 {
-	size_t mask = g->nslot - 1, i = (size_t)key_hash(ns, name) & mask;
+	size_t mask = g->nslot - 1, i = (size_t)key_hash(api, ns, name) & mask;
 	while (g->slot[i]) {
 		const struct gf_k8s_podgroup *e = &g->v[g->slot[i] - 1];
-		if (!strcmp(e->ns, ns) && !strcmp(e->name, name))
+		if (e->api == api && !strcmp(e->ns, ns) && !strcmp(e->name, name))
 			return i;
 		i = (i + 1) & mask;
 	}
@@ -46,7 +51,7 @@ static void reindex(gf_gangs *g)
 {
 	memset(g->slot, 0, g->nslot * sizeof(*g->slot));
 	for (size_t k = 0; k < g->n; k++)
-		g->slot[find(g, g->v[k].ns, g->v[k].name)] = (uint32_t)k + 1;
+		g->slot[find(g, g->v[k].api, g->v[k].ns, g->v[k].name)] = (uint32_t)k + 1;
 }
 
 gf_err gf_gangs_create(gf_gangs **out)
@@ -77,7 +82,7 @@ void gf_gangs_destroy(gf_gangs *g)
 
 gf_err gf_gangs_set(gf_gangs *g, const struct gf_k8s_podgroup *pg)
 {
-	size_t i = find(g, pg->ns, pg->name);
+	size_t i = find(g, pg->api, pg->ns, pg->name);
 	if (g->slot[i]) {
 		g->v[g->slot[i] - 1] = *pg;
 		return GF_OK;
@@ -98,21 +103,32 @@ gf_err gf_gangs_set(gf_gangs *g, const struct gf_k8s_podgroup *pg)
 		g->nslot = ns;
 		g->cap = nc;
 		reindex(g);
-		i = find(g, pg->ns, pg->name);
+		i = find(g, pg->api, pg->ns, pg->name);
 	}
 	g->v[g->n] = *pg;
 	g->slot[i] = (uint32_t)++g->n;
 	return GF_OK;
 }
 
-void gf_gangs_delete(gf_gangs *g, const char *ns, const char *name)
+static void remove_key(gf_gangs *g, enum gf_k8s_gang_api api, const char *ns, const char *name)
 {
-	size_t i = find(g, ns, name);
+	size_t i = find(g, api, ns, name);
 	if (!g->slot[i])
 		return;
 	size_t k = g->slot[i] - 1;
-	g->v[k] = g->v[--g->n];
+	memmove(g->v + k, g->v + k + 1, (g->n - k - 1) * sizeof(*g->v)); /* keeps first-seen order */
+	g->n--;
 	reindex(g);
+}
+
+void gf_gangs_delete(gf_gangs *g, const char *ns, const char *name)
+{
+	remove_key(g, GF_GANG_COSCHEDULING, ns, name);
+}
+
+void gf_gangs_unset(gf_gangs *g, const struct gf_k8s_podgroup *pg)
+{
+	remove_key(g, pg->api, pg->ns, pg->name);
 }
 
 size_t gf_gangs_count(const gf_gangs *g)
@@ -120,19 +136,75 @@ size_t gf_gangs_count(const gf_gangs *g)
 	return g->n;
 }
 
+size_t gf_gangs_count_api(const gf_gangs *g, enum gf_k8s_gang_api api)
+{
+	size_t n = 0;
+	for (size_t k = 0; k < g->n; k++)
+		n += g->v[k].api == api;
+	return n;
+}
+
+const struct gf_k8s_podgroup *gf_gangs_get(const gf_gangs *g, enum gf_k8s_gang_api api, const char *ns,
+					  const char *name)
+{
+	size_t i = find(g, api, ns, name);
+	return g->slot[i] ? &g->v[g->slot[i] - 1] : NULL;
+}
+
 bool gf_gangs_of_pod(const gf_gangs *g, const struct gf_k8s_pod *p, struct gf_gang_ref *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (!p->pod_group[0])
+	const char *name = p->sched_group[0] ? p->sched_group : p->pod_group;
+	if (!name[0])
 		return false;
+	out->api = p->sched_group[0] ? GF_GANG_WORKLOAD : GF_GANG_COSCHEDULING;
 	memcpy(out->ns, p->ns, sizeof(out->ns));
-	memcpy(out->name, p->pod_group, sizeof(out->name));
-	size_t i = find(g, p->ns, p->pod_group);
-	if (g->slot[i]) {
-		const struct gf_k8s_podgroup *e = &g->v[g->slot[i] - 1];
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	const struct gf_k8s_podgroup *e = gf_gangs_get(g, out->api, p->ns, name);
+	if (e) {
 		out->known = true;
 		out->min_member = e->min_member;
 		out->timeout_s = e->timeout_s;
 	}
 	return true;
+}
+
+static const char *api_name(enum gf_k8s_gang_api api)
+{
+	return api == GF_GANG_WORKLOAD ? "workload" : "coscheduling";
+}
+
+/* A Prometheus label value: backslash, double quote and newline escaped. */
+static void label_value(struct gf_obuf *o, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			gf_obuf_printf(o, "\\%c", *s);
+		else if (*s == '\n')
+			gf_obuf_puts(o, "\\n");
+		else
+			gf_obuf_append(o, s, 1);
+	}
+}
+
+void gf_gangs_render(const gf_gangs *g, struct gf_obuf *o, size_t max_series)
+{
+	gf_obuf_printf(o, "# HELP gpufleet_gangs Gangs known, by API (coscheduling PodGroups, Workload API PodGroups).\n"
+			  "# TYPE gpufleet_gangs gauge\n");
+	for (int api = GF_GANG_COSCHEDULING; api <= GF_GANG_WORKLOAD; api++)
+		gf_obuf_printf(o, "gpufleet_gangs{api=\"%s\"} %zu\n", api_name((enum gf_k8s_gang_api)api),
+			       gf_gangs_count_api(g, (enum gf_k8s_gang_api)api));
+	gf_obuf_printf(o, "# HELP gpufleet_gang_min_member A gang's minimum member count (basic Workload API groups: 1; "
+			  "0: not given). At most %zu groups listed.\n# TYPE gpufleet_gang_min_member gauge\n",
+		       max_series);
+	for (size_t k = 0; k < g->n && k < max_series; k++) {
+		const struct gf_k8s_podgroup *e = &g->v[k];
+		gf_obuf_printf(o, "gpufleet_gang_min_member{api=\"%s\",namespace=\"", api_name(e->api));
+		label_value(o, e->ns);
+		gf_obuf_puts(o, "\",name=\"");
+		label_value(o, e->name);
+		gf_obuf_puts(o, "\",workload=\"");
+		label_value(o, e->workload);
+		gf_obuf_printf(o, "\"} %d\n", (int)e->min_member);
+	}
 }

@@ -462,13 +462,15 @@ static void *reflector_main(void *arg)
 	return NULL;
 }
 
-/* PodGroups (o.pod_groups): one reflector into d->gangs. */
+/* PodGroups (o.pod_groups: coscheduling; o.workload_groups: the Workload
+ * API's): one reflector each into d->gangs. */
 struct group_thread {
 	struct daemon *d;
 	gf_kube_client *k;
 	pthread_t t;
 	struct gf_k8s_podgroup g;	/* decoded before taking mu */
 	bool started;
+	bool workload;			/* scheduling.k8s.io/v1alpha2 PodGroups */
 };
 
 static void on_group_event(void *ud, const char *type, const cJSON *obj)
@@ -478,15 +480,16 @@ static void on_group_event(void *ud, const char *type, const cJSON *obj)
 	if (!strcmp(type, "SYNCED"))
 		return; /* PodGroups deleted while the watch was down stay until seen again: harmless, read only */
 	char err[300] = "";
-	gf_err e = gf_k8s_podgroup_decode(obj, &gt->g, err, sizeof(err));
+	gf_err e = gt->workload ? gf_k8s_wl_podgroup_decode(obj, &gt->g, err, sizeof(err))
+				: gf_k8s_podgroup_decode(obj, &gt->g, err, sizeof(err));
 	if (e)
-		logline("ignoring a PodGroup: %s", err);
+		logline("ignoring a %sPodGroup: %s", gt->workload ? "Workload API " : "", err);
 	pthread_mutex_lock(&d->mu);
 	d->group_events++;
 	if (e)
 		d->group_decode_errors++;
 	else if (!strcmp(type, "DELETED"))
-		gf_gangs_delete(d->gangs, gt->g.ns, gt->g.name);
+		gf_gangs_unset(d->gangs, &gt->g);
 	else if (gf_gangs_set(d->gangs, &gt->g))
 		logline("PodGroup %s/%s: out of memory", gt->g.ns, gt->g.name);
 	pthread_mutex_unlock(&d->mu);
@@ -501,8 +504,9 @@ static void on_group_log(void *ud, const char *line)
 static void *group_main(void *arg)
 {
 	struct group_thread *gt = arg;
-	gf_kube_reflect(gt->k, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", on_group_event, gt, on_group_log,
-			gt->d->o.stop);
+	gf_kube_reflect(gt->k, gt->workload ? "/apis/scheduling.k8s.io/v1alpha2/podgroups"
+					   : "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
+			on_group_event, gt, on_group_log, gt->d->o.stop);
 	return NULL;
 }
 
@@ -1017,13 +1021,15 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 			  "# TYPE gpufleet_leader_takeovers_total counter\ngpufleet_leader_takeovers_total %llu\n",
 		       gf_leader_leading(d->leader) ? 1 : 0, (unsigned long long)d->takeovers);
 	if (d->gangs)
-		gf_obuf_printf(o, "# HELP gpufleet_pod_groups Coscheduling PodGroups known (read only).\n"
+		gf_obuf_printf(o, "# HELP gpufleet_pod_groups PodGroups known, of both APIs (read only; by API: gpufleet_gangs).\n"
 				  "# TYPE gpufleet_pod_groups gauge\ngpufleet_pod_groups %zu\n"
 				  "# HELP gpufleet_pod_group_events_total PodGroup objects received (errors: undecodable).\n"
 				  "# TYPE gpufleet_pod_group_events_total counter\ngpufleet_pod_group_events_total %llu\n"
 				  "gpufleet_pod_group_decode_errors_total %llu\n",
 			       gf_gangs_count(d->gangs), (unsigned long long)d->group_events,
 			       (unsigned long long)d->group_decode_errors);
+	if (d->gangs)
+		gf_gangs_render(d->gangs, o, 1000);
 	pthread_mutex_unlock(&d->mu);
 }
 
@@ -1600,7 +1606,7 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 				   .seed = d->o.seed, .target_pct = d->o.target_pct };
 	e = gf_live_create(&lo, &d->live);
 	struct refl_thread rt[2] = { 0 };
-	struct group_thread gt = { 0 };
+	struct group_thread gt[2] = { { 0 } };
 	struct binder *bs = NULL;
 	gf_http_server *srv = NULL, *esrv = NULL;
 	int nb = 0, nrt = 0;
@@ -1675,17 +1681,22 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 		}
 		nrt++;
 	}
-	if (d->o.pod_groups) {
-		co.seed = d->o.seed + 19;
+	if ((d->o.pod_groups || d->o.workload_groups) && (e = gf_gangs_create(&d->gangs)))
+		goto out;
+	for (int i = 0; i < 2; i++) {
+		if (!(i ? d->o.workload_groups : d->o.pod_groups))
+			continue;
+		co.seed = d->o.seed + 19 + (uint64_t)i * 1000;
 		co.timeout_ms = 60000;
-		if ((e = gf_gangs_create(&d->gangs)) || (e = gf_kube_client_create(d->o.conn, &co, &gt.k)))
+		if ((e = gf_kube_client_create(d->o.conn, &co, &gt[i].k)))
 			goto out;
-		gt.d = d;
-		if (pthread_create(&gt.t, NULL, group_main, &gt)) {
+		gt[i].d = d;
+		gt[i].workload = i == 1;
+		if (pthread_create(&gt[i].t, NULL, group_main, &gt[i])) {
 			e = GF_NOMEM;
 			goto out;
 		}
-		gt.started = true;
+		gt[i].started = true;
 	}
 	bs = calloc((size_t)d->o.binders, sizeof(*bs));
 	if (!bs) {
@@ -1764,9 +1775,11 @@ out:
 	gf_kube_client_destroy(d->lead_client);
 	for (int i = 0; i < nrt; i++)
 		pthread_join(rt[i].t, NULL);
-	if (gt.started)
-		pthread_join(gt.t, NULL);
-	gf_kube_client_destroy(gt.k);
+	for (int i = 0; i < 2; i++) {
+		if (gt[i].started)
+			pthread_join(gt[i].t, NULL);
+		gf_kube_client_destroy(gt[i].k);
+	}
 	gf_gangs_destroy(d->gangs);
 	for (int i = 0; i < 2; i++)
 		gf_kube_client_destroy(rt[i].k);

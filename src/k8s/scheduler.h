@@ -73,6 +73,10 @@ struct gf_kube_sched_opts {
 	 * must exist) into a gang store (k8s/gangs.h) for the engine loop; read
 	 * only: no gang scheduling yet.  Off: not watched. */
 	bool pod_groups;
+	/* Watch the Workload API's PodGroups (scheduling.k8s.io/v1alpha2, KEP-4671;
+	 * the API server needs the GenericWorkload feature gate and that API
+	 * version) into the same store; read only. */
+	bool workload_groups;
 };
 
 #define GF_EXT_PREFIX_MAX 127

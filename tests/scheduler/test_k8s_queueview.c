@@ -1,0 +1,321 @@
+/* tests/scheduler/test_k8s_queueview.c - `gpufleet queue`'s view (k8s/queueview.h) over the
+ * API answers recorded from the real control plane by tests/scheduler/sched-queue
+ * (tests/scheduler/data/queue/: Queues, namespaces, pending pods, FailedScheduling events
+ * of gpufleet and of kube-scheduler): the table and the JSON document exactly, then the
+ * rules one by one on small objects: position order and its ties, queue from the pod's
+ * label over its namespace's, reason precedence (annotation, newest event of this uid,
+ * condition, the invalid request), events.k8s.io's regarding/note, an unreadable estimate,
+ * pods left out (bound, deleting, other phases, other schedulers), errors naming the
+ * object and field, and the empty view. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/obuf.h"
+#include "cost/cost.h"
+#include "k8s/queueview.h"
+#include "../testutil.h"
+
+#define QDATA GF_SOURCE_DIR "/tests/scheduler/data/queue/"
+
+typedef gf_err (*add_fn)(gf_qview *, const cJSON *, char *, size_t);
+
+/* Feed every item of a recorded list; all must be accepted. */
+static void feed_file(gf_qview *v, const char *file, add_fn add)
+{
+	size_t len;
+	char *text = tu_slurp(file, &len), err[600];
+	cJSON *doc = cJSON_ParseWithLength(text, len);
+	assert_non_null(doc);
+	const cJSON *it;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(doc, "items"))
+	{
+		if (add(v, it, err, sizeof(err)))
+			fail_msg("%s: %s", file, err);
+	}
+	cJSON_Delete(doc);
+	free(text);
+}
+
+/* Feed one object given as JSON text; returns the error (err filled). */
+static gf_err feed(gf_qview *v, add_fn add, const char *json, char *err, size_t errlen)
+{
+	cJSON *doc = cJSON_Parse(json);
+	if (!doc)
+		fail_msg("test JSON: %s", json);
+	gf_err e = add(v, doc, err, errlen);
+	cJSON_Delete(doc);
+	return e;
+}
+
+static int64_t at(const char *ts)
+{
+	int64_t t;
+	assert_true(gf_cost_parse_rfc3339(ts, &t));
+	return t;
+}
+
+static struct gf_obuf out; /* the last rendering; released by the next and by done() */
+
+static char *render(const gf_qview *v, bool json)
+{
+	gf_obuf_release(&out);
+	gf_obuf_init(&out, 1 << 20);
+	assert_int_equal(json ? gf_qview_render_json(v, &out) : gf_qview_render_table(v, &out), GF_OK);
+	return out.data;
+}
+
+static void done(gf_qview *v)
+{
+	gf_qview_destroy(v);
+	gf_obuf_release(&out);
+}
+
+static gf_qview *recorded(void)
+{
+	gf_qview *v;
+	assert_int_equal(gf_qview_create("gpufleet", &v), GF_OK);
+	feed_file(v, QDATA "queues.json", gf_qview_add_queue);
+	feed_file(v, QDATA "namespaces.json", gf_qview_add_namespace);
+	feed_file(v, QDATA "pods.json", gf_qview_add_pod);
+	feed_file(v, QDATA "events.json", gf_qview_add_event);
+	gf_qview_build(v, at("2026-12-01T18:42:13Z")); /* 10 minutes after the pods were made */
+	return v;
+}
+
+static void test_recorded_table(void **st)
+{
+	(void)st;
+	gf_qview *v = recorded();
+	assert_int_equal(gf_qview_waiting(v), 4); /* default/kube is kube-scheduler's */
+	const char *want =
+		"QUEUE             POS  POD                                        GPUS PRIORITY WAITING  ESTIMATED START                       WHY\n"
+		"ghost               1  ml/lost                                    250m        0     10m  -                                     0/1 nodes are available: 1 Insufficient GPU milli.\n"
+		"research            1  ml/urgent                                     8     1000     10m  2030-01-02T03:04:05Z (in 1127d8h)     behind ml/first: 8 GPUs free when it ends\n"
+		"research            2  ml/late                                       8        0     10m  -                                     0/1 nodes are available: 1 Insufficient GPU.\n"
+		"-                   1  default/solo                                  8        0     10m  -                                     0/1 nodes are available: 1 Insufficient GPU.\n"
+		"queue ghost: no Queue object (gpufleet.io/v1alpha1) of that name; 1 pod(s) name it\n";
+	const char *got = render(v, false);
+	if (strcmp(got, want))
+		fail_msg("table:\n%s\nwant:\n%s", got, want);
+	done(v);
+}
+
+static void test_recorded_json(void **st)
+{
+	(void)st;
+	gf_qview *v = recorded();
+	cJSON *doc = cJSON_Parse(render(v, true));
+	assert_non_null(doc);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(doc, "time")), "2026-12-01T18:42:13Z");
+	const cJSON *qs = cJSON_GetObjectItem(doc, "queues"), *q;
+	/* by name, the queue-less pods last */
+	static const char *const names[] = { "ghost", "infer", "research", NULL };
+	static const int waiting[] = { 1, 0, 2, 1 }, exists[] = { 0, 1, 1, 0 };
+	int i = 0;
+	cJSON_ArrayForEach(q, qs)
+	{
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(q, "name"));
+		if (names[i] ? !name || strcmp(name, names[i]) : name != NULL)
+			fail_msg("queue %d: %s, want %s", i, name ? name : "null", names[i] ? names[i] : "null");
+		assert_int_equal(cJSON_GetObjectItem(q, "waiting")->valueint, waiting[i]);
+		assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(q, "exists")), exists[i]);
+		i++;
+	}
+	assert_int_equal(i, 4);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(qs, 1), "cohort")), "lab");
+	const cJSON *r = cJSON_GetObjectItem(cJSON_GetArrayItem(qs, 2), "pods");
+	const cJSON *u = cJSON_GetArrayItem(r, 0), *l = cJSON_GetArrayItem(r, 1);
+#define S(o, k) cJSON_GetStringValue(cJSON_GetObjectItem(o, k))
+#define N(o, k) cJSON_GetObjectItem(o, k)->valuedouble
+	assert_string_equal(S(u, "name"), "urgent");
+	assert_string_equal(S(u, "uid"), "4608003d-aec7-4b48-ab7c-2250c3b94574");
+	assert_true(N(u, "position") == 1 && N(u, "priority") == 1000 && N(u, "gpus") == 8 && N(u, "gpuMilli") == 1000);
+	assert_string_equal(S(u, "estimatedStart"), "2030-01-02T03:04:05Z");
+	assert_string_equal(S(u, "reasonFrom"), "annotation");
+	assert_string_equal(S(u, "queueFrom"), "pod");
+	assert_string_equal(S(u, "created"), "2026-12-01T18:32:13Z");
+	assert_true(N(u, "waitingSeconds") == 600);
+	assert_string_equal(S(l, "name"), "late");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(l, "estimatedStart")));
+	assert_string_equal(S(l, "reasonFrom"), "event");
+	assert_string_equal(S(l, "reason"), "0/1 nodes are available: 1 Insufficient GPU.");
+	assert_string_equal(S(l, "queueFrom"), "namespace");
+	const cJSON *none = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(qs, 3), "pods"), 0);
+	assert_string_equal(S(none, "name"), "solo");
+	assert_string_equal(S(none, "queueFrom"), "none");
+	const cJSON *lost = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(qs, 0), "pods"), 0);
+	assert_true(N(lost, "gpus") == 1 && N(lost, "gpuMilli") == 250);
+	cJSON_Delete(doc);
+	done(v);
+}
+
+/* A pending pod of gpufleet: name, extra metadata members, extra spec members. */
+static gf_err add_pod(gf_qview *v, const char *name, const char *md, const char *spec, char *err)
+{
+	char json[4096];
+	snprintf(json, sizeof(json),
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"t\",\"creationTimestamp\":\"2026-12-01T10:00:00Z\"%s%s},"
+		 "\"spec\":{\"schedulerName\":\"gpufleet\",\"containers\":[{\"resources\":{\"limits\":"
+		 "{\"nvidia.com/gpu\":\"2\"}}}]%s%s},\"status\":{\"phase\":\"Pending\"}}",
+		 name, md[0] ? "," : "", md, spec[0] ? "," : "", spec);
+	return feed(v, gf_qview_add_pod, json, err, 600);
+}
+
+static void test_rules(void **st)
+{
+	(void)st;
+	gf_qview *v;
+	char err[600] = "";
+	assert_int_equal(gf_qview_create("gpufleet", &v), GF_OK);
+	assert_int_equal(feed(v, gf_qview_add_queue, "{\"metadata\":{\"name\":\"q\"}}", err, sizeof(err)), GF_OK);
+	assert_int_equal(feed(v, gf_qview_add_namespace,
+			      "{\"metadata\":{\"name\":\"t\",\"labels\":{\"gpufleet.io/queue\":\"q\"}}}", err, sizeof(err)),
+			 GF_OK);
+	/* order: priority, then creation, then name */
+	assert_int_equal(add_pod(v, "b", "", "\"priority\":5", err), GF_OK);
+	assert_int_equal(add_pod(v, "a", "", "\"priority\":5", err), GF_OK);
+	assert_int_equal(add_pod(v, "old", "\"uid\":\"u-old\"", "", err), GF_OK);
+	assert_int_equal(add_pod(v, "top", "", "\"priority\":9", err), GF_OK);
+	/* the pod's label wins over its namespace's; an unreadable estimate; a condition */
+	assert_int_equal(add_pod(v, "own", "\"labels\":{\"gpufleet.io/queue\":\"other\"},\"annotations\":"
+					    "{\"gpufleet.io/estimated-start\":\"tomorrow\"}", "", err), GF_OK);
+	char json[1024];
+	snprintf(json, sizeof(json), "{\"metadata\":{\"name\":\"cond\",\"namespace\":\"t\"},\"spec\":{\"schedulerName\":"
+		 "\"gpufleet\"},\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":"
+		 "\"False\",\"reason\":\"Unschedulable\",\"message\":\"no\\nroom\"}]}}");
+	assert_int_equal(feed(v, gf_qview_add_pod, json, err, sizeof(err)), GF_OK);
+	/* gangs: the Workload API's field wins over the label */
+	assert_int_equal(add_pod(v, "gw", "\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"co\",\"gpufleet.io/queue\":\"g\"}",
+				 "\"schedulingGroup\":{\"podGroupName\":\"train\"}", err), GF_OK);
+	assert_int_equal(add_pod(v, "gc", "\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"co\",\"gpufleet.io/queue\":\"g\"}",
+				 "", err), GF_OK);
+	/* an invalid request: its reason */
+	assert_int_equal(add_pod(v, "bad", "\"annotations\":{\"gpufleet.io/gpu-milli\":\"half\"}", "", err), GF_OK);
+	/* left out: bound, deleting, running, another scheduler */
+	assert_int_equal(add_pod(v, "bound", "", "\"nodeName\":\"n1\"", err), GF_OK);
+	assert_int_equal(add_pod(v, "gone", "\"deletionTimestamp\":\"2026-12-01T10:00:00Z\"", "", err), GF_OK);
+	assert_int_equal(feed(v, gf_qview_add_pod, "{\"metadata\":{\"name\":\"run\"},\"spec\":{\"schedulerName\":"
+				  "\"gpufleet\"},\"status\":{\"phase\":\"Running\"}}", err, sizeof(err)), GF_OK);
+	assert_int_equal(feed(v, gf_qview_add_pod, "{\"metadata\":{\"name\":\"ks\"},\"spec\":{},\"status\":{}}", err,
+			      sizeof(err)), GF_OK);
+	/* events: an older pod's (another uid) is skipped, the newest of this one wins;
+	 * events.k8s.io/v1 (regarding, note, eventTime); other reasons ignored */
+	static const char *const evs[] = {
+		"{\"reason\":\"FailedScheduling\",\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":\"t\",\"name\":\"old\","
+		"\"uid\":\"u-old\"},\"lastTimestamp\":\"2026-12-01T10:01:00Z\",\"message\":\"first\"}",
+		"{\"reason\":\"FailedScheduling\",\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":\"t\",\"name\":\"old\","
+		"\"uid\":\"u-old\"},\"lastTimestamp\":\"2026-12-01T10:05:00Z\",\"message\":\"newest\"}",
+		"{\"reason\":\"FailedScheduling\",\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":\"t\",\"name\":\"old\","
+		"\"uid\":\"u-previous-pod\"},\"lastTimestamp\":\"2026-12-01T10:09:00Z\",\"message\":\"not this pod\"}",
+		"{\"reason\":\"FailedScheduling\",\"regarding\":{\"kind\":\"Pod\",\"namespace\":\"t\",\"name\":\"a\"},"
+		"\"eventTime\":\"2026-12-01T10:02:00.123456Z\",\"note\":\"from events.k8s.io\"}",
+		"{\"reason\":\"Scheduled\",\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":\"t\",\"name\":\"b\"},"
+		"\"message\":\"not a failure\"}",
+	};
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
+		assert_int_equal(feed(v, gf_qview_add_event, evs[i], err, sizeof(err)), GF_OK);
+	gf_qview_build(v, at("2026-12-01T12:00:00Z"));
+	assert_int_equal(gf_qview_waiting(v), 9);
+	const char *want =
+		"QUEUE             POS  POD                                        GPUS PRIORITY WAITING  ESTIMATED START                       WHY\n"
+		"g                   1  t/gc                                          2        0    120m  -                                     -\n"
+		"g                   2  t/gw                                          2        0    120m  -                                     -\n"
+		"other               1  t/own                                         2        0    120m  unreadable                            -\n"
+		"q                   1  t/top                                         2        9    120m  -                                     -\n"
+		"q                   2  t/a                                           2        5    120m  -                                     from events.k8s.io\n"
+		"q                   3  t/b                                           2        5    120m  -                                     -\n"
+		"q                   4  t/bad                                         ?        0    120m  -                                     ";
+	const char *got = render(v, false);
+	if (strncmp(got, want, strlen(want)))
+		fail_msg("table:\n%s\nwant it to start with:\n%s", got, want);
+	assert_non_null(strstr(got, "t/bad                                         ?        0    120m  -                                     "
+				    "cannot read the pod's request: metadata.annotations[\"gpufleet.io/gpu-milli\"]: "));
+	assert_non_null(strstr(got, "\nq                   6  t/cond                                        0        0       ?  -"
+				    "                                     no room\n")); /* no creation time: '?' */
+	assert_non_null(strstr(got, "\nq                   5  t/old                                         2        0    120m  -"
+				    "                                     newest\n"));
+	assert_non_null(strstr(got, "queue other: no Queue object"));
+	assert_non_null(strstr(got, "queue g: no Queue object (gpufleet.io/v1alpha1) of that name; 2 pod(s) name it\n"));
+	assert_null(strstr(got, "t/bound"));
+	assert_null(strstr(got, "t/gone"));
+	assert_null(strstr(got, "/run "));
+	assert_null(strstr(got, "/ks "));
+	cJSON *doc = cJSON_Parse(render(v, true));
+	const cJSON *gpods = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "queues"), 0), "pods");
+	const cJSON *gc = cJSON_GetArrayItem(gpods, 0), *gw = cJSON_GetArrayItem(gpods, 1);
+	assert_string_equal(S(gc, "name"), "gc");
+	assert_string_equal(S(cJSON_GetObjectItem(gc, "gang"), "api"), "coscheduling");
+	assert_string_equal(S(cJSON_GetObjectItem(gc, "gang"), "name"), "co");
+	assert_string_equal(S(gw, "name"), "gw");
+	assert_string_equal(S(cJSON_GetObjectItem(gw, "gang"), "api"), "workload");
+	assert_string_equal(S(cJSON_GetObjectItem(gw, "gang"), "name"), "train");
+	const cJSON *own = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "queues"), 1),
+								 "pods"), 0);
+	assert_string_equal(S(own, "estimatedStartUnreadable"), "tomorrow");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(own, "estimatedStart")));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(own, "reason")));
+	assert_string_equal(S(own, "reasonFrom"), "none");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(own, "gang")));
+	cJSON_Delete(doc);
+	done(v);
+}
+
+static void test_errors_and_empty(void **st)
+{
+	(void)st;
+	gf_qview *v;
+	char err[600];
+	assert_int_equal(gf_qview_create(NULL, &v), GF_OK); /* any scheduler */
+	static const struct {
+		add_fn add;
+		const char *doc, *want;
+	} bad[] = {
+		{ gf_qview_add_pod, "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ml\",\"labels\":{\"gpufleet.io/queue\":3}}}",
+		  "pod ml/p: metadata.labels[\"gpufleet.io/queue\"]: expected a string" },
+		{ gf_qview_add_pod, "{\"metadata\":{\"name\":\"p\",\"uid\":[]}}", "pod default/p: metadata.uid: expected a string" },
+		{ gf_qview_add_pod, "{\"metadata\":{}}", "Pod: needs metadata.name" },
+		{ gf_qview_add_pod, "[]", "Pod: expected an object with metadata" },
+		{ gf_qview_add_namespace, "{\"metadata\":{\"name\":\"ns\",\"labels\":{\"gpufleet.io/queue\":\""
+					  "0123456789012345678901234567890123456789012345678901234567890123\"}}}",
+		  "Namespace ns: metadata.labels[\"gpufleet.io/queue\"]: longer than 63 bytes" },
+		{ gf_qview_add_queue, "{\"metadata\":{\"name\":\"q\"},\"spec\":{\"cohort\":1}}", "Queue q: spec.cohort: expected a string" },
+		{ gf_qview_add_event, "{\"reason\":\"FailedScheduling\",\"involvedObject\":{\"kind\":\"Pod\",\"name\":5}}",
+		  "FailedScheduling Event: involvedObject.name: expected a string" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		assert_int_equal(feed(v, bad[i].add, bad[i].doc, err, sizeof(err)), GF_PARSE);
+		if (strcmp(err, bad[i].want))
+			fail_msg("%s: error '%s', want '%s'", bad[i].doc, err, bad[i].want);
+	}
+	/* a pod with no scheduler named is default-scheduler's: listed when any scheduler is asked for */
+	assert_int_equal(feed(v, gf_qview_add_pod, "{\"metadata\":{\"name\":\"k\"},\"spec\":{}}", err, sizeof(err)), GF_OK);
+	gf_qview_build(v, 0);
+	assert_int_equal(gf_qview_waiting(v), 1);
+	gf_qview_destroy(v);
+	assert_int_equal(gf_qview_create("gpufleet", &v), GF_OK);
+	gf_qview_build(v, 0);
+	assert_string_equal(render(v, false), "No pods waiting.\n");
+	cJSON *doc = cJSON_Parse(render(v, true));
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "queues")), 0);
+	cJSON_Delete(doc);
+	done(v);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_recorded_table),
+		cmocka_unit_test(test_recorded_json),
+		cmocka_unit_test(test_rules),
+		cmocka_unit_test(test_errors_and_empty),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

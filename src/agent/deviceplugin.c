@@ -82,6 +82,17 @@ struct gf_dp {
 		char id[80], pod[320];
 	} attrs[1024];
 	unsigned nattrs, attr_next;
+	/* Containers holding our devices per pod, as the kubelet's pod-resources
+	 * API listed them at the last reconciliation (and once before serving):
+	 * admissions this process did not see (before an agent restart) count
+	 * as claims, so a restarted agent does not match a new container to a
+	 * pod the kubelet has already admitted. */
+	struct seen {
+		int res;
+		char pod[320]; /* namespace/name */
+		unsigned containers;
+	} seen[512];
+	unsigned nseen;
 	char podres[512];
 	unsigned mismatched, unattributed; /* last reconciliation */
 	unsigned long long reconcile_ok, reconcile_err;
@@ -226,15 +237,41 @@ static int list_pending(struct plugin *pl, struct gf_dp_pod *pods, char *msg, si
 	return (int)n;
 }
 
-static unsigned claimed(gf_dp *dp, const char *uid, int res)
+/* Containers of pod p admitted for resource res: by this process's
+ * Allocate calls, or as the kubelet listed them, whichever is more (the two
+ * count the same containers). */
+static unsigned claimed(gf_dp *dp, const struct gf_dp_pod *p, int res)
 {
-	unsigned used = 0;
+	unsigned used = 0, listed = 0;
+	char key[320];
+	snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
 	pthread_mutex_lock(&dp->claim_mu);
 	for (unsigned i = 0; i < dp->nclaims; i++)
-		if (dp->claims[i].res == res && strcmp(dp->claims[i].uid, uid) == 0)
+		if (dp->claims[i].res == res && strcmp(dp->claims[i].uid, p->uid) == 0)
 			used = dp->claims[i].used;
+	for (unsigned i = 0; i < dp->nseen; i++)
+		if (dp->seen[i].res == res && strcmp(dp->seen[i].pod, key) == 0)
+			listed = dp->seen[i].containers;
 	pthread_mutex_unlock(&dp->claim_mu);
-	return used;
+	return used > listed ? used : listed;
+}
+
+/* One more container of pod `me` listed with devices of res.  Caller holds
+ * claim_mu. */
+static void see(gf_dp *dp, int res, const char *me)
+{
+	unsigned i = 0;
+	while (i < dp->nseen && !(dp->seen[i].res == res && strcmp(dp->seen[i].pod, me) == 0))
+		i++;
+	if (i == dp->nseen) {
+		if (dp->nseen == sizeof(dp->seen) / sizeof(dp->seen[0]))
+			return;
+		dp->seen[i].res = res;
+		snprintf(dp->seen[i].pod, sizeof(dp->seen[i].pod), "%s", me);
+		dp->seen[i].containers = 0;
+		dp->nseen++;
+	}
+	dp->seen[i].containers++;
 }
 
 static void claim(gf_dp *dp, const char *uid, int res)
@@ -298,6 +335,7 @@ static void reconcile(gf_dp *dp)
 	}
 	unsigned mism = 0, unattr = 0;
 	pthread_mutex_lock(&dp->claim_mu);
+	dp->nseen = 0;
 	for (size_t p = 0; p < r->n_pod_resources; p++) {
 		const V1__PodResources *pr = r->pod_resources[p];
 		char me[320];
@@ -310,6 +348,7 @@ static void reconcile(gf_dp *dp)
 												   : -1;
 				if (res < 0 || cd->n_device_ids == 0)
 					continue;
+				see(dp, res, me);
 				const char *who = NULL;
 				bool other = false;
 				for (size_t i = 0; i < cd->n_device_ids; i++) {
@@ -363,11 +402,10 @@ void gf_dp_render_metrics(gf_dp *dp, struct gf_obuf *out)
 static int find_pod(struct plugin *pl, const struct gf_dp_pod *pods, unsigned n, const unsigned *extra,
 		    const char *const *uuids, unsigned nu, unsigned units)
 {
+	unsigned used[MAX_PENDING];
 	for (unsigned k = 0; k < n; k++)
-		if (claimed(pl->dp, pods[k].uid, pl->milli) + extra[k] < pods[k].containers &&
-		    gf_dp_pod_matches(&pods[k], uuids, nu, units))
-			return (int)k;
-	return -1;
+		used[k] = claimed(pl->dp, &pods[k], pl->milli) + extra[k];
+	return gf_dp_find_pod(pods, n, used, uuids, nu, units);
 }
 
 /* ---- GetDevicePluginOptions, PreStartContainer ---- */
@@ -500,7 +538,7 @@ static bool prefer_assigned(struct plugin *pl, const V1beta1__ContainerPreferred
 	unsigned unit;
 	for (unsigned k = 0; k < n; k++) {
 		const struct gf_dp_pod *p = &pods[k];
-		if (claimed(pl->dp, p->uid, pl->milli) + extra[k] >= p->containers)
+		if (claimed(pl->dp, p, pl->milli) + extra[k] >= p->containers)
 			continue;
 		size_t np = 0;
 		if (pl->milli) {
@@ -966,6 +1004,8 @@ gf_err gf_dp_start(gf_agent *a, const struct gf_dp_config *cfg, gf_dp **out, cha
 			return GF_INVAL;
 		}
 	}
+	if (dp->kc)
+		reconcile(dp); /* what the kubelet admitted before this process started */
 	dp->plugins[0] = (struct plugin){ dp, GF_DP_RESOURCE_GPU, "gpufleet-gpu.sock", false, NULL, { { 0 } }, false };
 	dp->plugins[1] = (struct plugin){ dp, GF_DP_RESOURCE_MILLI, "gpufleet-gpu-milli.sock", true, NULL, { { 0 } },
 					  false };

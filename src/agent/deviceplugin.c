@@ -291,10 +291,21 @@ static void claim(gf_dp *dp, const char *uid, int res)
 	pthread_mutex_unlock(&dp->claim_mu);
 }
 
-static void attribute(struct plugin *pl, const char *first_id, const char *pod)
+/* Records that Allocate admitted the container holding ids[0..n) for pod.
+ * Earlier admissions whose first ID is one of these are forgotten: the
+ * kubelet hands a device to one container at a time, so they ended (their
+ * pod was deleted) and would otherwise be reported as mismatched when a new
+ * pod's container lists that ID. */
+static void attribute(struct plugin *pl, char *const *ids, size_t n, const char *pod)
 {
 	gf_dp *dp = pl->dp;
 	pthread_mutex_lock(&dp->claim_mu);
+	for (unsigned i = 0; i < dp->nattrs; i++) {
+		for (size_t k = 0; k < n && dp->attrs[i].id[0]; k++)
+			if (dp->attrs[i].res == pl->milli && strcmp(dp->attrs[i].id, ids[k]) == 0)
+				dp->attrs[i].id[0] = '\0'; /* matches no ID */
+	}
+	const char *first_id = n ? ids[0] : "";
 	struct attr *a = &dp->attrs[dp->attr_next];
 	dp->attr_next = (dp->attr_next + 1) % (sizeof(dp->attrs) / sizeof(dp->attrs[0]));
 	if (dp->nattrs < sizeof(dp->attrs) / sizeof(dp->attrs[0]))
@@ -310,7 +321,7 @@ static void attribute(struct plugin *pl, const char *first_id, const char *pod)
 static const char *attributed(gf_dp *dp, int res, const char *id)
 {
 	for (unsigned i = 0; i < dp->nattrs; i++)
-		if (dp->attrs[i].res == res && strcmp(dp->attrs[i].id, id) == 0)
+		if (dp->attrs[i].res == res && dp->attrs[i].id[0] && strcmp(dp->attrs[i].id, id) == 0)
 			return dp->attrs[i].pod;
 	return NULL;
 }
@@ -876,7 +887,7 @@ static int h_allocate(void *ud, const uint8_t *req, size_t len, struct gf_obuf *
 		for (unsigned j = 0; j < extra[k]; j++)
 			claim(pl->dp, pods[k].uid, pl->milli);
 	for (size_t i = 0; st == GF_GRPC_OK && pods && i < nc; i++)
-		attribute(pl, rq->container_requests[i]->devices_ids[0], cs[i].pod);
+		attribute(pl, rq->container_requests[i]->devices_ids, rq->container_requests[i]->n_devices_ids, cs[i].pod);
 	free(pods);
 	free(cs);
 	free(rp);

@@ -299,11 +299,28 @@ static void claim(gf_dp *dp, const char *uid, int res)
 static void attribute(struct plugin *pl, char *const *ids, size_t n, const char *pod)
 {
 	gf_dp *dp = pl->dp;
+	/* Shares: units of one GPU (Allocate checked), compared as a bitmap
+	 * (O(admissions + IDs), not every pair); whole GPUs: at most 64 IDs. */
+	bool units[GF_DP_MILLI_PER_GPU] = { false };
+	char gpu[GF_NVML_UUID_LEN] = "", g[GF_NVML_UUID_LEN];
+	unsigned u;
+	for (size_t k = 0; pl->milli && k < n; k++)
+		if (gf_dp_parse_unit_id(ids[k], g, sizeof(g), &u)) {
+			units[u] = true;
+			memcpy(gpu, g, sizeof(gpu));
+		}
 	pthread_mutex_lock(&dp->claim_mu);
 	for (unsigned i = 0; i < dp->nattrs; i++) {
-		for (size_t k = 0; k < n && dp->attrs[i].id[0]; k++)
-			if (dp->attrs[i].res == pl->milli && strcmp(dp->attrs[i].id, ids[k]) == 0)
-				dp->attrs[i].id[0] = '\0'; /* matches no ID */
+		struct attr *old = &dp->attrs[i];
+		if (old->res != pl->milli || !old->id[0])
+			continue;
+		bool reused = false;
+		if (pl->milli)
+			reused = gf_dp_parse_unit_id(old->id, g, sizeof(g), &u) && units[u] && strcmp(g, gpu) == 0;
+		for (size_t k = 0; !pl->milli && k < n && !reused; k++)
+			reused = strcmp(old->id, ids[k]) == 0;
+		if (reused)
+			old->id[0] = '\0'; /* matches no ID */
 	}
 	const char *first_id = n ? ids[0] : "";
 	struct attr *a = &dp->attrs[dp->attr_next];
@@ -695,8 +712,6 @@ static void add_gpu(struct cresp *c, const struct gpu_view *g)
 	snprintf(c->visible + l, sizeof(c->visible) - l, "%s%.*s", l ? "," : "", (int)sizeof(g->uuid), g->uuid);
 }
 
-/* The share's limit file and ledger folder under memcap_dir; named after
- * the GPU and the units, so a container's restart (same IDs) reuses them. */
 /* True when the file at path holds exactly text (len bytes). */
 static bool file_holds(const char *path, const char *text, size_t len)
 {
@@ -709,8 +724,9 @@ static bool file_holds(const char *path, const char *text, size_t len)
 	return n == len && memcmp(buf, text, len) == 0;
 }
 
-/* The share's limit file and ledger folder.  A folder is named by GPU, first
- * unit and size, so the kubelet's reuse of units finds it written already:
+/* The share's limit file and ledger folder under memcap_dir.  A folder is
+ * named by GPU, first unit and size, so a container's restart (same IDs)
+ * and the kubelet's reuse of units find it written already:
  * when the file holds the same text nothing is written (the writes cost
  * ~0.45 ms of a share's Allocate on this project's machine, bench/dp-allocate.sh). */
 static int write_cap(gf_dp *dp, struct cresp *c, const struct gpu_view *g, unsigned first, size_t units,

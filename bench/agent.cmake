@@ -8,3 +8,12 @@ if(TARGET nvidia-ml-fake)
     DEPENDS gpufleet nvidia-ml-fake
     USES_TERMINAL)
 endif()
+# The device plugin's Allocate over its socket against a grpc-go baseline in
+# the same run:  cmake --build build --target bench-dp-allocate
+if(TARGET nvidia-ml-fake AND TARGET gpufleet-memcap)
+  add_custom_target(bench-dp-allocate
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/dp-allocate.sh $<TARGET_FILE:gpufleet>
+            $<TARGET_FILE:nvidia-ml-fake> $<TARGET_FILE:gpufleet-memcap> 5000
+    DEPENDS gpufleet nvidia-ml-fake gpufleet-memcap
+    USES_TERMINAL)
+endif()

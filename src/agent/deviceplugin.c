@@ -82,6 +82,17 @@ struct gf_dp {
 		char id[80], pod[320];
 	} attrs[1024];
 	unsigned nattrs, attr_next;
+	/* Containers holding our devices per pod, as the kubelet's pod-resources
+	 * API listed them at the last reconciliation (and once before serving):
+	 * admissions this process did not see (before an agent restart) count
+	 * as claims, so a restarted agent does not match a new container to a
+	 * pod the kubelet has already admitted. */
+	struct seen {
+		int res;
+		char pod[320]; /* namespace/name */
+		unsigned containers;
+	} seen[512];
+	unsigned nseen;
 	char podres[512];
 	unsigned mismatched, unattributed; /* last reconciliation */
 	unsigned long long reconcile_ok, reconcile_err;
@@ -226,15 +237,41 @@ static int list_pending(struct plugin *pl, struct gf_dp_pod *pods, char *msg, si
 	return (int)n;
 }
 
-static unsigned claimed(gf_dp *dp, const char *uid, int res)
+/* Containers of pod p admitted for resource res: by this process's
+ * Allocate calls, or as the kubelet listed them, whichever is more (the two
+ * count the same containers). */
+static unsigned claimed(gf_dp *dp, const struct gf_dp_pod *p, int res)
 {
-	unsigned used = 0;
+	unsigned used = 0, listed = 0;
+	char key[320];
+	snprintf(key, sizeof(key), "%s/%s", p->ns, p->name);
 	pthread_mutex_lock(&dp->claim_mu);
 	for (unsigned i = 0; i < dp->nclaims; i++)
-		if (dp->claims[i].res == res && strcmp(dp->claims[i].uid, uid) == 0)
+		if (dp->claims[i].res == res && strcmp(dp->claims[i].uid, p->uid) == 0)
 			used = dp->claims[i].used;
+	for (unsigned i = 0; i < dp->nseen; i++)
+		if (dp->seen[i].res == res && strcmp(dp->seen[i].pod, key) == 0)
+			listed = dp->seen[i].containers;
 	pthread_mutex_unlock(&dp->claim_mu);
-	return used;
+	return used > listed ? used : listed;
+}
+
+/* One more container of pod `me` listed with devices of res.  Caller holds
+ * claim_mu. */
+static void see(gf_dp *dp, int res, const char *me)
+{
+	unsigned i = 0;
+	while (i < dp->nseen && !(dp->seen[i].res == res && strcmp(dp->seen[i].pod, me) == 0))
+		i++;
+	if (i == dp->nseen) {
+		if (dp->nseen == sizeof(dp->seen) / sizeof(dp->seen[0]))
+			return;
+		dp->seen[i].res = res;
+		snprintf(dp->seen[i].pod, sizeof(dp->seen[i].pod), "%s", me);
+		dp->seen[i].containers = 0;
+		dp->nseen++;
+	}
+	dp->seen[i].containers++;
 }
 
 static void claim(gf_dp *dp, const char *uid, int res)
@@ -254,10 +291,38 @@ static void claim(gf_dp *dp, const char *uid, int res)
 	pthread_mutex_unlock(&dp->claim_mu);
 }
 
-static void attribute(struct plugin *pl, const char *first_id, const char *pod)
+/* Records that Allocate admitted the container holding ids[0..n) for pod.
+ * Earlier admissions whose first ID is one of these are forgotten: the
+ * kubelet hands a device to one container at a time, so they ended (their
+ * pod was deleted) and would otherwise be reported as mismatched when a new
+ * pod's container lists that ID. */
+static void attribute(struct plugin *pl, char *const *ids, size_t n, const char *pod)
 {
 	gf_dp *dp = pl->dp;
+	/* Shares: units of one GPU (Allocate checked), compared as a bitmap
+	 * (O(admissions + IDs), not every pair); whole GPUs: at most 64 IDs. */
+	bool units[GF_DP_MILLI_PER_GPU] = { false };
+	char gpu[GF_NVML_UUID_LEN] = "", g[GF_NVML_UUID_LEN];
+	unsigned u;
+	for (size_t k = 0; pl->milli && k < n; k++)
+		if (gf_dp_parse_unit_id(ids[k], g, sizeof(g), &u)) {
+			units[u] = true;
+			memcpy(gpu, g, sizeof(gpu));
+		}
 	pthread_mutex_lock(&dp->claim_mu);
+	for (unsigned i = 0; i < dp->nattrs; i++) {
+		struct attr *old = &dp->attrs[i];
+		if (old->res != pl->milli || !old->id[0])
+			continue;
+		bool reused = false;
+		if (pl->milli)
+			reused = gf_dp_parse_unit_id(old->id, g, sizeof(g), &u) && units[u] && strcmp(g, gpu) == 0;
+		for (size_t k = 0; !pl->milli && k < n && !reused; k++)
+			reused = strcmp(old->id, ids[k]) == 0;
+		if (reused)
+			old->id[0] = '\0'; /* matches no ID */
+	}
+	const char *first_id = n ? ids[0] : "";
 	struct attr *a = &dp->attrs[dp->attr_next];
 	dp->attr_next = (dp->attr_next + 1) % (sizeof(dp->attrs) / sizeof(dp->attrs[0]));
 	if (dp->nattrs < sizeof(dp->attrs) / sizeof(dp->attrs[0]))
@@ -273,7 +338,7 @@ static void attribute(struct plugin *pl, const char *first_id, const char *pod)
 static const char *attributed(gf_dp *dp, int res, const char *id)
 {
 	for (unsigned i = 0; i < dp->nattrs; i++)
-		if (dp->attrs[i].res == res && strcmp(dp->attrs[i].id, id) == 0)
+		if (dp->attrs[i].res == res && dp->attrs[i].id[0] && strcmp(dp->attrs[i].id, id) == 0)
 			return dp->attrs[i].pod;
 	return NULL;
 }
@@ -298,6 +363,7 @@ static void reconcile(gf_dp *dp)
 	}
 	unsigned mism = 0, unattr = 0;
 	pthread_mutex_lock(&dp->claim_mu);
+	dp->nseen = 0;
 	for (size_t p = 0; p < r->n_pod_resources; p++) {
 		const V1__PodResources *pr = r->pod_resources[p];
 		char me[320];
@@ -310,6 +376,7 @@ static void reconcile(gf_dp *dp)
 												   : -1;
 				if (res < 0 || cd->n_device_ids == 0)
 					continue;
+				see(dp, res, me);
 				const char *who = NULL;
 				bool other = false;
 				for (size_t i = 0; i < cd->n_device_ids; i++) {
@@ -363,11 +430,10 @@ void gf_dp_render_metrics(gf_dp *dp, struct gf_obuf *out)
 static int find_pod(struct plugin *pl, const struct gf_dp_pod *pods, unsigned n, const unsigned *extra,
 		    const char *const *uuids, unsigned nu, unsigned units)
 {
+	unsigned used[MAX_PENDING];
 	for (unsigned k = 0; k < n; k++)
-		if (claimed(pl->dp, pods[k].uid, pl->milli) + extra[k] < pods[k].containers &&
-		    gf_dp_pod_matches(&pods[k], uuids, nu, units))
-			return (int)k;
-	return -1;
+		used[k] = claimed(pl->dp, &pods[k], pl->milli) + extra[k];
+	return gf_dp_find_pod(pods, n, used, uuids, nu, units);
 }
 
 /* ---- GetDevicePluginOptions, PreStartContainer ---- */
@@ -500,7 +566,7 @@ static bool prefer_assigned(struct plugin *pl, const V1beta1__ContainerPreferred
 	unsigned unit;
 	for (unsigned k = 0; k < n; k++) {
 		const struct gf_dp_pod *p = &pods[k];
-		if (claimed(pl->dp, p->uid, pl->milli) + extra[k] >= p->containers)
+		if (claimed(pl->dp, p, pl->milli) + extra[k] >= p->containers)
 			continue;
 		size_t np = 0;
 		if (pl->milli) {
@@ -646,26 +712,50 @@ static void add_gpu(struct cresp *c, const struct gpu_view *g)
 	snprintf(c->visible + l, sizeof(c->visible) - l, "%s%.*s", l ? "," : "", (int)sizeof(g->uuid), g->uuid);
 }
 
-/* The share's limit file and ledger folder under memcap_dir; named after
- * the GPU and the units, so a container's restart (same IDs) reuses them. */
+/* True when the file at path holds exactly text (len bytes). */
+static bool file_holds(const char *path, const char *text, size_t len)
+{
+	char buf[512];
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	return n == len && memcmp(buf, text, len) == 0;
+}
+
+/* The share's limit file and ledger folder under memcap_dir.  A folder is
+ * named by GPU, first unit and size, so a container's restart (same IDs)
+ * and the kubelet's reuse of units find it written already:
+ * when the file holds the same text nothing is written (the writes cost
+ * ~0.45 ms of a share's Allocate on this project's machine, bench/dp-allocate.sh). */
 static int write_cap(gf_dp *dp, struct cresp *c, const struct gpu_view *g, unsigned first, size_t units,
 		     char *msg, size_t msglen)
 {
-	char dir[600];
+	char dir[600], text[256];
 	snprintf(dir, sizeof(dir), "%.400s/%.96s-u%u-n%zu", dp->memcap_dir, g->uuid, first, units);
 	snprintf(c->ledger_dir, sizeof(c->ledger_dir), "%s/ledger", dir);
 	snprintf(c->limit_path, sizeof(c->limit_path), "%s/limit", dir);
-	if ((mkdir(dir, 0755) != 0 && errno != EEXIST) || (mkdir(c->ledger_dir, 0777) != 0 && errno != EEXIST)) {
-		snprintf(msg, msglen, "memory cap: %s: %s", dir, strerror(errno));
-		return GF_GRPC_INTERNAL;
-	}
-	chmod(c->ledger_dir, 0777); /* the container's user, whoever it is, maps the ledger */
 	unsigned long long cap = g->mem_total / GF_DP_MILLI_PER_GPU * units;
-	FILE *f = fopen(c->limit_path, "w");
-	if (!f || fprintf(f, "# gpufleet agent: %zu/%u of %s\nlimit_bytes = %llu\n", units, GF_DP_MILLI_PER_GPU,
-			  g->uuid, cap) < 0 || fclose(f) != 0) {
-		snprintf(msg, msglen, "memory cap: %s: %s", c->limit_path, strerror(errno));
-		return GF_GRPC_INTERNAL;
+	int tn = snprintf(text, sizeof(text), "# gpufleet agent: %zu/%u of %.96s\nlimit_bytes = %llu\n", units,
+			  GF_DP_MILLI_PER_GPU, g->uuid, cap);
+	struct stat st;
+	bool ready = tn > 0 && (size_t)tn < sizeof(text) && stat(c->ledger_dir, &st) == 0 &&
+		     (st.st_mode & 0777) == 0777 && file_holds(c->limit_path, text, (size_t)tn);
+	if (!ready) {
+		if ((mkdir(dir, 0755) != 0 && errno != EEXIST) || (mkdir(c->ledger_dir, 0777) != 0 && errno != EEXIST)) {
+			snprintf(msg, msglen, "memory cap: %s: %s", dir, strerror(errno));
+			return GF_GRPC_INTERNAL;
+		}
+		chmod(c->ledger_dir, 0777); /* the container's user, whoever it is, maps the ledger */
+		FILE *f = fopen(c->limit_path, "w");
+		bool ok = f && fputs(text, f) >= 0;
+		if (f && fclose(f) != 0)
+			ok = false;
+		if (!ok) {
+			snprintf(msg, msglen, "memory cap: %s: %s", c->limit_path, strerror(errno));
+			return GF_GRPC_INTERNAL;
+		}
 	}
 	add_mount(c, "/etc/gpufleet/memcap/limit", c->limit_path, true);
 	add_mount(c, "/var/run/gpufleet/memcap", c->ledger_dir, false);
@@ -682,17 +772,17 @@ static int allocate_one(struct plugin *pl, const struct gpu_view *v, unsigned n,
 		snprintf(msg, msglen, "Allocate: a container request with no device IDs");
 		return GF_GRPC_INVALID_ARGUMENT;
 	}
-	for (size_t i = 0; i < rq->n_devices_ids; i++)
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(rq->devices_ids[i], rq->devices_ids[j]) == 0) {
-				snprintf(msg, msglen, "Allocate: device ID '%.64s' given twice", rq->devices_ids[i]);
-				return GF_GRPC_INVALID_ARGUMENT;
-			}
 	if (!pl->milli) {
 		if (rq->n_devices_ids > GF_AGENT_MAX_GPUS) {
 			snprintf(msg, msglen, "Allocate: %zu GPUs asked, this node has %u", rq->n_devices_ids, n);
 			return GF_GRPC_INVALID_ARGUMENT;
 		}
+		for (size_t i = 0; i < rq->n_devices_ids; i++)
+			for (size_t j = 0; j < i; j++)
+				if (strcmp(rq->devices_ids[i], rq->devices_ids[j]) == 0) {
+					snprintf(msg, msglen, "Allocate: device ID '%.64s' given twice", rq->devices_ids[i]);
+					return GF_GRPC_INVALID_ARGUMENT;
+				}
 		for (size_t i = 0; i < rq->n_devices_ids; i++) {
 			const struct gpu_view *g = find_gpu(v, n, rq->devices_ids[i]);
 			if (!g) {
@@ -709,8 +799,11 @@ static int allocate_one(struct plugin *pl, const struct gpu_view *v, unsigned n,
 		add_env(c, "NVIDIA_VISIBLE_DEVICES", c->visible);
 		return GF_GRPC_OK;
 	}
+	/* Units: all of one GPU (checked below), so a unit seen twice is an ID
+	 * given twice; a bitmap instead of comparing every pair (1,000 IDs). */
 	char first_gpu[GF_NVML_UUID_LEN] = "", uuid[GF_NVML_UUID_LEN];
 	unsigned unit, first_unit = GF_DP_MILLI_PER_GPU;
+	bool seen[GF_DP_MILLI_PER_GPU] = { false };
 	for (size_t i = 0; i < rq->n_devices_ids; i++) {
 		if (!gf_dp_parse_unit_id(rq->devices_ids[i], uuid, sizeof(uuid), &unit) || !find_gpu(v, n, uuid)) {
 			snprintf(msg, msglen, "Allocate: unknown device ID '%.64s' for %s (want <GPU UUID>::<0..999>)",
@@ -725,6 +818,11 @@ static int allocate_one(struct plugin *pl, const struct gpu_view *v, unsigned n,
 				 first_gpu, uuid);
 			return GF_GRPC_FAILED_PRECONDITION;
 		}
+		if (seen[unit]) {
+			snprintf(msg, msglen, "Allocate: device ID '%.64s' given twice", rq->devices_ids[i]);
+			return GF_GRPC_INVALID_ARGUMENT;
+		}
+		seen[unit] = true;
 		if (unit < first_unit)
 			first_unit = unit;
 	}
@@ -838,7 +936,7 @@ static int h_allocate(void *ud, const uint8_t *req, size_t len, struct gf_obuf *
 		for (unsigned j = 0; j < extra[k]; j++)
 			claim(pl->dp, pods[k].uid, pl->milli);
 	for (size_t i = 0; st == GF_GRPC_OK && pods && i < nc; i++)
-		attribute(pl, rq->container_requests[i]->devices_ids[0], cs[i].pod);
+		attribute(pl, rq->container_requests[i]->devices_ids, rq->container_requests[i]->n_devices_ids, cs[i].pod);
 	free(pods);
 	free(cs);
 	free(rp);
@@ -966,6 +1064,8 @@ gf_err gf_dp_start(gf_agent *a, const struct gf_dp_config *cfg, gf_dp **out, cha
 			return GF_INVAL;
 		}
 	}
+	if (dp->kc)
+		reconcile(dp); /* what the kubelet admitted before this process started */
 	dp->plugins[0] = (struct plugin){ dp, GF_DP_RESOURCE_GPU, "gpufleet-gpu.sock", false, NULL, { { 0 } }, false };
 	dp->plugins[1] = (struct plugin){ dp, GF_DP_RESOURCE_MILLI, "gpufleet-gpu-milli.sock", true, NULL, { { 0 } },
 					  false };

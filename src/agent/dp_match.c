@@ -1,8 +1,10 @@
 /*
  * agent/dp_match.c - decoding of the pending pods' assignments for the
  * device plugin (see dp_match.h).  O(pods x containers); pods sorted with
- * qsort on (creationTimestamp, uid): RFC 3339 UTC stamps of the API server
- * compare as strings.
+ * qsort on (order, creationTimestamp, uid).  order is the scheduler's
+ * assigned-at stamp, or the API server's creationTimestamp (whole seconds,
+ * "...:SSZ") widened to the stamp's form "...:SS.000000Z": both are UTC
+ * with fixed-width fields, so they compare as strings.
  */
 #include "agent/dp_match.h"
 #include "core/sort.h"
@@ -73,6 +75,31 @@ static bool parse_milli(const char *s, unsigned *out)
 	return any;
 }
 
+static bool digits_at(const char *s, const char *shape)
+{
+	for (; *shape; s++, shape++)
+		if (*shape == 'd' ? !(*s >= '0' && *s <= '9') : *s != *shape)
+			return false;
+	return *s == '\0';
+}
+
+/* The sort key from assigned-at (NULL: absent) or the creation time; false
+ * for a malformed assigned-at. */
+static bool order_key(char out[28], const char *assigned_at, const char *created)
+{
+	static const char stamp[] = "dddd-dd-ddTdd:dd:dd.ddddddZ", sec[] = "dddd-dd-ddTdd:dd:ddZ";
+	if (assigned_at) {
+		if (!digits_at(assigned_at, stamp))
+			return false;
+		memcpy(out, assigned_at, sizeof(stamp));
+	} else if (created && digits_at(created, sec)) {
+		snprintf(out, 28, "%.19s.000000Z", created);
+	} else {
+		out[0] = '\0'; /* no usable time: first, as before any stamp */
+	}
+	return true;
+}
+
 static unsigned containers_asking(const cJSON *spec, const char *resource)
 {
 	unsigned n = 0;
@@ -90,7 +117,9 @@ static unsigned containers_asking(const cJSON *spec, const char *resource)
 static int cmp_pod(const void *a, const void *b)
 {
 	const struct gf_dp_pod *x = a, *y = b;
-	int c = strcmp(x->created, y->created);
+	int c = strcmp(x->order, y->order);
+	if (!c)
+		c = strcmp(x->created, y->created);
 	return c ? c : strcmp(x->uid, y->uid);
 }
 
@@ -114,7 +143,8 @@ unsigned gf_dp_pods_decode(const cJSON *list, const char *resource, struct gf_dp
 		memset(p, 0, sizeof(*p));
 		if (!copy(p->uid, sizeof(p->uid), str_at(md, "uid")) || !copy(p->ns, sizeof(p->ns), str_at(md, "namespace")) ||
 		    !copy(p->name, sizeof(p->name), str_at(md, "name")) || !split_uuids(uuids, p) ||
-		    !parse_milli(milli, &p->milli)) {
+		    !parse_milli(milli, &p->milli) ||
+		    !order_key(p->order, str_at(ann, GF_ANN_ASSIGNED_AT), str_at(md, "creationTimestamp"))) {
 			(*skipped)++;
 			continue;
 		}
@@ -124,6 +154,15 @@ unsigned gf_dp_pods_decode(const cJSON *list, const char *resource, struct gf_dp
 	}
 	gf_qsort(pods, n, sizeof(pods[0]), cmp_pod);
 	return n;
+}
+
+int gf_dp_find_pod(const struct gf_dp_pod *pods, unsigned n, const unsigned *used, const char *const *uuids,
+		   unsigned nu, unsigned units)
+{
+	for (unsigned k = 0; k < n; k++)
+		if (used[k] < pods[k].containers && gf_dp_pod_matches(&pods[k], uuids, nu, units))
+			return (int)k;
+	return -1;
 }
 
 bool gf_dp_pod_matches(const struct gf_dp_pod *p, const char *const *uuids, unsigned n, unsigned units)

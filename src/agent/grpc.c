@@ -16,6 +16,21 @@
  * "trailers-only" form: one HEADERS frame with the status, END_STREAM.
  * Nothing here parses protobuf: handlers get and give message bytes.
  *
+ * Limits (grpc.h): each connection thread checks its deadlines every loop
+ * (at most GF_GRPC_STREAM_POLL_MS apart) against CLOCK_MONOTONIC: no
+ * request yet at header_ms after the accept -> close; a stream without its
+ * END_STREAM at request_ms after its HEADERS -> DEADLINE_EXCEEDED + reset,
+ * its body freed; unsent response bytes that did not shrink for request_ms
+ * (a client that reads nothing or opens no flow-control window) or that
+ * exceed two messages -> close; no open stream for idle_ms -> GOAWAY, close.
+ * Sockets get SO_SNDTIMEO = request_ms, so a blocking send cannot hang a
+ * thread either.  The accept thread evicts the longest-idle connection
+ * without an open stream when every slot is taken.  Shared counters (open
+ * streams per connection, the server's buffered request bytes, its open
+ * server streams) are under the server's mutex; a connection thread marks
+ * itself done under that mutex before closing its socket, so the accept
+ * thread only ever shuts down a socket that is still open.
+ *
  * Client (gf_grpc_call): connect, one nghttp2 client session, one request
  * with the framed message, read until the stream closes; status from the
  * trailers (or a trailers-only HEADERS).
@@ -31,18 +46,31 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_CONNS 16
+const struct gf_grpc_limits gf_grpc_default_limits = {
+	.max_conns = GF_GRPC_MAX_CONNS,
+	.max_streams = 8,
+	.header_ms = 5000,
+	.request_ms = 10000,
+	.idle_ms = 60000,
+	.body_budget = 16u << 20,
+};
+
+#define MSG_FRAMED ((size_t)GF_GRPC_MAX_MESSAGE + 5)
 
 struct stream {
 	int32_t id;
 	char path[128];
-	struct gf_obuf body;  /* request, framed */
-	bool too_big;
+	struct gf_obuf body;  /* request, framed; charged to the budgets */
+	int64_t t_begin;      /* ms, its HEADERS */
+	bool too_big;         /* over a budget or late: body dropped, data ignored */
 	bool dispatched;
+	bool server_stream;   /* counted in the server's open server streams */
+	bool reset_after;     /* answered early: RST_STREAM once the answer is out */
 	const struct gf_grpc_method *m;
 	struct gf_obuf out;   /* response bytes, framed, from off on not yet sent */
 	size_t off;
@@ -56,10 +84,18 @@ struct conn {
 	struct gf_grpc_server *srv;
 	int fd;
 	pthread_t thread;
-	bool used, done;
+	bool used, done;       /* done: under srv->mu, before fd is closed */
 	nghttp2_session *ng;
 	struct stream *streams;
-	struct gf_obuf *sink; /* gf_grpc_serve_bytes: output goes here, not to fd */
+	struct gf_obuf *sink;  /* gf_grpc_serve_bytes: output goes here, not to fd */
+	/* Under srv->mu (read by the accept thread to pick an eviction): */
+	unsigned nopen;        /* open streams */
+	int64_t t_idle_since;  /* ms: accept, or the end of the last stream */
+	/* The connection thread's own: */
+	bool any_request;
+	int64_t t_accept, t_progress; /* ms */
+	size_t last_pending;   /* unsent response bytes at the last check */
+	size_t body_bytes;     /* request bytes buffered on this connection */
 };
 
 struct gf_grpc_server {
@@ -69,11 +105,21 @@ struct gf_grpc_server {
 	dev_t dev;
 	const struct gf_grpc_method *methods;
 	size_t nmethods;
+	struct gf_grpc_limits lim;
 	pthread_t acceptor;
 	volatile bool stopping;
 	pthread_mutex_t mu;
-	struct conn conns[MAX_CONNS];
+	size_t body_bytes;     /* under mu: request bytes buffered, all connections */
+	unsigned nstreams;     /* under mu: open server streams */
+	struct conn conns[GF_GRPC_MAX_CONNS];
 };
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
 
 /* ---- framing ---- */
 
@@ -167,11 +213,49 @@ static int srv_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *
 	if (!s)
 		return NGHTTP2_ERR_CALLBACK_FAILURE;
 	s->id = f->hd.stream_id;
-	gf_obuf_init(&s->body, GF_GRPC_MAX_MESSAGE + 5);
+	s->t_begin = now_ms();
+	gf_obuf_init(&s->body, MSG_FRAMED);
 	gf_obuf_init(&s->out, 64u << 20);
 	s->next = c->streams;
 	c->streams = s;
+	c->any_request = true;
+	pthread_mutex_lock(&c->srv->mu);
+	c->nopen++;
+	pthread_mutex_unlock(&c->srv->mu);
 	return 0;
+}
+
+/* Request bytes are charged to the connection (one message) and to the
+ * server's budget before they are buffered. */
+static bool charge_body(struct conn *c, size_t n)
+{
+	struct gf_grpc_server *srv = c->srv;
+	bool ok = false;
+	if (c->body_bytes + n > MSG_FRAMED)
+		return false;
+	pthread_mutex_lock(&srv->mu);
+	if (srv->body_bytes + n <= srv->lim.body_budget) {
+		srv->body_bytes += n;
+		ok = true;
+	}
+	pthread_mutex_unlock(&srv->mu);
+	if (ok)
+		c->body_bytes += n;
+	return ok;
+}
+
+static void uncharge_body(struct conn *c, size_t n)
+{
+	c->body_bytes -= n;
+	pthread_mutex_lock(&c->srv->mu);
+	c->srv->body_bytes -= n;
+	pthread_mutex_unlock(&c->srv->mu);
+}
+
+static void drop_body(struct conn *c, struct stream *s)
+{
+	uncharge_body(c, s->body.len);
+	gf_obuf_release(&s->body);
 }
 
 static int srv_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t *name, size_t nlen,
@@ -197,8 +281,14 @@ static int srv_data(nghttp2_session *ng, uint8_t flags, int32_t id, const uint8_
 	struct stream *s = find_stream(c, id);
 	if (!s || s->too_big)
 		return 0;
-	if (gf_obuf_append(&s->body, data, len) != GF_OK)
+	if (!charge_body(c, len)) {
+		drop_body(c, s);
 		s->too_big = true;
+	} else if (gf_obuf_append(&s->body, data, len) != GF_OK) {
+		uncharge_body(c, len);
+		drop_body(c, s);
+		s->too_big = true;
+	}
 	return 0;
 }
 
@@ -274,6 +364,27 @@ static void poll_stream(struct conn *c, struct stream *s)
 	gf_obuf_release(&msg);
 }
 
+/* Response bytes not yet handed to nghttp2, all streams. */
+static size_t pending_out(const struct conn *c)
+{
+	size_t n = 0;
+	for (const struct stream *s = c->streams; s; s = s->next)
+		n += s->out.len - s->off;
+	return n;
+}
+
+static bool count_server_stream(struct conn *c, struct stream *s)
+{
+	struct gf_grpc_server *srv = c->srv;
+	pthread_mutex_lock(&srv->mu);
+	bool ok = srv->nstreams < srv->lim.max_streams;
+	if (ok)
+		srv->nstreams++;
+	pthread_mutex_unlock(&srv->mu);
+	s->server_stream = ok;
+	return ok;
+}
+
 static void dispatch(struct conn *c, struct stream *s)
 {
 	char msg[512] = "";
@@ -281,8 +392,16 @@ static void dispatch(struct conn *c, struct stream *s)
 	size_t rlen;
 
 	if (s->too_big) {
-		snprintf(msg, sizeof(msg), "request larger than %u bytes", GF_GRPC_MAX_MESSAGE);
+		snprintf(msg, sizeof(msg),
+			 "request over the limit: a message is at most %u bytes, and at most %zu bytes of requests are buffered at once",
+			 GF_GRPC_MAX_MESSAGE, c->srv->lim.body_budget);
 		respond_status(c, s, GF_GRPC_RESOURCE_EXHAUSTED, msg);
+		return;
+	}
+	if (pending_out(c) > MSG_FRAMED) {
+		snprintf(msg, sizeof(msg), "the client has not read %zu bytes of earlier responses", pending_out(c));
+		respond_status(c, s, GF_GRPC_RESOURCE_EXHAUSTED, msg);
+		drop_body(c, s);
 		return;
 	}
 	for (size_t i = 0; i < c->srv->nmethods && !s->m; i++)
@@ -296,9 +415,16 @@ static void dispatch(struct conn *c, struct stream *s)
 	int st = gf_grpc_unframe((const uint8_t *)s->body.data, s->body.len, &req, &rlen, msg, sizeof(msg));
 	if (st != GF_GRPC_OK) {
 		respond_status(c, s, st, msg);
+		drop_body(c, s);
 		return;
 	}
 	if (s->m->stream) {
+		if (!count_server_stream(c, s)) {
+			snprintf(msg, sizeof(msg), "%u server streams are open already (the limit)", c->srv->lim.max_streams);
+			respond_status(c, s, GF_GRPC_RESOURCE_EXHAUSTED, msg);
+			drop_body(c, s);
+			return;
+		}
 		start_data(c, s);
 		poll_stream(c, s);
 		return;
@@ -306,6 +432,7 @@ static void dispatch(struct conn *c, struct stream *s)
 	struct gf_obuf resp;
 	gf_obuf_init(&resp, GF_GRPC_MAX_MESSAGE);
 	st = s->m->unary(s->m->ud, req, rlen, &resp, msg, sizeof(msg));
+	drop_body(c, s); /* req points into it: not used past here */
 	if (st == GF_GRPC_OK && resp.err)
 		st = GF_GRPC_RESOURCE_EXHAUSTED, snprintf(msg, sizeof(msg), "response too large");
 	if (st != GF_GRPC_OK) {
@@ -330,6 +457,20 @@ static int srv_frame(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
 	return 0;
 }
 
+/* An answer sent before the request ended (the request deadline): the
+ * client is told to stop sending (RST_STREAM NO_ERROR, RFC 9113 8.1), which
+ * also closes the stream here.  Submitted only once the answer is out:
+ * nghttp2 sends RST_STREAM ahead of queued HEADERS, which it would drop. */
+static int srv_frame_sent(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
+{
+	struct stream *s = find_stream(ud, f->hd.stream_id);
+	if (s && s->reset_after && f->hd.type == NGHTTP2_HEADERS && (f->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
+		s->reset_after = false;
+		nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_NO_ERROR);
+	}
+	return 0;
+}
+
 static int srv_close(nghttp2_session *ng, int32_t id, uint32_t code, void *ud)
 {
 	struct conn *c = ud;
@@ -339,8 +480,14 @@ static int srv_close(nghttp2_session *ng, int32_t id, uint32_t code, void *ud)
 		if ((*p)->id == id) {
 			struct stream *s = *p;
 			*p = s->next;
-			gf_obuf_release(&s->body);
+			drop_body(c, s);
 			gf_obuf_release(&s->out);
+			pthread_mutex_lock(&c->srv->mu);
+			if (s->server_stream)
+				c->srv->nstreams--;
+			if (--c->nopen == 0)
+				c->t_idle_since = now_ms();
+			pthread_mutex_unlock(&c->srv->mu);
 			free(s);
 			break;
 		}
@@ -360,6 +507,7 @@ static bool session_new(struct conn *c)
 	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, srv_data);
 	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, srv_frame);
 	nghttp2_session_callbacks_set_on_stream_close_callback(cb, srv_close);
+	nghttp2_session_callbacks_set_on_frame_send_callback(cb, srv_frame_sent);
 	int r = nghttp2_session_server_new(&c->ng, cb, c);
 	nghttp2_session_callbacks_del(cb);
 	if (r != 0)
@@ -381,16 +529,54 @@ static void session_end(struct conn *c)
 void gf_grpc_serve_bytes(const struct gf_grpc_method *methods, size_t n, const uint8_t *in, size_t len,
 			 struct gf_obuf *out)
 {
-	struct gf_grpc_server srv = { .methods = methods, .nmethods = n };
+	struct gf_grpc_server srv = { .methods = methods, .nmethods = n, .lim = gf_grpc_default_limits };
 	struct conn c = { .srv = &srv, .fd = -1, .sink = out };
-	if (!session_new(&c))
-		return;
-	if (nghttp2_session_mem_recv(c.ng, in, len) >= 0) {
-		for (struct stream *s = c.streams; s; s = s->next)
-			if (s->dispatched && s->m && s->m->stream)
-				poll_stream(&c, s);
+	pthread_mutex_init(&srv.mu, NULL);
+	if (session_new(&c)) {
+		if (nghttp2_session_mem_recv(c.ng, in, len) >= 0) {
+			for (struct stream *s = c.streams; s; s = s->next)
+				if (s->dispatched && s->m && s->m->stream)
+					poll_stream(&c, s);
+		}
+		session_end(&c);
 	}
-	session_end(&c);
+	pthread_mutex_destroy(&srv.mu);
+}
+
+/* The request deadline of one stream: answered and reset, body freed. */
+static void expire_stream(struct conn *c, struct stream *s)
+{
+	char msg[128];
+	snprintf(msg, sizeof(msg), "request not complete within %u ms of its headers", c->srv->lim.request_ms);
+	respond_status(c, s, GF_GRPC_DEADLINE_EXCEEDED, msg);
+	drop_body(c, s);
+	s->too_big = true;
+	s->reset_after = true;
+}
+
+/* False when the connection is to be closed (see the top comment). */
+static bool check_deadlines(struct conn *c, int64_t now)
+{
+	const struct gf_grpc_limits *lim = &c->srv->lim;
+	if (!c->any_request)
+		return now - c->t_accept <= lim->header_ms;
+	for (struct stream *s = c->streams; s; s = s->next)
+		if (!s->dispatched && now - s->t_begin > lim->request_ms)
+			expire_stream(c, s);
+	size_t pend = pending_out(c);
+	if (pend == 0 || pend < c->last_pending)
+		c->t_progress = now;
+	c->last_pending = pend;
+	if (pend > 2 * MSG_FRAMED || (pend > 0 && now - c->t_progress > lim->request_ms))
+		return false;
+	pthread_mutex_lock(&c->srv->mu);
+	bool idle = c->nopen == 0 && now - c->t_idle_since > lim->idle_ms;
+	pthread_mutex_unlock(&c->srv->mu);
+	if (idle) {
+		nghttp2_session_terminate_session(c->ng, NGHTTP2_NO_ERROR);
+		nghttp2_session_send(c->ng);
+	}
+	return !idle;
 }
 
 static void *conn_main(void *arg)
@@ -404,6 +590,8 @@ static void *conn_main(void *arg)
 		if (nghttp2_session_send(c->ng) != 0)
 			break;
 		if (!nghttp2_session_want_read(c->ng) && !nghttp2_session_want_write(c->ng))
+			break;
+		if (!check_deadlines(c, now_ms()))
 			break;
 		struct pollfd p = { c->fd, POLLIN, 0 };
 		int pr = poll(&p, 1, GF_GRPC_STREAM_POLL_MS);
@@ -424,26 +612,49 @@ static void *conn_main(void *arg)
 	}
 	session_end(c);
 out:
-	close(c->fd);
 	pthread_mutex_lock(&c->srv->mu);
 	c->done = true;
 	pthread_mutex_unlock(&c->srv->mu);
+	close(c->fd);
 	return NULL;
 }
 
+/* Joins finished connection threads (all: every one, shut down first). */
 static void reap_conns(gf_grpc_server *s, bool all)
 {
-	for (int i = 0; i < MAX_CONNS; i++) {
+	for (unsigned i = 0; i < GF_GRPC_MAX_CONNS; i++) {
 		pthread_mutex_lock(&s->mu);
 		bool join = s->conns[i].used && (s->conns[i].done || all);
+		if (join && !s->conns[i].done)
+			shutdown(s->conns[i].fd, SHUT_RDWR);
 		pthread_mutex_unlock(&s->mu);
 		if (join) {
-			if (all)
-				shutdown(s->conns[i].fd, SHUT_RDWR);
 			pthread_join(s->conns[i].thread, NULL);
 			s->conns[i].used = false;
 		}
 	}
+}
+
+/* Every slot taken: close the connection with no open stream that has been
+ * idle longest and return its slot, or -1 when each holds a stream. */
+static int evict_idlest(gf_grpc_server *s)
+{
+	int victim = -1;
+	pthread_mutex_lock(&s->mu);
+	for (unsigned i = 0; i < s->lim.max_conns; i++) {
+		const struct conn *c = &s->conns[i];
+		if (c->used && !c->done && c->nopen == 0 &&
+		    (victim < 0 || c->t_idle_since < s->conns[victim].t_idle_since))
+			victim = (int)i;
+	}
+	if (victim >= 0)
+		shutdown(s->conns[victim].fd, SHUT_RDWR);
+	pthread_mutex_unlock(&s->mu);
+	if (victim >= 0) {
+		pthread_join(s->conns[victim].thread, NULL);
+		s->conns[victim].used = false;
+	}
+	return victim;
 }
 
 static void *accept_main(void *arg)
@@ -458,17 +669,23 @@ static void *accept_main(void *arg)
 			continue;
 		reap_conns(s, false);
 		int slot = -1;
-		for (int i = 0; i < MAX_CONNS && slot < 0; i++)
+		for (unsigned i = 0; i < s->lim.max_conns && slot < 0; i++)
 			if (!s->conns[i].used)
-				slot = i;
+				slot = (int)i;
+		if (slot < 0)
+			slot = evict_idlest(s);
 		if (slot < 0) {
-			close(fd); /* more clients than a kubelet ever opens */
+			close(fd); /* every slot holds a stream in progress */
 			continue;
 		}
+		struct timeval tv = { .tv_sec = s->lim.request_ms / 1000,
+				      .tv_usec = (suseconds_t)(s->lim.request_ms % 1000) * 1000 };
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		struct conn *c = &s->conns[slot];
 		memset(c, 0, sizeof(*c));
 		c->srv = s;
 		c->fd = fd;
+		c->t_accept = c->t_idle_since = c->t_progress = now_ms();
 		c->used = true;
 		if (pthread_create(&c->thread, NULL, conn_main, c) != 0) {
 			close(fd);
@@ -478,10 +695,36 @@ static void *accept_main(void *arg)
 	return NULL;
 }
 
+static bool limits_ok(const struct gf_grpc_limits *l, char *err, size_t errlen)
+{
+	const char *bad = l->max_conns < 1 || l->max_conns > GF_GRPC_MAX_CONNS ? "max_conns"
+			  : l->max_streams >= l->max_conns			  ? "max_streams"
+			  : l->header_ms == 0					  ? "header_ms"
+			  : l->request_ms == 0					  ? "request_ms"
+			  : l->idle_ms == 0					  ? "idle_ms"
+			  : l->body_budget == 0					  ? "body_budget"
+										  : NULL;
+	if (bad)
+		snprintf(err, errlen,
+			 "gRPC server limits: %s out of range (max_conns 1..%u, max_streams < max_conns, times and body_budget > 0)",
+			 bad, GF_GRPC_MAX_CONNS);
+	return !bad;
+}
+
 gf_err gf_grpc_server_start(const char *path, const struct gf_grpc_method *methods, size_t n,
 			    gf_grpc_server **out, char *err, size_t errlen)
 {
+	return gf_grpc_server_start_limits(path, methods, n, NULL, out, err, errlen);
+}
+
+gf_err gf_grpc_server_start_limits(const char *path, const struct gf_grpc_method *methods, size_t n,
+				   const struct gf_grpc_limits *lim, gf_grpc_server **out, char *err, size_t errlen)
+{
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (!lim)
+		lim = &gf_grpc_default_limits;
+	if (!limits_ok(lim, err, errlen))
+		return GF_INVAL;
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		snprintf(err, errlen, "%s: socket path longer than %zu bytes", path, sizeof(sa.sun_path) - 1);
 		return GF_INVAL;
@@ -495,6 +738,7 @@ gf_err gf_grpc_server_start(const char *path, const struct gf_grpc_method *metho
 	memcpy(s->path, path, strlen(path) + 1);
 	s->methods = methods;
 	s->nmethods = n;
+	s->lim = *lim;
 	pthread_mutex_init(&s->mu, NULL);
 	unlink(path);
 	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

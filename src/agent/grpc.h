@@ -12,6 +12,24 @@
  * threads, so they must be thread-safe.  A server stream is polled: every
  * GF_GRPC_STREAM_POLL_MS its handler is asked whether it has a newer
  * message (see gf_grpc_stream_fn).
+ *
+ * Limits against local clients that hold connections (struct
+ * gf_grpc_limits, defaults below): at most max_conns connections; a new
+ * connection must start its first request (HEADERS) within header_ms of
+ * the accept; each request's message must be complete (END_STREAM) within
+ * request_ms of its HEADERS, or the stream is answered DEADLINE_EXCEEDED
+ * and reset; a connection with no open stream is closed (GOAWAY) idle_ms
+ * after its last stream ended; a connection whose unsent response bytes
+ * make no progress for request_ms, or exceed 2 messages, is closed.  Bytes
+ * that arrive (PINGs, SETTINGS, a trickled body) reset none of these.
+ * When every slot is taken, the connection with no open stream that has
+ * been idle longest is closed to make room; connections holding a server
+ * stream (the kubelet's ListAndWatch) are never evicted, and at most
+ * max_streams server streams are open at once (more are answered
+ * RESOURCE_EXHAUSTED), so at least max_conns - max_streams slots always
+ * turn over.  Memory: request bodies buffered at once are capped per
+ * connection (one message, GF_GRPC_MAX_MESSAGE + 5) and per server
+ * (body_budget); a request past either is answered RESOURCE_EXHAUSTED.
  */
 #ifndef GF_AGENT_GRPC_H
 #define GF_AGENT_GRPC_H
@@ -30,6 +48,7 @@
 enum {
 	GF_GRPC_OK = 0,
 	GF_GRPC_INVALID_ARGUMENT = 3,
+	GF_GRPC_DEADLINE_EXCEEDED = 4,
 	GF_GRPC_NOT_FOUND = 5,
 	GF_GRPC_FAILED_PRECONDITION = 9,
 	GF_GRPC_RESOURCE_EXHAUSTED = 8,
@@ -57,6 +76,20 @@ struct gf_grpc_method {
 	void *ud;
 };
 
+struct gf_grpc_limits {
+	unsigned max_conns;   /* 1..GF_GRPC_MAX_CONNS */
+	unsigned max_streams; /* open server streams, < max_conns */
+	unsigned header_ms;   /* accept -> first request's HEADERS */
+	unsigned request_ms;  /* HEADERS -> END_STREAM; also the send-stall bound */
+	unsigned idle_ms;     /* no open stream -> GOAWAY and close */
+	size_t body_budget;   /* request bytes buffered by the whole server */
+};
+
+#define GF_GRPC_MAX_CONNS 16
+/* The defaults: 16 connections, 8 server streams, 5 s to the first request,
+ * 10 s per request, 60 s idle, 16 MiB of request bodies. */
+extern const struct gf_grpc_limits gf_grpc_default_limits;
+
 typedef struct gf_grpc_server gf_grpc_server;
 
 /* Binds the unix socket at path (an old socket file there is removed
@@ -64,6 +97,10 @@ typedef struct gf_grpc_server gf_grpc_server;
  * GF_IO with "path: why" in err. */
 gf_err gf_grpc_server_start(const char *path, const struct gf_grpc_method *methods, size_t n,
 			    gf_grpc_server **out, char *err, size_t errlen);
+/* The same with limits (NULL: gf_grpc_default_limits); GF_INVAL naming the
+ * field when one is out of range. */
+gf_err gf_grpc_server_start_limits(const char *path, const struct gf_grpc_method *methods, size_t n,
+				   const struct gf_grpc_limits *lim, gf_grpc_server **out, char *err, size_t errlen);
 /* Closes the listener and every connection, joins the threads, removes the
  * socket file.  NULL is a no-op. */
 void gf_grpc_server_stop(gf_grpc_server *s);

@@ -7,13 +7,52 @@
  * with our GPUs is success; bound elsewhere or another uid: forget our
  * assumption (the watch accounts the real binding); still unbound: retry.
  * Two requests at most besides the client's own retries.
+ *
+ * The assignment stamp (GF_ANN_ASSIGNED_AT) is the wall clock in
+ * microseconds when the body is built, bumped by 1 us when it would not be
+ * later than the previous one (a process-wide atomic), so the bind order of
+ * one scheduler is a strict order of stamps even within one microsecond or
+ * after a clock step back.  The kubelet receives bound pods in the order
+ * of the writes, so for one node the stamp order must be the write order:
+ * a binding with GPUs takes its stamp and POSTs under one of 64 mutexes
+ * chosen by the node's name (the binders stay parallel across nodes; two
+ * binds to one node are serialised, one round trip each).
  */
 #include "k8s/bind.h"
 
 #include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+void gf_kube_assigned_at_format(int64_t us, char *out)
+{
+	time_t sec = (time_t)(us / 1000000);
+	struct tm tm;
+	gmtime_r(&sec, &tm);
+	char day[24], full[48];
+	strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(full, sizeof(full), "%.19s.%06dZ", day, (int)(us % 1000000));
+	memcpy(out, full, GF_ASSIGNED_AT_LEN);
+	out[GF_ASSIGNED_AT_LEN] = '\0';
+}
+
+static int64_t assigned_at_us(void)
+{
+	static _Atomic int64_t last;
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	int64_t now = (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+	int64_t prev = atomic_load(&last), next;
+	do
+		next = now > prev ? now : prev + 1;
+	while (!atomic_compare_exchange_weak(&last, &prev, next));
+	return next;
+}
 
 char *gf_kube_binding_body(const char *ns, const char *name, const char *uid,
 			   const struct gf_live_decision *dc)
@@ -40,6 +79,9 @@ char *gf_kube_binding_body(const char *ns, const char *name, const char *uid,
 		cJSON_AddStringToObject(ann, GF_ANN_AMILLI, num);
 		snprintf(num, sizeof(num), "%lld", (long long)dc->mem_mib);
 		cJSON_AddStringToObject(ann, GF_ANN_AMEM, num);
+		char at[GF_ASSIGNED_AT_LEN + 1];
+		gf_kube_assigned_at_format(assigned_at_us(), at);
+		cJSON_AddStringToObject(ann, GF_ANN_ASSIGNED_AT, at);
 	}
 	cJSON *t = cJSON_AddObjectToObject(b, "target");
 	cJSON_AddStringToObject(t, "apiVersion", "v1");
@@ -50,24 +92,49 @@ char *gf_kube_binding_body(const char *ns, const char *name, const char *uid,
 	return s;
 }
 
+#define NODE_LOCKS 64
+static pthread_mutex_t node_mu[NODE_LOCKS];
+static pthread_once_t node_mu_once = PTHREAD_ONCE_INIT;
+
+static void node_mu_init(void)
+{
+	for (int i = 0; i < NODE_LOCKS; i++)
+		pthread_mutex_init(&node_mu[i], NULL);
+}
+
+/* The mutex that orders the GPU bindings of one node (FNV-1a of its name). */
+static pthread_mutex_t *node_lock(const char *node)
+{
+	uint32_t h = 2166136261u;
+	for (const char *c = node; *c; c++)
+		h = (h ^ (uint8_t)*c) * 16777619u;
+	pthread_once(&node_mu_once, node_mu_init);
+	return &node_mu[h % NODE_LOCKS];
+}
+
 int gf_kube_bind(gf_kube_client *k, const char *ns, const char *name, const char *uid,
 		   const struct gf_live_decision *dc, bool *retry, char *err, size_t errlen)
 {
 	*retry = false;
+	char path[600];
+	if (gf_kube_path(path, sizeof(path), ns, "pods", name, "binding", err, errlen))
+		return B_ERROR; /* never retried: the name is not one the API server has */
+	pthread_mutex_t *mu = dc->ngpus > 0 ? node_lock(dc->node) : NULL;
+	if (mu)
+		pthread_mutex_lock(mu);
 	char *body = gf_kube_binding_body(ns, name, uid, dc);
 	if (!body) {
+		if (mu)
+			pthread_mutex_unlock(mu);
 		*retry = true;
 		snprintf(err, errlen, "out of memory");
 		return B_ERROR;
 	}
-	char path[600];
-	if (gf_kube_path(path, sizeof(path), ns, "pods", name, "binding", err, errlen)) {
-		free(body);
-		return B_ERROR; /* never retried: the name is not one the API server has */
-	}
 	long st;
 	cJSON *doc;
 	gf_err e = gf_kube_json(k, "POST", path, "application/json", body, &st, &doc, err, errlen);
+	if (mu)
+		pthread_mutex_unlock(mu);
 	free(body);
 	cJSON_Delete(doc);
 	if (e) {

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "k8s/client.h"
 #include "k8s/live.h"
@@ -31,6 +32,12 @@ enum {
  */
 char *gf_kube_binding_body(const char *ns, const char *name, const char *uid,
 			   const struct gf_live_decision *dc);
+
+/*
+ * The GF_ANN_ASSIGNED_AT value for us microseconds since the epoch (UTC);
+ * out holds GF_ASSIGNED_AT_LEN + 1 bytes.
+ */
+void gf_kube_assigned_at_format(int64_t us, char *out);
 
 /*
  * POST the binding; on 409 re-read the pod and decide.  Returns B_*; *retry

@@ -63,6 +63,11 @@ struct cJSON;
 #define GF_ANN_UUIDS "gpufleet.io/assigned-gpu-uuids"    /* "GPU-..,GPU-.." or absent */
 #define GF_ANN_AMILLI "gpufleet.io/assigned-gpu-milli"   /* per GPU, 1..1000 */
 #define GF_ANN_AMEM "gpufleet.io/assigned-gpu-memory-mib" /* per GPU; 0 = not asked */
+/* When the binding was written: "2026-12-01T18:30:00.123456Z" (UTC, always
+ * microseconds, strictly increasing within one scheduler process), so the
+ * node's device plugin can tell same-size pods apart in bind order. */
+#define GF_ANN_ASSIGNED_AT "gpufleet.io/assigned-at"
+#define GF_ASSIGNED_AT_LEN 27
 
 /* What a waiting pod is told (written by the scheduler's loop, read by
  * `gpufleet queue`; docs/scheduler.md, "gpufleet queue"): when it is expected

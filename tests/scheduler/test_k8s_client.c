@@ -273,6 +273,22 @@ static void test_bind(void **st)
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ann, "gpufleet.io/assigned-gpus")), "0,3");
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ann, "gpufleet.io/assigned-gpu-uuids")), "GPU-a,GPU-d");
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ann, "gpufleet.io/assigned-gpu-milli")), "1000");
+	/* The bind-order stamp: UTC with microseconds, strictly later in the next body. */
+	const char *at = cJSON_GetStringValue(cJSON_GetObjectItem(ann, "gpufleet.io/assigned-at"));
+	assert_non_null(at);
+	assert_int_equal(strlen(at), 27);
+	assert_true(at[10] == 'T' && at[19] == '.' && at[26] == 'Z');
+	char *body2 = gf_kube_binding_body("ml", "p", "u1", &dc);
+	cJSON *b2 = cJSON_Parse(body2);
+	const char *at2 = cJSON_GetStringValue(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(b2, "metadata"), "annotations"), "gpufleet.io/assigned-at"));
+	assert_non_null(at2);
+	assert_true(strcmp(at, at2) < 0);
+	cJSON_Delete(b2);
+	free(body2);
+	char fixed[28];
+	gf_kube_assigned_at_format(1796083200000001LL, fixed); /* 2026-12-01T00:00:00.000001Z */
+	assert_string_equal(fixed, "2026-12-01T00:00:00.000001Z");
 	cJSON_Delete(b);
 	free(body);
 

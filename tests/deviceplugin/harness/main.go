@@ -171,12 +171,64 @@ func percentile(d []time.Duration, p float64) time.Duration {
 	return s[int(float64(len(s)-1)*p)]
 }
 
+// benchAllocate times n Allocate calls over the socket for a whole GPU and
+// for a 250-unit share (which writes its memory-cap file when the agent has
+// --memcap-lib), each call alternating with the same request to the grpc-go
+// baseline plugin, so both see the same machine load.
+func benchAllocate(ctx context.Context, dir string, gpu, milli api.DevicePluginClient, n int) {
+	bl, err := net.Listen("unix", filepath.Join(dir, "baseline.sock"))
+	if err != nil {
+		fmt.Printf("FAIL: baseline socket: %v\n", err)
+		os.Exit(1)
+	}
+	bs := grpc.NewServer()
+	api.RegisterDevicePluginServer(bs, baseline{})
+	go bs.Serve(bl)
+	bconn, base := dial(dir, "baseline.sock")
+	defer bconn.Close()
+	defer bs.Stop()
+	share := make([]string, 250)
+	for i := range share {
+		share[i] = fmt.Sprintf("%s::%d", uuid(2), i)
+	}
+	for _, k := range []struct {
+		name string
+		c    api.DevicePluginClient
+		ids  []string
+	}{{"nvidia.com/gpu, 1 GPU", gpu, []string{uuid(3)}}, {"gpufleet.io/gpu-milli, 250 units", milli, share}} {
+		req := &api.AllocateRequest{ContainerRequests: []*api.ContainerAllocateRequest{{DevicesIds: k.ids}}}
+		var at, bt []time.Duration
+		for i := 0; i < n+n/10; i++ { // the first tenth warms up, not counted
+			t0 := time.Now()
+			_, err := k.c.Allocate(ctx, req)
+			d := time.Since(t0)
+			if err != nil {
+				fmt.Printf("FAIL: Allocate %s: %v\n", k.name, err)
+				os.Exit(1)
+			}
+			t0 = time.Now()
+			if _, err := base.Allocate(ctx, req); err != nil {
+				fmt.Printf("FAIL: baseline Allocate: %v\n", err)
+				os.Exit(1)
+			}
+			if i >= n/10 {
+				at = append(at, d)
+				bt = append(bt, time.Since(t0))
+			}
+		}
+		fmt.Printf("Allocate %s, %d calls: gpufleet %v median / %v p99 / %v max; grpc-go baseline %v median / %v p99 / %v max\n",
+			k.name, n, percentile(at, 0.5), percentile(at, 0.99), percentile(at, 1),
+			percentile(bt, 0.5), percentile(bt, 0.99), percentile(bt, 1))
+	}
+}
+
 func main() {
 	dir := flag.String("dir", "", "device-plugin folder")
 	state := flag.String("state", "", "the FAKE NVML's state file")
 	gpus := flag.Int("gpus", 8, "GPUs in the fake state")
 	memMiB := flag.Int("mem-mib", 81920, "each GPU's memory in MiB")
 	match := flag.Bool("match", false, "only the pod-matching checks (pods made by tests/deviceplugin/match.sh)")
+	bench := flag.Int("bench", 0, "only time N Allocate calls of each kind against the grpc-go baseline (bench/dp-allocate.sh)")
 	flag.Parse()
 	ctx := context.Background()
 
@@ -204,6 +256,13 @@ func main() {
 		got["gpufleet.io/gpu-milli"].Endpoint)
 	gconn, gpu := dial(*dir, got["nvidia.com/gpu"].Endpoint)
 	mconn, milli := dial(*dir, got["gpufleet.io/gpu-milli"].Endpoint)
+	if *bench > 0 {
+		benchAllocate(ctx, *dir, gpu, milli, *bench)
+		gconn.Close()
+		mconn.Close()
+		srv.Stop()
+		return
+	}
 	if *match {
 		matchChecks(ctx, gpu, milli, *gpus)
 		// The kubelet's pod-resources API as it would look after those pods

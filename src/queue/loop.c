@@ -64,6 +64,19 @@ const char *gf_queue_policy_name(enum gf_queue_policy qp)
 	return (unsigned)qp < GF_QP_COUNT_ ? qp_names[qp] : NULL;
 }
 
+static const char *const why_names[GF_WHY_COUNT_] = {
+	[GF_WHY_NONE] = "",
+	[GF_WHY_NO_ROOM] = "no room",
+	[GF_WHY_QUOTA] = "quota",
+	[GF_WHY_BLOCKED] = "blocked by the queue head",
+	[GF_WHY_RESERVED] = "would delay a reservation",
+};
+
+const char *gf_loop_why_name(enum gf_loop_why w)
+{
+	return (unsigned)w < GF_WHY_COUNT_ ? why_names[w] : NULL;
+}
+
 bool gf_queue_policy_find(const char *name, enum gf_queue_policy *out)
 {
 	for (int i = 0; i < GF_QP_COUNT_; i++) {
@@ -203,6 +216,8 @@ void gf_loop_destroy(gf_loop *L)
 	free(L->q_state);
 	free(L->q_next);
 	free(L->borrowers);
+	free(L->binds);
+	free(L->evicted);
 	free(L);
 }
 
@@ -438,9 +453,30 @@ static size_t running_pos(const gf_loop *L, uint32_t id)
 
 /* ---- transitions ---- */
 
+/* Note members [from, to) of job id as bound by this cycle (its decisions). */
+gf_err gf_loop_note_binds(gf_loop *L, uint32_t id, uint32_t from, uint32_t to)
+{
+	const struct job *j = &L->jobs[id];
+
+	if (gf_loop_grow(&L->binds, &L->binds_cap, L->nbinds + (to - from), sizeof(*L->binds)))
+		return GF_NOMEM;
+	for (uint32_t k = from; k < to; k++) {
+		const struct member *m = &L->members[j->member0 + k];
+		struct gf_loop_bind *b = &L->binds[L->nbinds++];
+
+		b->job = id;
+		b->member = k;
+		b->node = m->node;
+		memcpy(b->gpus, m->gpus, sizeof(b->gpus));
+	}
+	return GF_OK;
+}
+
 /*
  * confirm: every member is bound; the job runs from now (a preemptor: from
- * now + the victims' grace, holding their room meanwhile) for its duration.
+ * now + the victims' grace, holding their room meanwhile) for its duration
+ * (an open one: until the caller ends it).  Outside kube mode its members
+ * are this cycle's binds (kube mode notes each pod as it binds).
  */
 static gf_err confirm(gf_loop *L, uint32_t id)
 {
@@ -449,11 +485,14 @@ static gf_err confirm(gf_loop *L, uint32_t id)
 
 	if (gf_loop_grow(&L->running, &L->running_cap, L->nrunning + 1, sizeof(*L->running)))
 		return GF_NOMEM;
+	if (L->cfg.policy != GF_QP_KUBE && gf_loop_note_binds(L, id, 0, j->npods))
+		return GF_NOMEM;
 	j->state = GF_JOB_RUNNING;
+	j->why = GF_WHY_NONE;
 	j->start = L->now + L->start_delay;
 	L->start_delay = 0;
 	L->stats.starts++;
-	if (gf_events_push(&L->events, j->start + j->duration, GF_EV_END, id))
+	if (j->duration != GF_LOOP_OPEN && gf_events_push(&L->events, j->start + j->duration, GF_EV_END, id))
 		return GF_NOMEM;
 	pos = running_pos(L, id);
 	memmove(&L->running[pos + 1], &L->running[pos], (L->nrunning - pos) * sizeof(*L->running));
@@ -557,6 +596,8 @@ static gf_err add(gf_loop *L, uint32_t id)
 	struct gf_pod_spec p = gf_loop_pod_of(j);
 	uint32_t n = L->cfg.policy == GF_QP_KUBE ? j->npods : 1;
 
+	if (j->state != GF_JOB_FUTURE)
+		return GF_OK;	/* withdrawn before it arrived */
 	gf_loop_history_estimate(L, j);
 	j->qseq = L->next_qseq++;
 	if (!resolvable(L, j, &p)) {
@@ -677,6 +718,8 @@ static gf_err try_pod(gf_loop *L, uint32_t id, uint32_t member, bool *bound)
 	}
 	*bound = true;
 	gf_loop_assume(L, j, 1);
+	if (gf_loop_note_binds(L, id, member, member + 1))
+		return GF_NOMEM;
 	if (j->nbound == j->npods)
 		return confirm(L, id);
 	if (j->nbound == 1 && j->npods > 1) {
@@ -769,6 +812,7 @@ static gf_err fair_pass(gf_loop *L)
 				  : gf_loop_backfill_borrower(L, id);
 
 		L->borrowers[best] = NONE;
+		L->jobs[id].why = ok ? GF_WHY_NONE : L->quota_refused ? GF_WHY_QUOTA : GF_WHY_NO_ROOM;
 		if (ok) {
 			if ((err = confirm(L, id)))
 				return err;
@@ -853,6 +897,7 @@ static gf_err cycle(gf_loop *L)
 		uint8_t qs = L->q_state ? L->q_state[L->jobs[e.job].queue] : Q_OPEN;
 
 		if (stop || qs == Q_BLOCKED) {
+			L->jobs[e.job].why = GF_WHY_BLOCKED;
 			L->pend[w++] = e;
 			continue;
 		}
@@ -862,6 +907,7 @@ static gf_err cycle(gf_loop *L)
 			L->pend[w++] = e;
 			continue;
 		}
+		L->why = GF_WHY_NO_ROOM;
 		switch (L->cfg.policy) {
 		case GF_QP_KUBE:
 			err = try_pod(L, e.job, e.member, &ok);
@@ -888,8 +934,12 @@ static gf_err cycle(gf_loop *L)
 		}
 		if (err)
 			return err;
-		if (!ok)
+		if (!ok) {
+			L->jobs[e.job].why = L->why != GF_WHY_NO_ROOM ? L->why
+					     : L->quota_refused && L->cfg.policy != GF_QP_KUBE ? GF_WHY_QUOTA
+												 : GF_WHY_NO_ROOM;
 			L->pend[w++] = e;
+		}
 	}
 	L->npend = w;
 	/* reservations whose holders were not reached (cannot happen: holders are pending) */
@@ -908,7 +958,7 @@ static gf_err check_spec(const gf_loop *L, const struct gf_job_spec *s)
 	const struct gf_pod_spec *p = &s->pod;
 
 	if (s->npods < 1 || s->npods > GF_LOOP_MAX_GANG || s->cls >= GF_LOOP_MAX_CLASSES ||
-	    s->arrival < 0 || s->duration < 0 || p->cpu_milli < 0 || p->mem_mib < 0 ||
+	    s->arrival < 0 || (s->duration < 0 && s->duration != GF_LOOP_OPEN) || p->cpu_milli < 0 || p->mem_mib < 0 ||
 	    p->gpu_count < 0 || p->gpu_count > GF_MAX_GPUS ||
 	    (p->gpu_count == 0) != (p->gpu_milli == 0) || p->gpu_milli < 0 ||
 	    p->gpu_milli > GF_MILLI_PER_GPU || p->spec < 0 || p->spec >= L->cat->nspecs ||
@@ -941,7 +991,9 @@ static gf_err new_job(gf_loop *L, const struct gf_job_spec *s, uint32_t *id)
 	j->priority = s->priority;
 	j->arrival = s->arrival;
 	j->duration = s->duration;
-	j->estimate = gf_loop_max64(s->estimate > 0 ? s->estimate : s->duration, 1);
+	j->estimate = s->estimate > 0 ? s->estimate
+		      : s->duration == GF_LOOP_OPEN ? GF_LOOP_UNKNOWN_EST
+						    : gf_loop_max64(s->duration, 1);
 	j->start = j->promised = -1;
 	j->member0 = (uint32_t)L->nmembers;
 	j->npods = (uint16_t)s->npods;
@@ -958,7 +1010,7 @@ gf_err gf_loop_submit(gf_loop *L, const struct gf_job_spec *spec, uint32_t *id)
 {
 	gf_err err;
 
-	if (L->ran && spec->arrival <= L->now)
+	if (L->ran && spec->arrival < L->now)
 		return GF_STATE;
 	if ((err = new_job(L, spec, id)))
 		return err;
@@ -1002,13 +1054,13 @@ static uint32_t count_stalled(const gf_loop *L)
 	return n;
 }
 
-gf_err gf_loop_run_until(gf_loop *L, int64_t until)
+/* Apply the queued events with time <= now, each at its own time (no cycle between). */
+static gf_err apply_events(gf_loop *L, int64_t now)
 {
 	struct gf_event ev;
 	gf_err err;
 
-	L->ran = true;
-	while (gf_events_peek(&L->events, &ev) && ev.time <= until) {
+	while (gf_events_peek(&L->events, &ev) && ev.time <= now) {
 		int64_t t = ev.time;
 
 		if ((err = advance(L, t)))
@@ -1023,9 +1075,40 @@ gf_err gf_loop_run_until(gf_loop *L, int64_t until)
 			if (err)
 				return err;
 		}
-		if ((err = cycle(L)))
-			return err;
 	}
+	return GF_OK;
+}
+
+gf_err gf_loop_cycle(gf_loop *L, int64_t now, struct gf_loop_decisions *out)
+{
+	gf_err err;
+
+	if (now < L->now || now < 0)
+		return GF_STATE;
+	L->ran = true;
+	if ((err = apply_events(L, now)) || (err = advance(L, now)))
+		return err;
+	L->now = now;
+	L->nbinds = L->nevicted = 0;
+	if ((err = cycle(L)))
+		return err;
+	L->stats.now = L->now;
+	if (out)
+		*out = (struct gf_loop_decisions){ .binds = L->binds, .nbinds = L->nbinds,
+						   .evicted = L->evicted, .nevicted = L->nevicted };
+	return GF_OK;
+}
+
+/* The virtual-time driver: a cycle at the time of each next event. */
+gf_err gf_loop_run_until(gf_loop *L, int64_t until)
+{
+	struct gf_event ev;
+	gf_err err;
+
+	L->ran = true;
+	while (gf_events_peek(&L->events, &ev) && ev.time <= until)
+		if ((err = gf_loop_cycle(L, ev.time, NULL)))
+			return err;
 	if (L->events.n == 0) {
 		if ((err = advance(L, gf_loop_max64(L->now, L->cfg.horizon))))
 			return err;
@@ -1040,6 +1123,104 @@ gf_err gf_loop_run(gf_loop *L)
 	return gf_loop_run_until(L, INT64_MAX);
 }
 
+/* ---- the caller's reports (externally driven jobs) ---- */
+
+/* Take job id's entries out of the queue (pending and incoming); O(pending). */
+static void dequeue(gf_loop *L, uint32_t id)
+{
+	size_t w = 0;
+
+	for (size_t r = 0; r < L->npend; r++)
+		if (L->pend[r].job != id)
+			L->pend[w++] = L->pend[r];
+	L->npend = w;
+	w = 0;
+	for (size_t r = 0; r < L->nincoming; r++)
+		if (L->incoming[r].job != id)
+			L->incoming[w++] = L->incoming[r];
+	L->nincoming = w;
+}
+
+/* Undo a pending job's partial binds (kube mode) as a real free: its nodes join the freed log. */
+static gf_err release_partial(gf_loop *L, struct job *j)
+{
+	if (j->nbound == 0)
+		return GF_OK;
+	if (gf_loop_grow(&L->freed, &L->freed_cap, L->nfreed + j->nbound, sizeof(*L->freed)))
+		return GF_NOMEM;
+	for (uint32_t k = 0; k < j->nbound; k++)
+		L->freed[L->nfreed++] = L->members[j->member0 + k].node;
+	gf_loop_forget(L, j);
+	return GF_OK;
+}
+
+/* Is job id the holder of a reservation?  Then those from its on are planned again. */
+static gf_err drop_if_holder(gf_loop *L, uint32_t id)
+{
+	for (size_t r = 0; r < L->nres; r++)
+		if (L->res[r].holder == id)
+			return gf_loop_drop_reservations(L, r);
+	return GF_OK;
+}
+
+gf_err gf_loop_end(gf_loop *L, uint32_t id, int64_t now)
+{
+	gf_err err;
+
+	if (id >= L->njobs)
+		return GF_RANGE;
+	struct job *j = &L->jobs[id];
+
+	now = gf_loop_max64(now, L->now);
+	switch (j->state) {
+	case GF_JOB_RUNNING:
+		/* ends at now (a preemptor still in its victims' grace: at its start) */
+		j->duration = gf_loop_max64(now - j->start, 0);
+		return gf_events_push(&L->events, j->start + j->duration, GF_EV_END, id);
+	case GF_JOB_PENDING:
+		dequeue(L, id);
+		if ((err = release_partial(L, j)) || (err = drop_if_holder(L, id)))
+			return err;
+		j->state = GF_JOB_WITHDRAWN;
+		return GF_OK;
+	case GF_JOB_FUTURE:
+		j->state = GF_JOB_WITHDRAWN;	/* its arrival event finds it so and does nothing */
+		return GF_OK;
+	default:
+		return GF_OK;
+	}
+}
+
+gf_err gf_loop_unbind(gf_loop *L, uint32_t id)
+{
+	gf_err err;
+
+	if (id >= L->njobs)
+		return GF_RANGE;
+	struct job *j = &L->jobs[id];
+	uint32_t n = L->cfg.policy == GF_QP_KUBE ? j->npods : 1;
+
+	if (j->state == GF_JOB_RUNNING) {
+		if ((err = gf_loop_unbind_job(L, id)))
+			return err;
+		j->state = GF_JOB_PENDING;
+		j->start = -1;
+		L->plan_dirty = true;	/* the shadows still count it */
+	} else if (j->state == GF_JOB_PENDING && j->nbound > 0) {
+		dequeue(L, id);	/* kube mode: its unbound pods' entries, re-added whole below */
+		if ((err = release_partial(L, j)))
+			return err;
+	} else {
+		return GF_OK;
+	}
+	/* back into the queue at its old place (same arrival sequence) */
+	if (gf_loop_grow(&L->incoming, &L->incoming_cap, L->nincoming + n, sizeof(*L->incoming)))
+		return GF_NOMEM;
+	for (uint32_t k = 0; k < n; k++)
+		L->incoming[L->nincoming++] = (struct entry){ id, L->cfg.policy == GF_QP_KUBE ? k : WHOLE };
+	return GF_OK;
+}
+
 void gf_loop_job(const gf_loop *L, uint32_t id, struct gf_job_info *out)
 {
 	const struct job *j = &L->jobs[id];
@@ -1049,7 +1230,8 @@ void gf_loop_job(const gf_loop *L, uint32_t id, struct gf_job_info *out)
 	out->npods = j->npods;
 	out->arrival = j->arrival;
 	out->start = j->state == GF_JOB_RUNNING || j->state == GF_JOB_DONE ? j->start : -1;
-	out->end = out->start >= 0 ? j->start + j->duration : -1;
+	out->end = out->start >= 0 && j->duration != GF_LOOP_OPEN ? j->start + j->duration : -1;
+	out->why = j->state == GF_JOB_PENDING ? (enum gf_loop_why)j->why : GF_WHY_NONE;
 	out->promised = j->promised;
 	out->gpu_milli = (int64_t)j->npods * j->gpu_count * j->gpu_milli;
 	out->partial = j->partial;

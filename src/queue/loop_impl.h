@@ -31,6 +31,7 @@ struct job {
 	uint16_t npods, nbound;
 	uint8_t cls, state;
 	bool partial;
+	uint8_t why;		/* enum gf_loop_why */
 	uint16_t npreempted;	/* times evicted */
 	uint16_t queue;		/* its quota queue (when the loop has queues) */
 	double lost;		/* milli-GPU seconds of work lost to evictions */
@@ -141,6 +142,12 @@ struct gf_loop {
 	uint32_t *q_next;	/* per queue: next borrowers[] index to look at */
 	double hist_sum[GF_LOOP_MAX_CLASSES];	/* finished run times per class (history estimates) */
 	uint64_t hist_n[GF_LOOP_MAX_CLASSES];
+	uint8_t why;		/* what the last try refused on beyond room (try_backfill: GF_WHY_RESERVED) */
+	/* the current cycle's decisions (gf_loop_cycle's out) */
+	struct gf_loop_bind *binds;
+	size_t nbinds, binds_cap;
+	uint32_t *evicted;
+	size_t nevicted, evicted_cap;
 	int64_t start_delay;	/* the next confirm starts the job this much later (a preemptor's grace) */
 	int64_t now, last;
 	uint32_t next_qseq;
@@ -192,6 +199,8 @@ void gf_loop_forget(gf_loop *L, struct job *j);
 void gf_loop_history_estimate(gf_loop *L, struct job *j);
 /* Unbind a running job (freed-node log, running list, allocation); GF_STATE if inconsistent. */
 gf_err gf_loop_unbind_job(gf_loop *L, uint32_t id);
+/* Note members [from, to) of job id as bound by this cycle (gf_loop_cycle's decisions). */
+gf_err gf_loop_note_binds(gf_loop *L, uint32_t id, uint32_t from, uint32_t to);
 /* Bind the whole job in the real cluster by the policy (allowed: node mask or NULL). */
 bool gf_loop_try_job(gf_loop *L, uint32_t id, const uint64_t *allowed);
 

@@ -54,6 +54,9 @@ static gf_err evict(gf_loop *L, uint32_t id)
 	if (gf_loop_grow(&L->incoming, &L->incoming_cap, L->nincoming + 1, sizeof(*L->incoming)))
 		return GF_NOMEM;
 	L->incoming[L->nincoming++] = (struct entry){ id, WHOLE };
+	if (gf_loop_grow(&L->evicted, &L->evicted_cap, L->nevicted + 1, sizeof(*L->evicted)))
+		return GF_NOMEM;
+	L->evicted[L->nevicted++] = id;	/* a decision of this cycle: its pods must go */
 	return GF_OK;
 }
 

@@ -2,6 +2,15 @@
  * queue/loop.c - the time loop: events, the pending queue, gangs, EASY
  * backfill with reservations, and kube-scheduler's per-pod control.
  *
+ * One cycle.  gf_loop_cycle(now) is the only scheduling cycle: it applies
+ * the queued events up to now and runs cycle() once, noting its decisions
+ * (binds, evictions) for the caller.  The replay's driver (gf_loop_run)
+ * calls it at the time of each next event; the live scheduler
+ * (k8s/live.c) calls it with its own clock, submits jobs as pods arrive
+ * with an open duration, and reports ends (gf_loop_end: pushes an end event
+ * at that time) and failed binds (gf_loop_unbind).  Driven either way, the
+ * same job stream gives the same decisions (tests/test_queue.c).
+ *
  * Event order.  Events pop by (time, push sequence) (queue/events.h).  All
  * the events of one time are applied (arrivals join the queue, ends unbind
  * their members), then one scheduling cycle runs.  Time integrals
@@ -1097,6 +1106,16 @@ gf_err gf_loop_cycle(gf_loop *L, int64_t now, struct gf_loop_decisions *out)
 		*out = (struct gf_loop_decisions){ .binds = L->binds, .nbinds = L->nbinds,
 						   .evicted = L->evicted, .nevicted = L->nevicted };
 	return GF_OK;
+}
+
+bool gf_loop_next_event(const gf_loop *L, int64_t *t)
+{
+	struct gf_event ev;
+
+	if (!gf_events_peek(&L->events, &ev))
+		return false;
+	*t = ev.time;
+	return true;
 }
 
 /* The virtual-time driver: a cycle at the time of each next event. */

@@ -284,6 +284,13 @@ gf_err gf_loop_end(gf_loop *L, uint32_t id, int64_t now);
 gf_err gf_loop_unbind(gf_loop *L, uint32_t id);
 
 /*
+ * The time of the earliest queued event (an arrival, an end, a reservation's
+ * wake-up): a caller driving the loop runs a cycle then at the latest.
+ * false if none is queued.
+ */
+bool gf_loop_next_event(const gf_loop *L, int64_t *t);
+
+/*
  * The virtual-time driver: until no event is left, gf_loop_cycle() at the
  * time of the next event.  Errors: GF_NOMEM, GF_STATE (an engine invariant
  * broke: a bug, reported instead of a figure).

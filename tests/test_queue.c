@@ -1117,6 +1117,160 @@ static void pending_jobs_say_why_and_leave_when_deleted(void **state)
 	fx_free(f);
 }
 
+/* ---- admission (the live scheduler's taints and selectors) and pods placed by others ---- */
+
+struct admit_table {
+	uint64_t mask[16];	/* per job: the nodes it may use (one word: small clusters) */
+	bool has[16];
+};
+
+static const uint64_t *admit_cb(void *ud, uint32_t job)
+{
+	struct admit_table *t = ud;
+
+	return job < 16 && t->has[job] ? &t->mask[job] : NULL;
+}
+
+static struct fx *fx_admit(enum gf_queue_policy qp, const struct gf_node_spec *nodes, size_t n,
+			   struct admit_table *t, bool preemption)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct gf_loop_config cfg = { .policy = qp, .seed = 1, .horizon = 1000000, .preemption = preemption,
+				      .admit = admit_cb, .admit_ud = t };
+	struct gf_policy_env env = { .features = gf_features_default() };
+
+	assert_non_null(f);
+	gf_catalog_init(&f->cat);
+	env.cat = &f->cat;
+	assert_int_equal(gf_loop_create(nodes, n, &gf_policy_best_fit, &env, &cfg, &f->L), GF_OK);
+	return f;
+}
+
+static void admission_masks_every_placement(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_loop_decisions d;
+
+	(void)state;
+	two_nodes(n);
+	for (int qp = 0; qp < GF_QP_COUNT_; qp++) {
+		struct admit_table t = { 0 };
+		struct fx *f = fx_admit((enum gf_queue_policy)qp, n, 2, &t, false);
+		uint32_t a, x, y;
+
+		/* a takes 4 GPUs of n0; x may use only n0 (4 free: too few), y (same shape) anywhere */
+		a = submit(f, open_job(4, 1, 0));
+		t.has[1] = true;
+		t.mask[1] = 1u << 0;
+		x = submit(f, open_job(8, 1, 1));
+		y = submit(f, open_job(8, 1, 1));
+		assert_int_equal(gf_loop_cycle(f->L, 0, &d), GF_OK);
+		assert_int_equal(d.nbinds, 1);
+		assert_int_equal(d.binds[0].node, 0);	/* best fit: the first of two equal nodes */
+		assert_int_equal(gf_loop_cycle(f->L, 1, &d), GF_OK);
+		assert_int_equal(info(f, x).state, GF_JOB_PENDING);
+		/* x's failure on its one node did not park the shape: y still got n1 at once
+		 * (strict FIFO: y waits behind x, as it should) */
+		if (qp == GF_QP_STRICT_FIFO) {
+			assert_int_equal(info(f, y).state, GF_JOB_PENDING);
+			assert_int_equal(info(f, y).why, GF_WHY_BLOCKED);
+		} else {
+			assert_int_equal(info(f, y).state, GF_JOB_RUNNING);
+			assert_int_equal(d.binds[0].job, y);
+			assert_int_equal(d.binds[0].node, 1);
+		}
+		/* a ends: x goes to n0, its only node */
+		assert_int_equal(gf_loop_end(f->L, a, 2), GF_OK);
+		assert_int_equal(gf_loop_cycle(f->L, 2, &d), GF_OK);
+		assert_int_equal(info(f, x).state, GF_JOB_RUNNING);
+		assert_int_equal(d.binds[0].job, x);
+		assert_int_equal(d.binds[0].node, 0);
+		fx_free(f);
+	}
+}
+
+static void admission_holds_for_reservations_and_preemption(void **state)
+{
+	struct gf_node_spec n[2];
+	struct admit_table t = { 0 };
+	struct fx *f;
+	uint32_t a, b, h;
+	int64_t when;
+
+	(void)state;
+	two_nodes(n);
+	/* backfill: a (n0, ends 100) and b (n1, ends 300) run; holder h may use only n1: reserved at 300, not 100 */
+	f = fx_admit(GF_QP_BACKFILL, n, 2, &t, false);
+	a = submit(f, job(8, 1000, 1, 0, 100));
+	b = submit(f, job(8, 1000, 1, 0, 300));
+	t.has[2] = true;
+	t.mask[2] = 1u << 1;
+	h = submit(f, job(8, 1000, 1, 1, 10));
+	assert_int_equal(gf_loop_run_until(f->L, 1), GF_OK);
+	assert_int_equal(gf_loop_start_time(f->L, h, &when), GF_OK);
+	assert_int_equal(when, 300);
+	assert_int_equal(gf_loop_run(f->L), GF_OK);
+	assert_int_equal(info(f, a).end, 100);
+	assert_int_equal(info(f, b).end, 300);
+	assert_int_equal(info(f, h).start, 300);
+	fx_free(f);
+
+	/* preemption: h (priority 5) may use only n1: it evicts the job there, not the cheaper one on n0 */
+	memset(&t, 0, sizeof(t));
+	f = fx_admit(GF_QP_BEST_EFFORT_FIFO, n, 2, &t, true);
+	struct gf_job_spec s = job(8, 1000, 1, 0, 1000);
+
+	a = submit(f, s);	/* n0, started first: the least work lost at 50 */
+	s.arrival = 0;
+	b = submit(f, s);	/* n1 */
+	s = job(8, 1000, 1, 50, 10);
+	s.priority = 5;
+	t.has[2] = true;
+	t.mask[2] = 1u << 1;
+	h = submit(f, s);
+	assert_int_equal(gf_loop_run_until(f->L, 50), GF_OK);
+	assert_int_equal(info(f, h).state, GF_JOB_RUNNING);
+	assert_int_equal(info(f, a).preemptions, 0);
+	assert_int_equal(info(f, b).preemptions, 1);
+	fx_free(f);
+}
+
+static void pods_placed_by_others_hold_their_room(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_loop_decisions d;
+	struct gf_loop_bind at[2] = { { .node = 0, .gpus = { 0, 1, 2, 3 } }, { .node = 1, .gpus = { 4, 5, 6, 7 } } };
+	struct fx *f;
+	uint32_t o, o2, x;
+
+	(void)state;
+	two_nodes(n);
+	f = fx_new(GF_QP_BACKFILL, n, 2);
+	/* a 2-pod job already running (bound before the loop knew it): GPUs 0-3 of n0, 4-7 of n1 */
+	assert_int_equal(gf_loop_place_at(f->L, &(struct gf_job_spec){ .pod = tu_pod("o", 1000, 1024, 4, 1000, 0),
+						 .npods = 2, .duration = GF_LOOP_OPEN }, at, &o), GF_OK);
+	assert_int_equal(info(f, o).state, GF_JOB_RUNNING);
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 8000);
+	/* the same GPUs again: refused, nothing changed */
+	assert_int_equal(gf_loop_place_at(f->L, &(struct gf_job_spec){ .pod = tu_pod("o", 1000, 1024, 1, 1000, 0),
+						 .npods = 1, .duration = GF_LOOP_OPEN }, at, &o2), GF_EXISTS);
+	assert_int_equal(gf_loop_njobs(f->L), 1);
+	at[0].node = 7;
+	assert_int_equal(gf_loop_place_at(f->L, &(struct gf_job_spec){ .pod = tu_pod("o", 1000, 1024, 1, 1000, 0),
+						 .npods = 1, .duration = GF_LOOP_OPEN }, at, &o2), GF_RANGE);
+	/* an 8-GPU job does not fit until the caller ends it */
+	x = submit(f, open_job(8, 1, 0));
+	assert_int_equal(gf_loop_cycle(f->L, 0, &d), GF_OK);
+	assert_int_equal(d.nbinds, 0);
+	assert_int_equal(info(f, x).why, GF_WHY_NO_ROOM);
+	assert_int_equal(gf_loop_end(f->L, o, 3), GF_OK);
+	assert_int_equal(gf_loop_cycle(f->L, 3, &d), GF_OK);
+	assert_int_equal(d.nbinds, 1);
+	assert_int_equal(d.binds[0].job, x);
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 8000);
+	fx_free(f);
+}
+
 /* ---- one cycle: the caller-driven mode (the live scheduler's) agrees with the replay ---- */
 
 struct rec {
@@ -1366,6 +1520,9 @@ int main(void)
 		cmocka_unit_test(same_seed_same_replay),
 		cmocka_unit_test(caller_driven_jobs_end_unbind_and_withdraw),
 		cmocka_unit_test(pending_jobs_say_why_and_leave_when_deleted),
+		cmocka_unit_test(admission_masks_every_placement),
+		cmocka_unit_test(admission_holds_for_reservations_and_preemption),
+		cmocka_unit_test(pods_placed_by_others_hold_their_room),
 		cmocka_unit_test(live_driven_cycle_agrees_with_the_replay),
 		cmocka_unit_test(per_pod_state_is_compact),
 	};

@@ -167,13 +167,14 @@ gf_err gf_loop_create(const struct gf_node_spec *nodes, size_t nnodes,
 	L->slots_ver = calloc(nnodes, sizeof(*L->slots_ver));
 	L->slots_shape = NONE;
 	L->mask = calloc(L->mask_words, sizeof(*L->mask));
+	L->admit_mask = calloc(L->mask_words, sizeof(*L->admit_mask));
 	L->specs = malloc(nnodes * sizeof(*L->specs));
 	if (L->specs)
 		memcpy(L->specs, nodes, nnodes * sizeof(*nodes));
 	L->nslots = 1024;
 	L->slots = calloc(L->nslots, sizeof(*L->slots));
 	if (!L->real_ver || !L->scratch_ver || !L->node_slots || !L->slots_ver || !L->mask ||
-	    !L->specs || !L->slots) {
+	    !L->specs || !L->slots || !L->admit_mask) {
 		err = GF_NOMEM;
 		goto fail;
 	}
@@ -218,6 +219,7 @@ void gf_loop_destroy(gf_loop *L)
 		free(L->prev[r].members);
 	}
 	free(L->mask);
+	free(L->admit_mask);
 	free(L->specs);
 	free(L->tmp_members);
 	free(L->timeline);
@@ -682,11 +684,28 @@ static gf_err merge_incoming(gf_loop *L)
  * placement found (then undone if refused).  A quota refusal sets
  * L->quota_refused and parks nothing (room is not what is missing).
  */
+/* allowed and job id's admission mask intersected (NULL: every node); memo: may the shape's memo be used? */
+static const uint64_t *job_allowed(gf_loop *L, uint32_t id, const uint64_t *allowed, bool *memo)
+{
+	const uint64_t *a = gf_loop_admission(L, id);
+
+	*memo = !a;
+	if (!a)
+		return allowed;
+	if (!allowed)
+		return a;
+	for (size_t w = 0; w < L->mask_words; w++)
+		L->admit_mask[w] = a[w] & allowed[w];
+	return L->admit_mask;
+}
+
 bool gf_loop_try_job(gf_loop *L, uint32_t id, const uint64_t *allowed)
 {
 	struct job *j = &L->jobs[id];
 	struct gf_pod_spec p = gf_loop_pod_of(j);
+	bool memo;
 
+	allowed = job_allowed(L, id, allowed, &memo);	/* a job with a mask: never NULL, no park */
 	L->quota_refused = false;
 	if (!L->quota_bypass && !gf_loop_quota_admits(L, j, NULL)) {
 		L->quota_refused = true;
@@ -717,12 +736,16 @@ static gf_err try_pod(gf_loop *L, uint32_t id, uint32_t member, bool *bound)
 	struct job *j = &L->jobs[id];
 	struct gf_pod_spec p = gf_loop_pod_of(j);
 
+	bool memo;
+	const uint64_t *allowed = job_allowed(L, id, NULL, &memo);
+
 	*bound = false;
-	if (!may_fit(L, j, &p))
+	if (memo && !may_fit(L, j, &p))
 		return GF_OK;
 	L->stats.tries++;
-	if (!gf_loop_place_pods(L, L->sched, L->real, &p, NULL, &L->members[j->member0], member, member + 1)) {
-		park(L, j);
+	if (!gf_loop_place_pods(L, L->sched, L->real, &p, allowed, &L->members[j->member0], member, member + 1)) {
+		if (memo)
+			park(L, j);
 		return GF_OK;
 	}
 	*bound = true;
@@ -1052,6 +1075,45 @@ gf_err gf_loop_preplace(gf_loop *L, const struct gf_job_spec *spec, uint32_t *id
 	}
 	L->plan_dirty = true;
 	return confirm(L, *id);
+}
+
+gf_err gf_loop_place_at(gf_loop *L, const struct gf_job_spec *spec, const struct gf_loop_bind *where,
+			uint32_t *id)
+{
+	gf_err err;
+
+	for (uint32_t k = 0; k < spec->npods && k < GF_LOOP_MAX_GANG; k++)
+		if (where[k].node >= L->nnodes)
+			return GF_RANGE;
+	if ((err = new_job(L, spec, id)))
+		return err;
+	struct job *j = &L->jobs[*id];
+	struct gf_pod_spec p = gf_loop_pod_of(j);
+	struct member *m = &L->members[j->member0];
+
+	for (uint32_t k = 0; k < j->npods; k++) {
+		m[k].node = where[k].node;
+		memcpy(m[k].gpus, where[k].gpus, sizeof(m[k].gpus));
+	}
+	if (!gf_loop_bind_pods(L->real, &p, m, j->npods)) {
+		L->njobs--;
+		L->nmembers -= j->npods;
+		return GF_EXISTS;
+	}
+	j->arrival = L->now;
+	j->qseq = L->next_qseq++;
+	gf_loop_history_estimate(L, j);
+	gf_loop_assume(L, j, j->npods);	/* charged to its queue: admitted already */
+	/* the plans did not count its room: made again, none counted late */
+	for (size_t r = 0; r < L->nres; r++)
+		L->res[r].displaced = true;
+	if ((err = gf_loop_drop_reservations(L, 0)))
+		return err;
+	size_t nbinds = L->nbinds;
+
+	err = confirm(L, *id);
+	L->nbinds = nbinds;	/* not a decision of a cycle */
+	return err;
 }
 
 static uint32_t count_stalled(const gf_loop *L)

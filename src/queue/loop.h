@@ -171,6 +171,19 @@ struct gf_loop_config {
 	/* quotas (copied); none: every job may use the whole cluster */
 	const struct gf_queue_quota *queues;
 	size_t nqueues;		/* <= GF_LOOP_MAX_QUEUES */
+	/*
+	 * Admission (the live scheduler's taints, selectors, affinity;
+	 * cluster/admit.h): admit(admit_ud, job) gives the nodes job may use,
+	 * a mask of (nodes + 63) / 64 words valid until the next call, or NULL
+	 * for every node.  Every placement of the job honours it: the cycle's,
+	 * the reservation's and the preemption's.  A job with a mask never
+	 * writes or reads the per-shape memos (park, inadmissible, no victims):
+	 * its failure says nothing about other jobs of its shape.  The loop's
+	 * own statistics (resolvable, the forecast) ignore it.  NULL: no
+	 * admission.
+	 */
+	const uint64_t *(*admit)(void *ud, uint32_t job);
+	void *admit_ud;
 };
 
 struct gf_loop_sample {
@@ -307,6 +320,18 @@ const gf_cluster *gf_loop_cluster(const gf_loop *L);
 
 /* Queue q's GPU usage now (milli-GPU, admitted jobs); 0 for an unknown queue. */
 int64_t gf_loop_queue_usage(const gf_loop *L, uint16_t q);
+
+/*
+ * A job already running where the caller says (a pod bound before the loop
+ * knew it, or by someone else): its members bound exactly at where[0..npods)
+ * (node, GPUs; job and member ignored), running from the loop's clock, for
+ * spec->duration (GF_LOOP_OPEN: until gf_loop_end), charged to its queue
+ * without a quota check (it is admitted already).  Not a decision of any
+ * cycle.  Errors: as gf_loop_submit; GF_RANGE (a node out of range),
+ * GF_EXISTS (it does not fit there: nothing changed).
+ */
+gf_err gf_loop_place_at(gf_loop *L, const struct gf_job_spec *spec, const struct gf_loop_bind *where,
+			uint32_t *id);
 
 /*
  * "When will I start?" for a pending job: its reservation time if it is the

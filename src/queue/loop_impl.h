@@ -129,6 +129,7 @@ struct gf_loop {
 	bool plan_dirty;
 	uint32_t cycle_plans;		/* plans made in the current cycle */
 	uint64_t *mask;			/* scratch node mask */
+	uint64_t *admit_mask;		/* a job's admission mask and a caller's, intersected */
 	struct member *tmp_members;	/* a preemptor's planned pods */
 	size_t tmp_cap;
 
@@ -201,6 +202,11 @@ void gf_loop_history_estimate(gf_loop *L, struct job *j);
 gf_err gf_loop_unbind_job(gf_loop *L, uint32_t id);
 /* Note members [from, to) of job id as bound by this cycle (gf_loop_cycle's decisions). */
 gf_err gf_loop_note_binds(gf_loop *L, uint32_t id, uint32_t from, uint32_t to);
+/* Job id's admission mask (config.admit), NULL: every node. */
+static inline const uint64_t *gf_loop_admission(gf_loop *L, uint32_t id)
+{
+	return L->cfg.admit ? L->cfg.admit(L->cfg.admit_ud, id) : NULL;
+}
 /* Bind the whole job in the real cluster by the policy (allowed: node mask or NULL). */
 bool gf_loop_try_job(gf_loop *L, uint32_t id, const uint64_t *allowed);
 

@@ -1271,6 +1271,62 @@ static void pods_placed_by_others_hold_their_room(void **state)
 	fx_free(f);
 }
 
+/* The live scheduler's arrangement: the loop decides on the caller's cluster, the caller keeps the pods. */
+static void loop_on_the_callers_cluster(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_catalog cat;
+	struct gf_policy_env env = { .features = gf_features_default() };
+	struct gf_loop_config cfg = { .policy = GF_QP_KUBE, .seed = 1, .horizon = 1000000 };
+	struct gf_pod_spec four = tu_pod("f", 1000, 1024, 4, 1000, 0);
+	const uint8_t g0[GF_MAX_GPUS] = { 0, 1, 2, 3 }, g1[GF_MAX_GPUS] = { 4, 5, 6, 7 };
+	struct gf_loop_decisions d;
+	gf_cluster *c;
+	gf_loop *L;
+	uint32_t x, y, z;
+	struct gf_job_spec s = job(8, 1000, 1, 0, GF_LOOP_OPEN);
+
+	(void)state;
+	two_nodes(n);
+	gf_catalog_init(&cat);
+	env.cat = &cat;
+	assert_int_equal(gf_cluster_create(n, 2, &c), GF_OK);
+	/* pods the caller holds: 4 GPUs on each node */
+	assert_int_equal(gf_cluster_bind(c, 0, &four, g0), GF_OK);
+	assert_int_equal(gf_cluster_bind(c, 1, &four, g1), GF_OK);
+	assert_int_equal(gf_loop_create_on(c, &gf_policy_best_fit, &env, &cfg, &L), GF_OK);
+	assert_ptr_equal(gf_loop_cluster(L), c);
+	assert_int_equal(gf_loop_submit(L, &s, &x), GF_OK);
+	assert_int_equal(gf_loop_cycle(L, 0, &d), GF_OK);
+	assert_int_equal(d.nbinds, 0);	/* 4 free GPUs per node: an 8-GPU pod fits nowhere (its shape parks) */
+	assert_int_equal(gf_loop_end(L, x, 0), GF_OK);	/* kube's way: the failed pod leaves, backs off */
+	/* the caller frees n1 but does not say so: the parked shape is not tried */
+	assert_int_equal(gf_cluster_unbind(c, 1, &four, g1), GF_OK);
+	s.arrival = 1;
+	assert_int_equal(gf_loop_submit(L, &s, &y), GF_OK);
+	assert_int_equal(gf_loop_cycle(L, 1, &d), GF_OK);
+	assert_int_equal(d.nbinds, 0);
+	assert_int_equal(gf_loop_end(L, y, 1), GF_OK);
+	/* told: tried again, bound on n1 in the caller's cluster */
+	uint32_t freed = 1;
+
+	assert_int_equal(gf_loop_nodes_freed(L, &freed, 1), GF_OK);
+	s.arrival = 2;
+	assert_int_equal(gf_loop_submit(L, &s, &z), GF_OK);
+	assert_int_equal(gf_loop_cycle(L, 2, &d), GF_OK);
+	assert_int_equal(d.nbinds, 1);
+	assert_int_equal(d.binds[0].node, 1);
+	assert_int_equal(gf_cluster_gpu_used(c), 12000);
+	/* disowned: the pod stays bound, now the caller's; the loop forgets it */
+	assert_int_equal(gf_loop_disown(L, z), GF_OK);
+	assert_int_equal(gf_loop_disown(L, z), GF_STATE);
+	assert_int_equal(gf_cluster_gpu_used(c), 12000);
+	gf_loop_destroy(L);	/* the cluster is the caller's */
+	assert_int_equal(gf_cluster_gpu_used(c), 12000);
+	gf_cluster_destroy(c);
+	gf_catalog_release(&cat);
+}
+
 /* ---- one cycle: the caller-driven mode (the live scheduler's) agrees with the replay ---- */
 
 struct rec {
@@ -1280,6 +1336,8 @@ struct rec {
 
 static void rec_add(struct rec *r, const struct gf_loop_decisions *d)
 {
+	if (d->nbinds == 0)
+		return;	/* binds may be NULL then */
 	if (r->n + d->nbinds > r->cap) {
 		r->cap = (r->n + d->nbinds) * 2;
 		r->b = realloc(r->b, r->cap * sizeof(*r->b));
@@ -1523,6 +1581,7 @@ int main(void)
 		cmocka_unit_test(admission_masks_every_placement),
 		cmocka_unit_test(admission_holds_for_reservations_and_preemption),
 		cmocka_unit_test(pods_placed_by_others_hold_their_room),
+		cmocka_unit_test(loop_on_the_callers_cluster),
 		cmocka_unit_test(live_driven_cycle_agrees_with_the_replay),
 		cmocka_unit_test(per_pod_state_is_compact),
 	};

@@ -125,9 +125,36 @@ gf_err gf_loop_grow(void *arr, size_t *cap, size_t need, size_t elem)
 	return GF_OK;
 }
 
+static gf_err create(const struct gf_node_spec *nodes, size_t nnodes, gf_cluster *borrow,
+		     const struct gf_policy_ops *ops, const struct gf_policy_env *env,
+		     const struct gf_loop_config *cfg, gf_loop **out);
+
 gf_err gf_loop_create(const struct gf_node_spec *nodes, size_t nnodes,
 		      const struct gf_policy_ops *ops, const struct gf_policy_env *env,
 		      const struct gf_loop_config *cfg, gf_loop **out)
+{
+	return create(nodes, nnodes, NULL, ops, env, cfg, out);
+}
+
+gf_err gf_loop_create_on(gf_cluster *c, const struct gf_policy_ops *ops, const struct gf_policy_env *env,
+			 const struct gf_loop_config *cfg, gf_loop **out)
+{
+	size_t n = gf_cluster_nnodes(c);
+	struct gf_node_spec *specs = malloc((n ? n : 1) * sizeof(*specs));
+	gf_err err;
+
+	if (!specs)
+		return GF_NOMEM;
+	for (size_t i = 0; i < n; i++)
+		specs[i] = *gf_cluster_spec(c, i);
+	err = create(specs, n, c, ops, env, cfg, out);
+	free(specs);
+	return err;
+}
+
+static gf_err create(const struct gf_node_spec *nodes, size_t nnodes, gf_cluster *borrow,
+		     const struct gf_policy_ops *ops, const struct gf_policy_env *env,
+		     const struct gf_loop_config *cfg, gf_loop **out)
 {
 	gf_loop *L;
 	gf_err err;
@@ -149,7 +176,9 @@ gf_err gf_loop_create(const struct gf_node_spec *nodes, size_t nnodes,
 		L->prev[r].holder = NONE;
 	gf_events_init(&L->events);
 	gf_rng_init(&L->rng, cfg->seed);
-	if ((err = gf_cluster_create(nodes, nnodes, &L->real)) ||
+	L->borrowed = borrow != NULL;
+	L->real = borrow;
+	if ((!borrow && (err = gf_cluster_create(nodes, nnodes, &L->real))) ||
 	    (err = gf_cluster_create(nodes, nnodes, &L->scratch)) ||
 	    (err = gf_cluster_create(nodes, nnodes, &L->empty)))
 		goto fail;
@@ -195,7 +224,8 @@ void gf_loop_destroy(gf_loop *L)
 		return;
 	gf_sched_destroy(L->sched);
 	gf_sched_destroy(L->planner);
-	gf_cluster_destroy(L->real);
+	if (!L->borrowed)
+		gf_cluster_destroy(L->real);
 	gf_cluster_destroy(L->scratch);
 	gf_cluster_destroy(L->empty);
 	gf_events_release(&L->events);
@@ -1270,6 +1300,36 @@ gf_err gf_loop_end(gf_loop *L, uint32_t id, int64_t now)
 	default:
 		return GF_OK;
 	}
+}
+
+gf_err gf_loop_nodes_freed(gf_loop *L, const uint32_t *nodes, size_t n)
+{
+	if (gf_loop_grow(&L->freed, &L->freed_cap, L->nfreed + n, sizeof(*L->freed)))
+		return GF_NOMEM;
+	for (size_t k = 0; k < n; k++)
+		if (nodes[k] < L->nnodes)
+			L->freed[L->nfreed++] = nodes[k];
+	L->plan_dirty = true;
+	return GF_OK;
+}
+
+gf_err gf_loop_disown(gf_loop *L, uint32_t id)
+{
+	if (id >= L->njobs)
+		return GF_RANGE;
+	struct job *j = &L->jobs[id];
+	size_t pos = running_pos(L, id);
+
+	if (j->state != GF_JOB_RUNNING || pos >= L->nrunning || L->running[pos] != id)
+		return GF_STATE;
+	memmove(&L->running[pos], &L->running[pos + 1], (L->nrunning - pos - 1) * sizeof(*L->running));
+	L->nrunning--;
+	gf_loop_quota_charge(L, j, &L->members[j->member0], j->npods, -1);
+	L->used_cls[j->cls] -= (int64_t)j->npods * j->gpu_count * j->gpu_milli;
+	j->nbound = 0;
+	j->duration = gf_loop_max64(L->now - j->start, 0);
+	j->state = GF_JOB_DONE;	/* for the loop: over; its pods are the caller's */
+	return GF_OK;
 }
 
 gf_err gf_loop_unbind(gf_loop *L, uint32_t id)

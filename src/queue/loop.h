@@ -226,6 +226,26 @@ gf_err gf_loop_create(const struct gf_node_spec *nodes, size_t nnodes,
 		      const struct gf_loop_config *cfg, gf_loop **out);
 void gf_loop_destroy(gf_loop *L);
 
+/*
+ * A loop over the caller's cluster c instead of its own (the live
+ * scheduler's: it also holds pods the loop does not know, and the caller
+ * keeps changing it): not copied, not destroyed by the loop; nodes are c's.
+ * The caller reports room it frees with gf_loop_nodes_freed().
+ */
+gf_err gf_loop_create_on(gf_cluster *c, const struct gf_policy_ops *ops, const struct gf_policy_env *env,
+			 const struct gf_loop_config *cfg, gf_loop **out);
+
+/* Room was freed on nodes[0..n) outside the loop: jobs parked for want of room look there again. */
+gf_err gf_loop_nodes_freed(gf_loop *L, const uint32_t *nodes, size_t n);
+
+/*
+ * Running job id leaves the loop; its pods stay bound in the cluster, now
+ * the caller's to account and release (the live scheduler's ledger of bound
+ * pods, kube mode).  Its queue usage and class allocation are returned.
+ * Errors: GF_RANGE (no such job), GF_STATE (not running).
+ */
+gf_err gf_loop_disown(gf_loop *L, uint32_t id);
+
 /* Tie-break priorities of the nodes (as gf_sched_set_priorities), for placement and planning. */
 void gf_loop_set_node_priorities(gf_loop *L, const uint32_t *prio);
 
@@ -268,7 +288,7 @@ struct gf_loop_bind {
 };
 
 struct gf_loop_decisions {
-	const struct gf_loop_bind *binds;
+	const struct gf_loop_bind *binds;	/* NULL when nbinds is 0 (likewise evicted) */
 	size_t nbinds;
 	const uint32_t *evicted;
 	size_t nevicted;

@@ -94,6 +94,7 @@ struct gf_loop {
 	struct gf_loop_config cfg;
 	const struct gf_catalog *cat;
 	gf_cluster *real, *scratch, *empty;
+	bool borrowed;		/* real is the caller's (gf_loop_create_on) */
 	gf_sched *sched, *planner;
 	struct gf_rng rng;
 	size_t nnodes, mask_words;

@@ -1011,7 +1011,7 @@ static void caller_driven_jobs_end_unbind_and_withdraw(void **state)
 	assert_int_equal(info(f, a).state, GF_JOB_RUNNING);
 	assert_int_equal(info(f, a).end, -1);	/* open: nobody knows yet */
 	assert_int_equal(info(f, g).state, GF_JOB_PENDING);
-	assert_int_equal(info(f, g).why, GF_WHY_NO_ROOM);
+	assert_int_equal(info(f, g).why, GF_LOOP_WHY_NO_ROOM);
 	/* the loop has no end for a: the gang's reservation is at "unknown" (its wake-up too) */
 	int64_t t;
 
@@ -1034,7 +1034,7 @@ static void caller_driven_jobs_end_unbind_and_withdraw(void **state)
 	assert_int_equal(gf_loop_cycle(f->L, 6, &d), GF_OK);
 	assert_int_equal(d.nbinds, 0);
 	assert_int_equal(info(f, c).state, GF_JOB_PENDING);
-	assert_int_equal(info(f, c).why, GF_WHY_RESERVED);
+	assert_int_equal(info(f, c).why, GF_LOOP_WHY_RESERVED);
 	/* c's pod deleted while pending, the future job withdrawn before it arrives */
 	assert_int_equal(gf_loop_end(f->L, c, 8), GF_OK);
 	assert_int_equal(gf_loop_end(f->L, fut, 8), GF_OK);
@@ -1075,9 +1075,9 @@ static void pending_jobs_say_why_and_leave_when_deleted(void **state)
 	c = submit(f, open_job(1, 1, 0));
 	assert_int_equal(gf_loop_cycle(f->L, 0, &d), GF_OK);
 	assert_int_equal(info(f, a).state, GF_JOB_RUNNING);
-	assert_int_equal(info(f, b).why, GF_WHY_NO_ROOM);
-	assert_int_equal(info(f, c).why, GF_WHY_BLOCKED);
-	assert_string_equal(gf_loop_why_name(GF_WHY_BLOCKED), "blocked by the queue head");
+	assert_int_equal(info(f, b).why, GF_LOOP_WHY_NO_ROOM);
+	assert_int_equal(info(f, c).why, GF_LOOP_WHY_BLOCKED);
+	assert_string_equal(gf_loop_why_name(GF_LOOP_WHY_BLOCKED), "blocked by the queue head");
 	/* the head's pod is deleted: c is no longer blocked */
 	assert_int_equal(gf_loop_end(f->L, b, 1), GF_OK);
 	assert_int_equal(info(f, b).state, GF_JOB_WITHDRAWN);
@@ -1095,8 +1095,8 @@ static void pending_jobs_say_why_and_leave_when_deleted(void **state)
 	c = submit(f, job(2, 1000, 1, 0, 500));	/* would end after a: delays b */
 	assert_int_equal(gf_loop_cycle(f->L, 0, &d), GF_OK);
 	assert_int_equal(info(f, a).state, GF_JOB_RUNNING);
-	assert_int_equal(info(f, b).why, GF_WHY_NO_ROOM);
-	assert_int_equal(info(f, c).why, GF_WHY_RESERVED);
+	assert_int_equal(info(f, b).why, GF_LOOP_WHY_NO_ROOM);
+	assert_int_equal(info(f, c).why, GF_LOOP_WHY_RESERVED);
 	fx_free(f);
 
 	/* kube mode: a gang deleted while partly bound gives its pods' room back */
@@ -1173,7 +1173,7 @@ static void admission_masks_every_placement(void **state)
 		 * (strict FIFO: y waits behind x, as it should) */
 		if (qp == GF_QP_STRICT_FIFO) {
 			assert_int_equal(info(f, y).state, GF_JOB_PENDING);
-			assert_int_equal(info(f, y).why, GF_WHY_BLOCKED);
+			assert_int_equal(info(f, y).why, GF_LOOP_WHY_BLOCKED);
 		} else {
 			assert_int_equal(info(f, y).state, GF_JOB_RUNNING);
 			assert_int_equal(d.binds[0].job, y);
@@ -1262,7 +1262,7 @@ static void pods_placed_by_others_hold_their_room(void **state)
 	x = submit(f, open_job(8, 1, 0));
 	assert_int_equal(gf_loop_cycle(f->L, 0, &d), GF_OK);
 	assert_int_equal(d.nbinds, 0);
-	assert_int_equal(info(f, x).why, GF_WHY_NO_ROOM);
+	assert_int_equal(info(f, x).why, GF_LOOP_WHY_NO_ROOM);
 	assert_int_equal(gf_loop_end(f->L, o, 3), GF_OK);
 	assert_int_equal(gf_loop_cycle(f->L, 3, &d), GF_OK);
 	assert_int_equal(d.nbinds, 1);

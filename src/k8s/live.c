@@ -43,6 +43,7 @@
 #include "core/rng.h"
 #include "core/zpack.h"
 #include "policy/sched.h"
+#include "queue/loop.h"
 #include "queue/podstate.h"
 #include "queue/requeue.h"
 
@@ -337,6 +338,18 @@ struct gf_live {
 	bool freed;
 	uint64_t conflicts;
 	struct gf_k8s_pod scratch; /* one pod unpacked (pod_of()) */
+	/* The engine's loop (queue/loop.h) on the cluster: one scheduling cycle decides. */
+	gf_loop *loop;
+	uint32_t *job_pod;	/* loop job -> pod slot */
+	size_t job_cap;
+	struct ldec {		/* a cycle's decisions, handed out one by one */
+		uint32_t slot;
+		char uid[GF_K8S_UID_MAX];
+		struct gf_live_decision d;
+	} *dec;
+	size_t ndec, dec_cap, dec_at;
+	struct ltry { uint32_t slot, job; } *tried;	/* a cycle's submitted pods, in queue order */
+	size_t ntried, tried_cap;
 	/* Requeueing (queue/requeue.h). */
 	double now;		/* the caller's clock at the last gf_live_requeue_due() */
 	struct gf_changelog changes; /* nodes changed (cluster indices) */
@@ -398,6 +411,8 @@ gf_err gf_live_create(const struct gf_live_opts *o, gf_live **out)
 
 static void drop_engine(gf_live *l)
 {
+	gf_loop_destroy(l->loop);
+	l->loop = NULL;
 	gf_sched_destroy(l->sched);
 	l->sched = NULL;
 	if (l->have_target)
@@ -426,6 +441,9 @@ void gf_live_destroy(gf_live *l)
 	free(l->ext_code);
 	free(l->ext_score);
 	free(l->ext_list);
+	free(l->job_pod);
+	free(l->dec);
+	free(l->tried);
 	nindex_release(&l->names);
 	gf_catalog_release(&l->cat);
 	free(l);
@@ -552,6 +570,9 @@ static void unaccount(gf_live *l, struct lpod *lp)
 		if (nd->cidx >= 0 && gf_cluster_unbind(l->cluster, (size_t)nd->cidx, &lp->r.eff, lp->r.gpus) == GF_OK) {
 			l->freed = true;
 			gf_changelog_add(&l->changes, nd->cidx);
+			uint32_t ci = (uint32_t)nd->cidx;
+			if (l->loop && gf_loop_nodes_freed(l->loop, &ci, 1))
+				l->sched_dirty = true; /* out of memory: a fresh loop forgets what it parked */
 		}
 	}
 	lp->r.counted = false;
@@ -643,6 +664,32 @@ static gf_err build_target(gf_live *l)
 	return e;
 }
 
+/* The nodes a loop job's pod may use (taints, cordon, selector, affinity, pod count); NULL: all. */
+static const uint64_t *loop_admit(void *ud, uint32_t job)
+{
+	gf_live *l = ud;
+	struct lpod *lp = &l->pods[l->job_pod[job]];
+	struct gf_pod_rules pr = lp->rules ? pod_rules(pod_of(l, lp)) : (struct gf_pod_rules){ 0 };
+	return gf_admit_mask(l->cluster, l->rules, &pr, l->allowed, NULL) ? l->allowed : NULL;
+}
+
+/*
+ * The loop deciding on the engine's cluster: kube's per-pod queue (each pod
+ * a job of one, tried in priority then queue order; a pod that does not fit
+ * leaves the loop and backs off here), the bound pods handed back to this
+ * file's ledger.  Jobs are never reused: after 65,536 a fresh loop.
+ */
+static gf_err make_loop(gf_live *l)
+{
+	gf_loop_destroy(l->loop);
+	l->loop = NULL;
+	if (!l->cluster || !gf_cluster_nnodes(l->cluster))
+		return GF_OK;
+	struct gf_loop_config lc = { .policy = GF_QP_KUBE, .seed = l->o.seed ? l->o.seed : 42,
+				     .horizon = INT64_MAX, .admit = loop_admit, .admit_ud = l };
+	return gf_loop_create_on(l->cluster, l->o.policy, &l->env, &lc, &l->loop);
+}
+
 static gf_err make_sched(gf_live *l)
 {
 	l->resets++;
@@ -656,7 +703,7 @@ static gf_err make_sched(gf_live *l)
 	l->env.cat = &l->cat;
 	l->env.target = &l->target;
 	l->env.features = gf_features_default();
-	if ((e = gf_sched_create(l->o.policy, &l->env, &l->sched)))
+	if ((e = gf_sched_create(l->o.policy, &l->env, &l->sched)) || (e = make_loop(l)))
 		return e;
 	l->sched_dirty = false;
 	return GF_OK;
@@ -1037,7 +1084,9 @@ static uint64_t why_summary(gf_live *l, const struct gf_k8s_pod *p, const struct
 #define REASON_NO_NODES (1ull << 41)
 #define REASON_TEXT (1ull << 63)
 
-static void decide(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
+/* A pod that cannot go to the loop: invalid or unschedulable before any placement.
+ * true with d filled; false: its effective request is in lp->r.eff. */
+static bool refuse_early(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
 {
 	memset(d, 0, sizeof(*d));
 	lp->r.eff_ok = false;
@@ -1047,39 +1096,116 @@ static void decide(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
 		d->result = r == -1 ? GF_LIVE_INVALID : GF_LIVE_UNSCHEDULABLE;
 		/* invalid: the message is the reason; no GPU model with that memory: one reason */
 		d->reason = r == -1 ? fnv(d->message) | REASON_TEXT : REASON_NO_MODEL;
-		return;
+		return true;
 	}
-	if (!l->cluster || !l->sched) {
+	if (!l->cluster || !l->sched || !l->loop) {
 		d->result = GF_LIVE_UNSCHEDULABLE;
 		d->reason = REASON_NO_NODES;
 		snprintf(d->message, sizeof(d->message), "0/0 nodes are available.");
+		return true;
+	}
+	return false;
+}
+
+/* The loop bound lp at cluster node ci on its policy's GPUs: a multi-GPU pod on a node with a
+ * topology takes the topology's choice instead (on the node's state without it). */
+static void topo_repick(gf_live *l, struct lpod *lp, size_t ci, struct gf_live_decision *d)
+{
+	struct lnode *nd = &l->nodes[l->cnode[ci]];
+	if (lp->r.eff.gpu_count < 2 || !has_topology(&nd->n.spec) ||
+	    gf_cluster_unbind(l->cluster, ci, &lp->r.eff, lp->r.gpus) != GF_OK)
+		return;
+	uint8_t g[GF_MAX_GPUS];
+	enum gf_topo_fit fit;
+	if (gf_topo_pick(gf_cluster_node(l->cluster, ci), &nd->n.spec, lp->r.eff.gpu_count, lp->r.eff.gpu_milli,
+			 g, &fit) == lp->r.eff.gpu_count &&
+	    gf_cluster_bind(l->cluster, ci, &lp->r.eff, g) == GF_OK) {
+		memcpy(lp->r.gpus, g, (size_t)lp->r.eff.gpu_count);
+		d->fit = fit;
 		return;
 	}
-	struct gf_placement pl;
-	struct gf_pod_rules pr = pod_rules(p);
-	size_t refused = gf_admit_mask(l->cluster, l->rules, &pr, l->allowed, NULL);
-	enum gf_outcome oc = gf_sched_place_masked(l->sched, &lp->r.eff, &l->rng,
-						   refused ? l->allowed : NULL, &pl);
-	if (oc != GF_PLACED) {
-		d->result = GF_LIVE_UNSCHEDULABLE;
-		d->reason = why_summary(l, p, &lp->r.eff, d->message, sizeof(d->message));
-		lp->r.eff_ok = true;
-		return;
+	(void)gf_cluster_bind(l->cluster, ci, &lp->r.eff, lp->r.gpus); /* as the loop had it */
+}
+
+static void add_decision(gf_live *l, struct lpod *lp, const struct gf_live_decision *d)
+{
+	if (l->ndec == l->dec_cap) {
+		size_t nc = l->dec_cap ? l->dec_cap * 2 : 16;
+		struct ldec *v = realloc(l->dec, nc * sizeof(*v));
+		if (!v) {
+			gf_pod_skip(&lp->r); /* out of memory: no decision now, tried again later */
+			return;
+		}
+		l->dec = v;
+		l->dec_cap = nc;
 	}
-	d->nfeasible = pl.nfeasible;
-	memcpy(lp->r.gpus, pl.gpus, sizeof(lp->r.gpus));
-	struct lnode *nd = &l->nodes[l->cnode[pl.node]];
-	if (lp->r.eff.gpu_count >= 2 && has_topology(&nd->n.spec)) {
-		uint8_t g[GF_MAX_GPUS];
-		enum gf_topo_fit fit;
-		if (gf_topo_pick(gf_cluster_node(l->cluster, pl.node), &nd->n.spec, lp->r.eff.gpu_count,
-				 lp->r.eff.gpu_milli, g, &fit) == lp->r.eff.gpu_count) {
-			memcpy(lp->r.gpus, g, (size_t)lp->r.eff.gpu_count);
-			d->fit = fit;
+	struct ldec *e = &l->dec[l->ndec++];
+	e->slot = (uint32_t)(lp - l->pods);
+	snprintf(e->uid, sizeof(e->uid), "%s", lp->uid);
+	e->d = *d;
+}
+
+static void internal_error(gf_live *l, struct lpod *lp, const char *what)
+{
+	struct gf_live_decision d;
+	memset(&d, 0, sizeof(d));
+	d.result = GF_LIVE_UNSCHEDULABLE;
+	snprintf(d.message, sizeof(d.message), "internal error: %s", what);
+	gf_pod_skip(&lp->r);
+	add_decision(l, lp, &d);
+}
+
+/* Submit lp to the loop as a job of one pod at loop time t; false if it could not be (decided then). */
+static bool submit_pod(gf_live *l, struct lpod *lp, int64_t t)
+{
+	struct gf_job_spec js = { .pod = lp->r.eff, .npods = 1, .priority = pod_of(l, lp)->req.priority,
+				  .arrival = t, .duration = GF_LOOP_OPEN };
+	uint32_t job;
+	gf_err e = gf_loop_submit(l->loop, &js, &job);
+	if (!e && job >= l->job_cap) {
+		size_t nc = l->job_cap ? l->job_cap * 2 : 256;
+		while (nc <= job)
+			nc *= 2;
+		uint32_t *v = realloc(l->job_pod, nc * sizeof(*v));
+		if (v) {
+			l->job_pod = v;
+			l->job_cap = nc;
+		} else {
+			(void)gf_loop_end(l->loop, job, t);
+			e = GF_NOMEM;
 		}
 	}
+	if (!e && l->ntried == l->tried_cap) {
+		size_t nc = l->tried_cap ? l->tried_cap * 2 : 64;
+		struct ltry *v = realloc(l->tried, nc * sizeof(*v));
+		if (v) {
+			l->tried = v;
+			l->tried_cap = nc;
+		} else {
+			(void)gf_loop_end(l->loop, job, t);
+			e = GF_NOMEM;
+		}
+	}
+	if (e) {
+		internal_error(l, lp, e == GF_NOMEM ? "out of memory" : "request refused by the engine");
+		return false;
+	}
+	l->job_pod[job] = (uint32_t)(lp - l->pods);
+	l->tried[l->ntried++] = (struct ltry){ (uint32_t)(lp - l->pods), job };
+	return true;
+}
+
+/* After the cycle: lp (loop job `job`) was bound there: it is ours again, ASSUMED. */
+static void take_bound(gf_live *l, struct lpod *lp, uint32_t job, const struct gf_loop_bind *b,
+		       struct gf_live_decision *d)
+{
+	(void)gf_loop_disown(l->loop, job); /* its pod is this file's to account from now on */
+	memcpy(lp->r.gpus, b->gpus, sizeof(lp->r.gpus));
+	lp->r.counted = true;
+	topo_repick(l, lp, b->node, d);
 	lp->r.eff.spec = 0;
-	fill_placed(l, lp, pl.node, d);
+	fill_placed(l, lp, b->node, d);
+	gf_pod_assume(&lp->r, lp->r.node, l->now, l->changes.end);
 }
 
 /* Could a logged change since lp's last attempt let it fit (queue/requeue.h)? */
@@ -1092,42 +1218,104 @@ static bool worth_trying(gf_live *l, struct lpod *lp)
 				       lp->r.eff_ok ? &lp->r.eff : NULL);
 }
 
-bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_decision *d)
+/*
+ * One scheduling cycle of the engine's loop: every pod the queue hands out
+ * now (skipping those no change can help) goes to the loop as a job, one
+ * gf_loop_cycle() decides them all, and each gets its decision in queue
+ * order: bound (ASSUMED here) or, with the why-not over every node,
+ * unschedulable (it leaves the loop and backs off in this file's queue).
+ * false: nothing was taken.
+ */
+#define LIVE_BATCH 1
+
+static bool run_cycle(gf_live *l)
 {
 	uint32_t id;
-	while (gf_podq_take(&l->queue, pod_rec, l, &id)) {
-		struct lpod *lp = &l->pods[id];
-		if (ensure(l)) {
-			memset(d, 0, sizeof(*d));
-			d->result = GF_LIVE_UNSCHEDULABLE;
-			snprintf(d->message, sizeof(d->message), "internal error: out of memory");
-			gf_pod_skip(&lp->r);
-			pod_copy(lp, pod);
+	bool took = false;
+	l->ndec = l->dec_at = l->ntried = 0;
+	if (ensure(l)) {
+		if (gf_podq_take(&l->queue, pod_rec, l, &id)) {
+			internal_error(l, &l->pods[id], "out of memory");
 			return true;
 		}
+		return false;
+	}
+	if (l->loop && gf_loop_njobs(l->loop) >= 65536 && make_loop(l))
+		l->sched_dirty = true;
+	struct gf_loop_stats st = { 0 };
+	if (l->loop)
+		gf_loop_stats(l->loop, &st);
+	int64_t t = (int64_t)(l->now * 1000.0); /* milliseconds of the caller's clock */
+	if (t < st.now)
+		t = st.now;
+	/*
+	 * kube: one pod a cycle, as kube-scheduler's scheduling cycle: the next
+	 * pod's requeue hint (worth_trying) then sees this one's placement, and
+	 * a node change is seen by the next decision.  A batch of 32 made the
+	 * taint storm (sched_storm) try 11,650 times instead of 2,505: every pod
+	 * of a batch that a freshly untainted node could take was tried on it.
+	 */
+	while (l->ndec + l->ntried < LIVE_BATCH && gf_podq_take(&l->queue, pod_rec, l, &id)) {
+		struct lpod *lp = &l->pods[id];
+		took = true;
 		if (lp->r.hinted && !worth_trying(l, lp)) {
 			gf_pod_skip(&lp->r); /* would fail again: no attempt, no Event, same backoff */
 			l->skipped++;
 			continue;
 		}
-		decide(l, lp, d);
-		pod_copy(lp, pod);
-		if (d->result != GF_LIVE_PLACED) {
-			gf_pod_failed(&lp->r, d->result == GF_LIVE_INVALID, l->now, l->changes.end);
-			return true;
+		struct gf_live_decision d;
+		if (refuse_early(l, lp, &d)) {
+			gf_pod_failed(&lp->r, d.result == GF_LIVE_INVALID, l->now, l->changes.end);
+			add_decision(l, lp, &d);
+			continue;
 		}
-		size_t ci = (size_t)l->nodes[lp->r.node].cidx;
-		if (gf_cluster_bind(l->cluster, ci, &lp->r.eff, lp->r.gpus) == GF_OK) {
-			lp->r.counted = true;
-			gf_pod_assume(&lp->r, lp->r.node, l->now, l->changes.end);
-		} else { /* cannot happen: the engine chose it */
-			d->result = GF_LIVE_UNSCHEDULABLE;
-			snprintf(d->message, sizeof(d->message), "internal error: bind refused");
+		(void)submit_pod(l, lp, t);
+	}
+	if (!l->ntried)
+		return took;
+	struct gf_loop_decisions out = { 0 };
+	gf_err e = gf_loop_cycle(l->loop, t, &out);
+	for (size_t k = 0; k < l->ntried; k++) {
+		struct lpod *lp = &l->pods[l->tried[k].slot];
+		uint32_t job = l->tried[k].job;
+		const struct gf_loop_bind *b = NULL;
+		for (size_t i = 0; !e && i < out.nbinds && !b; i++)
+			b = out.binds[i].job == job ? &out.binds[i] : NULL;
+		struct gf_live_decision d;
+		memset(&d, 0, sizeof(d));
+		if (b) {
+			take_bound(l, lp, job, b, &d);
+		} else {
+			(void)gf_loop_end(l->loop, job, t); /* leaves the loop's queue */
+			d.result = GF_LIVE_UNSCHEDULABLE;
+			if (e) {
+				snprintf(d.message, sizeof(d.message), "internal error: %s", gf_strerror(e));
+			} else {
+				d.reason = why_summary(l, pod_of(l, lp), &lp->r.eff, d.message, sizeof(d.message));
+				lp->r.eff_ok = true;
+			}
 			gf_pod_failed(&lp->r, false, l->now, l->changes.end);
 		}
-		return true;
+		add_decision(l, lp, &d);
 	}
-	return false;
+	return true;
+}
+
+bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_decision *d)
+{
+	for (;;) {
+		while (l->dec_at < l->ndec) {
+			const struct ldec *e = &l->dec[l->dec_at++];
+			struct lpod *lp = &l->pods[e->slot];
+			if (!lp->used || strcmp(lp->uid, e->uid))
+				continue; /* deleted since the cycle */
+			*d = e->d;
+			pod_copy(lp, pod);
+			return true;
+		}
+		if (!run_cycle(l))
+			return false;
+	}
 }
 
 void gf_live_forget(gf_live *l, const char *uid, bool requeue)

@@ -73,17 +73,17 @@ const char *gf_queue_policy_name(enum gf_queue_policy qp)
 	return (unsigned)qp < GF_QP_COUNT_ ? qp_names[qp] : NULL;
 }
 
-static const char *const why_names[GF_WHY_COUNT_] = {
-	[GF_WHY_NONE] = "",
-	[GF_WHY_NO_ROOM] = "no room",
-	[GF_WHY_QUOTA] = "quota",
-	[GF_WHY_BLOCKED] = "blocked by the queue head",
-	[GF_WHY_RESERVED] = "would delay a reservation",
+static const char *const why_names[GF_LOOP_WHY_COUNT_] = {
+	[GF_LOOP_WHY_NONE] = "",
+	[GF_LOOP_WHY_NO_ROOM] = "no room",
+	[GF_LOOP_WHY_QUOTA] = "quota",
+	[GF_LOOP_WHY_BLOCKED] = "blocked by the queue head",
+	[GF_LOOP_WHY_RESERVED] = "would delay a reservation",
 };
 
 const char *gf_loop_why_name(enum gf_loop_why w)
 {
-	return (unsigned)w < GF_WHY_COUNT_ ? why_names[w] : NULL;
+	return (unsigned)w < GF_LOOP_WHY_COUNT_ ? why_names[w] : NULL;
 }
 
 bool gf_queue_policy_find(const char *name, enum gf_queue_policy *out)
@@ -282,7 +282,7 @@ size_t gf_loop_njobs(const gf_loop *L)
 
 static uint64_t shape_hash(const struct shape *s)
 {
-	int64_t f[6] = { s->cpu, s->mem, s->count, s->milli, s->spec, s->npods };
+	int64_t f[7] = { s->cpu, s->mem, s->count, s->milli, s->spec, s->npods, (int64_t)s->served };
 	const unsigned char *b = (const unsigned char *)f;
 	uint64_t h = 0xcbf29ce484222325ULL;
 
@@ -295,7 +295,7 @@ static uint64_t shape_hash(const struct shape *s)
 
 static bool shape_eq(const struct shape *a, const struct shape *b)
 {
-	return a->cpu == b->cpu && a->mem == b->mem && a->count == b->count &&
+	return a->cpu == b->cpu && a->mem == b->mem && a->count == b->count && a->served == b->served &&
 	       a->milli == b->milli && a->spec == b->spec && a->npods == b->npods;
 }
 
@@ -324,7 +324,7 @@ static gf_err intern_shape(gf_loop *L, const struct gf_job_spec *s, uint32_t *id
 	struct shape k = {
 		.cpu = s->pod.cpu_milli, .mem = s->pod.mem_mib, .count = s->pod.gpu_count,
 		.milli = s->pod.gpu_milli, .spec = s->pod.spec,
-		.npods = L->cfg.policy == GF_QP_KUBE ? 1 : s->npods,
+		.npods = L->cfg.policy == GF_QP_KUBE ? 1 : s->npods, .served = s->pod.served_model,
 		.fail_pos = NO_FAIL, .resolvable = -1, .inadm_plan = UINT64_MAX,
 		.nopreempt_starts = UINT64_MAX,
 	};
@@ -529,7 +529,7 @@ static gf_err confirm(gf_loop *L, uint32_t id)
 	if (L->cfg.policy != GF_QP_KUBE && gf_loop_note_binds(L, id, 0, j->npods))
 		return GF_NOMEM;
 	j->state = GF_JOB_RUNNING;
-	j->why = GF_WHY_NONE;
+	j->why = GF_LOOP_WHY_NONE;
 	j->start = L->now + L->start_delay;
 	L->start_delay = 0;
 	L->stats.starts++;
@@ -874,7 +874,7 @@ static gf_err fair_pass(gf_loop *L)
 				  : gf_loop_backfill_borrower(L, id);
 
 		L->borrowers[best] = NONE;
-		L->jobs[id].why = ok ? GF_WHY_NONE : L->quota_refused ? GF_WHY_QUOTA : GF_WHY_NO_ROOM;
+		L->jobs[id].why = ok ? GF_LOOP_WHY_NONE : L->quota_refused ? GF_LOOP_WHY_QUOTA : GF_LOOP_WHY_NO_ROOM;
 		if (ok) {
 			if ((err = confirm(L, id)))
 				return err;
@@ -959,7 +959,7 @@ static gf_err cycle(gf_loop *L)
 		uint8_t qs = L->q_state ? L->q_state[L->jobs[e.job].queue] : Q_OPEN;
 
 		if (stop || qs == Q_BLOCKED) {
-			L->jobs[e.job].why = GF_WHY_BLOCKED;
+			L->jobs[e.job].why = GF_LOOP_WHY_BLOCKED;
 			L->pend[w++] = e;
 			continue;
 		}
@@ -969,7 +969,7 @@ static gf_err cycle(gf_loop *L)
 			L->pend[w++] = e;
 			continue;
 		}
-		L->why = GF_WHY_NO_ROOM;
+		L->why = GF_LOOP_WHY_NO_ROOM;
 		switch (L->cfg.policy) {
 		case GF_QP_KUBE:
 			err = try_pod(L, e.job, e.member, &ok);
@@ -997,9 +997,9 @@ static gf_err cycle(gf_loop *L)
 		if (err)
 			return err;
 		if (!ok) {
-			L->jobs[e.job].why = L->why != GF_WHY_NO_ROOM ? L->why
-					     : L->quota_refused && L->cfg.policy != GF_QP_KUBE ? GF_WHY_QUOTA
-												 : GF_WHY_NO_ROOM;
+			L->jobs[e.job].why = L->why != GF_LOOP_WHY_NO_ROOM ? L->why
+					     : L->quota_refused && L->cfg.policy != GF_QP_KUBE ? GF_LOOP_WHY_QUOTA
+												 : GF_LOOP_WHY_NO_ROOM;
 			L->pend[w++] = e;
 		}
 	}
@@ -1047,6 +1047,7 @@ static gf_err new_job(gf_loop *L, const struct gf_job_spec *s, uint32_t *id)
 		return err;
 	j->cpu = s->pod.cpu_milli;
 	j->mem = s->pod.mem_mib;
+	j->served = s->pod.served_model;
 	j->gpu_count = s->pod.gpu_count;
 	j->gpu_milli = s->pod.gpu_milli;
 	j->spec = s->pod.spec;
@@ -1372,7 +1373,7 @@ void gf_loop_job(const gf_loop *L, uint32_t id, struct gf_job_info *out)
 	out->arrival = j->arrival;
 	out->start = j->state == GF_JOB_RUNNING || j->state == GF_JOB_DONE ? j->start : -1;
 	out->end = out->start >= 0 && j->duration != GF_LOOP_OPEN ? j->start + j->duration : -1;
-	out->why = j->state == GF_JOB_PENDING ? (enum gf_loop_why)j->why : GF_WHY_NONE;
+	out->why = j->state == GF_JOB_PENDING ? (enum gf_loop_why)j->why : GF_LOOP_WHY_NONE;
 	out->promised = j->promised;
 	out->gpu_milli = (int64_t)j->npods * j->gpu_count * j->gpu_milli;
 	out->partial = j->partial;

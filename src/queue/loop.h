@@ -109,12 +109,12 @@ enum gf_job_state {
 
 /* Why a pending job did not start in the last cycle that looked at it. */
 enum gf_loop_why {
-	GF_WHY_NONE,		/* not tried yet (or started) */
-	GF_WHY_NO_ROOM,		/* no set of nodes has room for it (all of it, for a gang) */
-	GF_WHY_QUOTA,		/* its queue's quota refuses it */
-	GF_WHY_BLOCKED,		/* strict FIFO: behind a job that does not fit */
-	GF_WHY_RESERVED,	/* backfill: it fits, but would delay a reservation ahead of it */
-	GF_WHY_COUNT_
+	GF_LOOP_WHY_NONE,		/* not tried yet (or started) */
+	GF_LOOP_WHY_NO_ROOM,		/* no set of nodes has room for it (all of it, for a gang) */
+	GF_LOOP_WHY_QUOTA,		/* its queue's quota refuses it */
+	GF_LOOP_WHY_BLOCKED,		/* strict FIFO: behind a job that does not fit */
+	GF_LOOP_WHY_RESERVED,	/* backfill: it fits, but would delay a reservation ahead of it */
+	GF_LOOP_WHY_COUNT_
 };
 
 /* "", "no room", "quota", "blocked by the queue head", "would delay a reservation"; NULL if out of range. */

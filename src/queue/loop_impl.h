@@ -22,6 +22,7 @@ struct member {
 /* The compact per-job record (the pod shape, times, state). */
 struct job {
 	int64_t cpu, mem;
+	uint64_t served;	/* the model it serves (placement preference), 0: none */
 	int64_t arrival, duration, estimate;
 	int64_t start, promised;
 	int32_t gpu_count, gpu_milli, spec, priority;
@@ -44,6 +45,7 @@ struct entry {
 
 struct shape {
 	int64_t cpu, mem;
+	uint64_t served;
 	int32_t count, milli, spec;
 	uint32_t npods;
 	size_t fail_pos;	/* freed-log length when it last failed to fit; NO_FAIL */
@@ -144,7 +146,7 @@ struct gf_loop {
 	uint32_t *q_next;	/* per queue: next borrowers[] index to look at */
 	double hist_sum[GF_LOOP_MAX_CLASSES];	/* finished run times per class (history estimates) */
 	uint64_t hist_n[GF_LOOP_MAX_CLASSES];
-	uint8_t why;		/* what the last try refused on beyond room (try_backfill: GF_WHY_RESERVED) */
+	uint8_t why;		/* what the last try refused on beyond room (try_backfill: GF_LOOP_WHY_RESERVED) */
 	/* the current cycle's decisions (gf_loop_cycle's out) */
 	struct gf_loop_bind *binds;
 	size_t nbinds, binds_cap;
@@ -167,6 +169,7 @@ static inline struct gf_pod_spec gf_loop_pod_of(const struct job *j)
 				 .gpu_milli = j->gpu_milli, .spec = j->spec, .priority = j->priority,
 				 .duration = j->duration };
 
+	p.served_model = j->served;
 	return p;
 }
 

@@ -446,7 +446,7 @@ static bool try_backfill(gf_loop *L, uint32_t id, size_t nahead)
 		    nahead >= s->inadm_nahead;
 
 	if (memo && j->estimate >= s->inadm_est) {
-		L->why = GF_WHY_RESERVED;
+		L->why = GF_LOOP_WHY_RESERVED;
 		return false;
 	}
 	if (!gf_loop_try_job(L, id, NULL))
@@ -454,7 +454,7 @@ static bool try_backfill(gf_loop *L, uint32_t id, size_t nahead)
 	if (admissible(L, j, 0, nahead))
 		return true;
 	gf_loop_forget(L, j);
-	L->why = GF_WHY_RESERVED;	/* it fits now, but not without delaying a reservation */
+	L->why = GF_LOOP_WHY_RESERVED;	/* it fits now, but not without delaying a reservation */
 	if (gf_loop_try_job(L, id, mask_without(L, nahead))) {
 		if (admissible(L, j, 0, nahead))
 			return true;

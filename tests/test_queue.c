@@ -1321,6 +1321,13 @@ static void loop_on_the_callers_cluster(void **state)
 	assert_int_equal(gf_loop_disown(L, z), GF_OK);
 	assert_int_equal(gf_loop_disown(L, z), GF_STATE);
 	assert_int_equal(gf_cluster_gpu_used(c), 12000);
+	/* no job left in the loop: the records go, ids start again; not while one is pending */
+	assert_int_equal(gf_loop_clear_jobs(L), GF_OK);
+	assert_int_equal(gf_loop_njobs(L), 0);
+	s.arrival = 3;
+	assert_int_equal(gf_loop_submit(L, &s, &x), GF_OK);
+	assert_int_equal(x, 0);
+	assert_int_equal(gf_loop_clear_jobs(L), GF_STATE);
 	gf_loop_destroy(L);	/* the cluster is the caller's */
 	assert_int_equal(gf_cluster_gpu_used(c), 12000);
 	gf_cluster_destroy(c);

@@ -677,7 +677,7 @@ static const uint64_t *loop_admit(void *ud, uint32_t job)
  * The loop deciding on the engine's cluster: kube's per-pod queue (each pod
  * a job of one, tried in priority then queue order; a pod that does not fit
  * leaves the loop and backs off here), the bound pods handed back to this
- * file's ledger.  Jobs are never reused: after 65,536 a fresh loop.
+ * file's ledger; after each cycle the loop holds no job (gf_loop_clear_jobs).
  */
 static gf_err make_loop(gf_live *l)
 {
@@ -1240,8 +1240,6 @@ static bool run_cycle(gf_live *l)
 		}
 		return false;
 	}
-	if (l->loop && gf_loop_njobs(l->loop) >= 65536 && make_loop(l))
-		l->sched_dirty = true;
 	struct gf_loop_stats st = { 0 };
 	if (l->loop)
 		gf_loop_stats(l->loop, &st);
@@ -1298,6 +1296,9 @@ static bool run_cycle(gf_live *l)
 		}
 		add_decision(l, lp, &d);
 	}
+	/* every job of the cycle was bound (then disowned) or left: the records go */
+	if (gf_loop_clear_jobs(l->loop))
+		l->sched_dirty = true; /* cannot happen; a fresh loop then */
 	return true;
 }
 

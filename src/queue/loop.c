@@ -1333,6 +1333,17 @@ gf_err gf_loop_disown(gf_loop *L, uint32_t id)
 	return GF_OK;
 }
 
+gf_err gf_loop_clear_jobs(gf_loop *L)
+{
+	if (L->npend || L->nincoming || L->nrunning || L->events.n || L->nres || L->npartials)
+		return GF_STATE;
+	for (size_t r = 0; r < MAX_RES; r++)
+		L->prev[r].holder = NONE;
+	L->njobs = L->nmembers = 0;
+	L->nbinds = L->nevicted = 0;
+	return GF_OK;
+}
+
 gf_err gf_loop_unbind(gf_loop *L, uint32_t id)
 {
 	gf_err err;

@@ -246,6 +246,14 @@ gf_err gf_loop_nodes_freed(gf_loop *L, const uint32_t *nodes, size_t n);
  */
 gf_err gf_loop_disown(gf_loop *L, uint32_t id);
 
+/*
+ * Forget every job record when none is pending, running or due (the live
+ * scheduler after each of its cycles): job ids start again at 0; the
+ * statistics, the clock and the per-shape memos stay.  Errors: GF_STATE
+ * (some job is still pending, running or has an event queued).
+ */
+gf_err gf_loop_clear_jobs(gf_loop *L);
+
 /* Tie-break priorities of the nodes (as gf_sched_set_priorities), for placement and planning. */
 void gf_loop_set_node_priorities(gf_loop *L, const uint32_t *prio);
 

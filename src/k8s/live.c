@@ -28,8 +28,16 @@
  *
  * Pod states, the pending FIFO (ids: pod slots), backoff and the last
  * Event are the engine's (queue/podstate.h: struct gf_pod_rec, changed
- * through its verbs); a pod slot adds the Kubernetes object.  Cost of a decision:
- * the engine's (filter all nodes, score the feasible ones with the cache).
+ * through its verbs); a pod slot adds the Kubernetes object.
+ *
+ * Deciding is the engine loop's one scheduling cycle (queue/loop.h), the
+ * replay's too: a loop on this file's cluster (gf_loop_create_on); each pod
+ * the FIFO hands out is a loop job of one pod (admission: the node mask
+ * loop_admit gives), gf_loop_cycle() places it, a bound pod comes back to
+ * this file's ledger (gf_loop_disown), one that does not fit leaves the
+ * loop and backs off here; frees are reported (gf_loop_nodes_freed).  The
+ * kube policy, one pod a cycle (run_cycle).  Cost of a decision: the
+ * engine's (filter all nodes, score the feasible ones with the cache).
  */
 #include "k8s/live.h"
 

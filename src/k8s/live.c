@@ -59,6 +59,7 @@
 
 #define TOMB ((uint32_t)-2)
 #define EMPTY ((uint32_t)-1)
+#define NO_JOB UINT32_MAX
 
 struct smap {
 	uint32_t *slot;	/* index into the owner's array, EMPTY or TOMB */
@@ -297,6 +298,7 @@ struct lpod {
 	bool rules;		/* the pod has a node selector, tolerations or affinity */
 	uint32_t gen;
 	uint32_t plen;		/* packed bytes */
+	uint32_t job;		/* its job in the loop's queue (not kube); NO_JOB: none */
 	uint8_t *packed;
 	struct gf_pod_rec r;
 	char uid[GF_K8S_UID_MAX];
@@ -358,6 +360,7 @@ struct gf_live {
 	size_t ndec, dec_cap, dec_at;
 	struct ltry { uint32_t slot, job; } *tried;	/* a cycle's submitted pods, in queue order */
 	size_t ntried, tried_cap;
+	size_t in_loop;		/* pods waiting in the loop's queue (not kube) */
 	/* Requeueing (queue/requeue.h). */
 	double now;		/* the caller's clock at the last gf_live_requeue_due() */
 	struct gf_changelog changes; /* nodes changed (cluster indices) */
@@ -506,6 +509,17 @@ static void pod_store(gf_live *l, struct lpod *lp, const struct gf_k8s_pod *p)
 static void enqueue(gf_live *l, struct lpod *lp)
 {
 	(void)gf_pod_want(&l->queue, &lp->r, (uint32_t)(lp - l->pods));
+}
+
+/* lp leaves the loop's queue (deleted, changed, bound by someone, no longer ours). */
+static void leave_loop(gf_live *l, struct lpod *lp)
+{
+	if (lp->job == NO_JOB)
+		return;
+	if (l->loop)
+		(void)gf_loop_end(l->loop, lp->job, INT64_MIN); /* now: the loop's clock */
+	lp->job = NO_JOB;
+	l->in_loop--;
 }
 
 static struct gf_pod_rec *pod_rec(void *ud, uint32_t id)
@@ -691,9 +705,20 @@ static gf_err make_loop(gf_live *l)
 {
 	gf_loop_destroy(l->loop);
 	l->loop = NULL;
+	/* pods that waited in the old loop's queue go back to this file's */
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		if (lp->used && lp->job != NO_JOB) {
+			lp->job = NO_JOB;
+			l->in_loop--;
+			if (lp->r.st == GF_POD_PENDING)
+				enqueue(l, lp);
+		}
+	}
 	if (!l->cluster || !gf_cluster_nnodes(l->cluster))
 		return GF_OK;
-	struct gf_loop_config lc = { .policy = GF_QP_KUBE, .seed = l->o.seed ? l->o.seed : 42,
+	struct gf_loop_config lc = { .policy = (enum gf_queue_policy)l->o.queue_policy,
+				     .seed = l->o.seed ? l->o.seed : 42,
 				     .horizon = INT64_MAX, .admit = loop_admit, .admit_ud = l };
 	return gf_loop_create_on(l->cluster, l->o.policy, &l->env, &lc, &l->loop);
 }
@@ -899,6 +924,7 @@ void gf_live_node_delete(gf_live *l, const char *name)
 
 static void pod_free(gf_live *l, struct lpod *lp)
 {
+	leave_loop(l, lp);
 	unaccount(l, lp);
 	bool f;
 	size_t j = smap_find(&l->pmap, l->pods, pod_key, lp->uid, &f);
@@ -944,6 +970,7 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 		lp = &l->pods[idx];
 		memset(lp, 0, sizeof(*lp));
 		lp->used = true;
+		lp->job = NO_JOB;
 		snprintf(lp->uid, sizeof(lp->uid), "%s", p->uid);
 		gf_pod_init(&lp->r);
 		if (l->pmap.slot[j] == EMPTY)
@@ -956,6 +983,7 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 	lp->gen = l->gen[1];
 	bool terminal = p->phase == GF_PHASE_SUCCEEDED || p->phase == GF_PHASE_FAILED;
 	if (terminal) {
+		leave_loop(l, lp);
 		unaccount(l, lp);
 		pod_store(l, lp, p);
 		gf_pod_ignore(&lp->r);
@@ -979,6 +1007,7 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 			pod_store(l, lp, p);
 			return;
 		}
+		leave_loop(l, lp);
 		unaccount(l, lp);
 		pod_store(l, lp, p);
 		gf_pod_bind(&lp->r, ni);
@@ -1002,6 +1031,8 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 		       strcmp(old->model, p->model) || strcmp(old->invalid, p->invalid) ||
 		       old->milli_given != p->milli_given;
 	pod_store(l, lp, p);
+	if (!ours || changed)
+		leave_loop(l, lp); /* a changed request is submitted again */
 	if (!ours)
 		gf_pod_ignore(&lp->r);
 	else if (lp->r.st != GF_POD_PENDING || (changed && lp->r.parked))
@@ -1226,20 +1257,38 @@ static bool worth_trying(gf_live *l, struct lpod *lp)
 				       lp->r.eff_ok ? &lp->r.eff : NULL);
 }
 
-/*
- * One scheduling cycle of the engine's loop: every pod the queue hands out
- * now (skipping those no change can help) goes to the loop as a job, one
- * gf_loop_cycle() decides them all, and each gets its decision in queue
- * order: bound (ASSUMED here) or, with the why-not over every node,
- * unschedulable (it leaves the loop and backs off in this file's queue).
- * false: nothing was taken.
- */
 #define LIVE_BATCH 1
+#define REASON_QUEUE (1ull << 42)
 
+/* Not kube: a pod waiting in the loop's queue; its first decision says why (once). */
+static void queue_wait(gf_live *l, struct lpod *lp, uint32_t job, struct gf_live_decision *d)
+{
+	struct gf_job_info ji;
+	gf_loop_job(l->loop, job, &ji);
+	if (ji.why == GF_LOOP_WHY_NO_ROOM || ji.why == GF_LOOP_WHY_NONE) {
+		d->reason = why_summary(l, pod_of(l, lp), &lp->r.eff, d->message, sizeof(d->message));
+		lp->r.eff_ok = true;
+		return;
+	}
+	d->reason = REASON_QUEUE | (uint64_t)ji.why;
+	snprintf(d->message, sizeof(d->message), "waiting in gpufleet's queue (%s): %s.",
+		 gf_queue_policy_name((enum gf_queue_policy)l->o.queue_policy), gf_loop_why_name(ji.why));
+}
+
+/*
+ * One scheduling cycle of the engine's loop.  kube: the pod the queue hands
+ * out (unless no change can help it) goes to the loop as a job, one
+ * gf_loop_cycle() decides, and it is bound (ASSUMED here) or, with the
+ * why-not over every node, unschedulable: it leaves the loop and backs off
+ * in this file's queue.  Other policies: every pod handed out joins the
+ * loop's queue and stays there (parked here) until the loop binds it or it
+ * is deleted or changes; a cycle runs whenever the daemon asks, and each pod
+ * gets one unschedulable decision, its first.  false: nothing to hand out.
+ */
 static bool run_cycle(gf_live *l)
 {
 	uint32_t id;
-	bool took = false;
+	bool took = false, kube = l->o.queue_policy == GF_QP_KUBE;
 	l->ndec = l->dec_at = l->ntried = 0;
 	if (ensure(l)) {
 		if (gf_podq_take(&l->queue, pod_rec, l, &id)) {
@@ -1260,10 +1309,15 @@ static bool run_cycle(gf_live *l)
 	 * a node change is seen by the next decision.  A batch of 32 made the
 	 * taint storm (sched_storm) try 11,650 times instead of 2,505: every pod
 	 * of a batch that a freshly untainted node could take was tried on it.
+	 * The other policies: every pod handed out joins the loop's queue.
 	 */
-	while (l->ndec + l->ntried < LIVE_BATCH && gf_podq_take(&l->queue, pod_rec, l, &id)) {
+	while ((!kube || l->ndec + l->ntried < LIVE_BATCH) && gf_podq_take(&l->queue, pod_rec, l, &id)) {
 		struct lpod *lp = &l->pods[id];
 		took = true;
+		if (lp->job != NO_JOB) {
+			gf_pod_skip(&lp->r); /* already waiting in the loop's queue */
+			continue;
+		}
 		if (lp->r.hinted && !worth_trying(l, lp)) {
 			gf_pod_skip(&lp->r); /* would fail again: no attempt, no Event, same backoff */
 			l->skipped++;
@@ -1275,12 +1329,45 @@ static bool run_cycle(gf_live *l)
 			add_decision(l, lp, &d);
 			continue;
 		}
-		(void)submit_pod(l, lp, t);
+		if (submit_pod(l, lp, t) && !kube) {
+			lp->job = l->tried[l->ntried - 1].job;
+			l->in_loop++;
+			gf_pod_skip(&lp->r); /* parked here while the loop holds it */
+		}
 	}
-	if (!l->ntried)
+	if (!l->ntried && (kube || !l->in_loop || !l->loop))
 		return took;
 	struct gf_loop_decisions out = { 0 };
 	gf_err e = gf_loop_cycle(l->loop, t, &out);
+	if (!kube) {
+		for (size_t i = 0; !e && i < out.nbinds; i++) {
+			struct lpod *lp = &l->pods[l->job_pod[out.binds[i].job]];
+			if (!lp->used || lp->job != out.binds[i].job)
+				continue; /* cannot happen: a job leaves the loop with its pod */
+			struct gf_live_decision d;
+			memset(&d, 0, sizeof(d));
+			take_bound(l, lp, lp->job, &out.binds[i], &d);
+			lp->job = NO_JOB;
+			l->in_loop--;
+			add_decision(l, lp, &d);
+		}
+		for (size_t k = 0; k < l->ntried; k++) {
+			struct lpod *lp = &l->pods[l->tried[k].slot];
+			if (lp->job != l->tried[k].job)
+				continue; /* bound above */
+			struct gf_live_decision d;
+			memset(&d, 0, sizeof(d));
+			d.result = GF_LIVE_UNSCHEDULABLE;
+			if (e)
+				snprintf(d.message, sizeof(d.message), "internal error: %s", gf_strerror(e));
+			else
+				queue_wait(l, lp, lp->job, &d);
+			add_decision(l, lp, &d);
+		}
+		if (!l->in_loop)
+			(void)gf_loop_clear_jobs(l->loop);
+		return took || l->ndec > 0;
+	}
 	for (size_t k = 0; k < l->ntried; k++) {
 		struct lpod *lp = &l->pods[l->tried[k].slot];
 		uint32_t job = l->tried[k].job;

@@ -44,6 +44,13 @@ struct gf_live_opts {
 	const char *scheduler_name;		/* NULL = "gpufleet" */
 	uint64_t seed;				/* random policies and ties */
 	int target_pct;				/* FGD target coverage; 0 = 95 */
+	/*
+	 * The loop's queue policy (enum gf_queue_policy, queue/loop.h); 0 =
+	 * kube: one pod a cycle, a pod that does not fit backs off here.  The
+	 * others: pods stay in the loop's queue (priority, then arrival) until
+	 * placed, deleted or changed; one FailedScheduling decision each.
+	 */
+	int queue_policy;
 };
 
 gf_err gf_live_create(const struct gf_live_opts *o, gf_live **out);

@@ -696,10 +696,11 @@ static const uint64_t *loop_admit(void *ud, uint32_t job)
 }
 
 /*
- * The loop deciding on the engine's cluster: kube's per-pod queue (each pod
- * a job of one, tried in priority then queue order; a pod that does not fit
- * leaves the loop and backs off here), the bound pods handed back to this
- * file's ledger; after each cycle the loop holds no job (gf_loop_clear_jobs).
+ * The loop deciding on the engine's cluster with the queue policy of the
+ * options (each pod a job of one; run_cycle), the bound pods handed back to
+ * this file's ledger.  kube: after each cycle the loop holds no job
+ * (gf_loop_clear_jobs); the others: pods wait in its queue, and a new loop
+ * (nodes or target changed) sends them back to this file's queue.
  */
 static gf_err make_loop(gf_live *l)
 {

@@ -5,13 +5,18 @@
  * gangs), then thousands of seeded random small cases checking that backfill
  * never starts a reservation holder later than its first promise (or, with
  * priorities, than its reservation unless a higher priority took the room)
- * and that no gang-aware policy deadlocks, and determinism.
+ * and that no gang-aware policy deadlocks, and determinism.  One cycle: the
+ * caller-driven mode the live scheduler uses (open durations, gf_loop_end,
+ * gf_loop_unbind, why-not) on hand-built cases, and on the random cases the
+ * same job stream driven both ways (the replay's events, and jobs submitted
+ * on arrival and ended by the caller) gives the same decisions pod by pod.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "core/rng.h"
@@ -978,6 +983,571 @@ static void same_seed_same_replay(void **state)
 	gf_catalog_release(&cat);
 }
 
+/* An open job (the live scheduler's pod): it runs until the caller ends it. */
+static struct gf_job_spec open_job(int gpus, uint32_t npods, int64_t arrival)
+{
+	struct gf_job_spec s = job(gpus, 1000, npods, arrival, GF_LOOP_OPEN);
+
+	return s;
+}
+
+static void caller_driven_jobs_end_unbind_and_withdraw(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_loop_decisions d;
+	struct fx *f;
+	uint32_t a, g, c, fut;
+
+	(void)state;
+	two_nodes(n);
+	f = fx_new(GF_QP_BACKFILL, n, 2);
+	a = submit(f, open_job(8, 1, 0));
+	g = submit(f, open_job(8, 2, 0));	/* needs both nodes */
+	assert_int_equal(gf_loop_cycle(f->L, 0, &d), GF_OK);
+	/* a is bound on one node: the decision names it, member 0, 8 GPUs */
+	assert_int_equal(d.nbinds, 1);
+	assert_int_equal(d.binds[0].job, a);
+	assert_int_equal(d.binds[0].member, 0);
+	assert_int_equal(info(f, a).state, GF_JOB_RUNNING);
+	assert_int_equal(info(f, a).end, -1);	/* open: nobody knows yet */
+	assert_int_equal(info(f, g).state, GF_JOB_PENDING);
+	assert_int_equal(info(f, g).why, GF_LOOP_WHY_NO_ROOM);
+	/* the loop has no end for a: the gang's reservation is at "unknown" (its wake-up too) */
+	int64_t t;
+
+	assert_int_equal(gf_loop_start_time(f->L, g, &t), GF_OK);
+	assert_int_equal(t, GF_LOOP_UNKNOWN_EST);
+	assert_true(gf_loop_next_event(f->L, &t));
+	assert_int_equal(t, GF_LOOP_UNKNOWN_EST);
+	/* binding a failed: it goes back and is bound again in the next cycle */
+	assert_int_equal(gf_loop_unbind(f->L, a), GF_OK);
+	assert_int_equal(info(f, a).state, GF_JOB_PENDING);
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 0);
+	assert_int_equal(gf_loop_cycle(f->L, 5, &d), GF_OK);
+	assert_int_equal(d.nbinds, 1);
+	assert_int_equal(d.binds[0].job, a);	/* its place in the queue kept: ahead of the gang */
+	assert_int_equal(info(f, a).start, 5);
+	/* a later 1-GPU job fits on the free node, but an open job is expected to
+	 * run past any reservation: backfill keeps the gang's room */
+	c = submit(f, open_job(1, 1, 6));
+	fut = submit(f, open_job(1, 1, 100));
+	assert_int_equal(gf_loop_cycle(f->L, 6, &d), GF_OK);
+	assert_int_equal(d.nbinds, 0);
+	assert_int_equal(info(f, c).state, GF_JOB_PENDING);
+	assert_int_equal(info(f, c).why, GF_LOOP_WHY_RESERVED);
+	/* c's pod deleted while pending, the future job withdrawn before it arrives */
+	assert_int_equal(gf_loop_end(f->L, c, 8), GF_OK);
+	assert_int_equal(gf_loop_end(f->L, fut, 8), GF_OK);
+	assert_int_equal(info(f, c).state, GF_JOB_WITHDRAWN);
+	assert_int_equal(info(f, fut).state, GF_JOB_WITHDRAWN);
+	/* a ends: the next cycle frees it and binds the whole gang at once */
+	assert_int_equal(gf_loop_end(f->L, a, 10), GF_OK);
+	assert_int_equal(gf_loop_cycle(f->L, 10, &d), GF_OK);
+	assert_int_equal(info(f, a).state, GF_JOB_DONE);
+	assert_int_equal(info(f, a).end, 10);
+	assert_int_equal(d.nbinds, 2);
+	assert_int_equal(d.binds[0].job, g);
+	assert_int_equal(d.binds[1].job, g);
+	assert_int_not_equal(d.binds[0].node, d.binds[1].node);
+	assert_int_equal(info(f, g).start, 10);
+	/* the withdrawn job's arrival does nothing */
+	assert_int_equal(gf_loop_cycle(f->L, 100, &d), GF_OK);
+	assert_int_equal(d.nbinds, 0);
+	assert_int_equal(info(f, fut).state, GF_JOB_WITHDRAWN);
+	/* a clock going back is refused; an unknown job too */
+	assert_int_equal(gf_loop_cycle(f->L, 99, &d), GF_STATE);
+	assert_int_equal(gf_loop_end(f->L, 999, 100), GF_RANGE);
+	assert_int_equal(gf_loop_unbind(f->L, 999), GF_RANGE);
+	fx_free(f);
+}
+
+static void pending_jobs_say_why_and_leave_when_deleted(void **state)
+{
+	struct gf_node_spec n[1] = { tu_node("n0", 64000, 262144, 8, -1) };
+	struct gf_loop_decisions d;
+	struct fx *f;
+	uint32_t a, b, c;
+
+	(void)state;
+	f = fx_new(GF_QP_STRICT_FIFO, n, 1);
+	a = submit(f, open_job(4, 1, 0));
+	b = submit(f, open_job(8, 1, 0));
+	c = submit(f, open_job(1, 1, 0));
+	assert_int_equal(gf_loop_cycle(f->L, 0, &d), GF_OK);
+	assert_int_equal(info(f, a).state, GF_JOB_RUNNING);
+	assert_int_equal(info(f, b).why, GF_LOOP_WHY_NO_ROOM);
+	assert_int_equal(info(f, c).why, GF_LOOP_WHY_BLOCKED);
+	assert_string_equal(gf_loop_why_name(GF_LOOP_WHY_BLOCKED), "blocked by the queue head");
+	/* the head's pod is deleted: c is no longer blocked */
+	assert_int_equal(gf_loop_end(f->L, b, 1), GF_OK);
+	assert_int_equal(info(f, b).state, GF_JOB_WITHDRAWN);
+	assert_int_equal(gf_loop_cycle(f->L, 1, &d), GF_OK);
+	assert_int_equal(d.nbinds, 1);
+	assert_int_equal(d.binds[0].job, c);
+	fx_free(f);
+
+	/* backfill: a job that fits but would delay the reservation says so */
+	f = fx_new(GF_QP_BACKFILL, n, 1);
+	struct gf_job_spec s = job(4, 1000, 1, 0, 100);
+
+	a = submit(f, s);
+	b = submit(f, job(8, 1000, 1, 0, 10));
+	c = submit(f, job(2, 1000, 1, 0, 500));	/* would end after a: delays b */
+	assert_int_equal(gf_loop_cycle(f->L, 0, &d), GF_OK);
+	assert_int_equal(info(f, a).state, GF_JOB_RUNNING);
+	assert_int_equal(info(f, b).why, GF_LOOP_WHY_NO_ROOM);
+	assert_int_equal(info(f, c).why, GF_LOOP_WHY_RESERVED);
+	fx_free(f);
+
+	/* kube mode: a gang deleted while partly bound gives its pods' room back */
+	struct gf_node_spec two[2];
+
+	two_nodes(two);
+	f = fx_new(GF_QP_KUBE, two, 2);
+	a = submit(f, open_job(8, 1, 0));
+	b = submit(f, open_job(8, 2, 0));
+	assert_int_equal(gf_loop_cycle(f->L, 0, &d), GF_OK);
+	assert_int_equal(d.nbinds, 2);	/* a, and one member of b */
+	assert_int_equal(d.binds[1].job, b);
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 16000);
+	assert_int_equal(gf_loop_end(f->L, b, 1), GF_OK);
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 8000);
+	assert_int_equal(gf_loop_cycle(f->L, 1, &d), GF_OK);
+	assert_int_equal(d.nbinds, 0);
+	fx_free(f);
+}
+
+/* ---- admission (the live scheduler's taints and selectors) and pods placed by others ---- */
+
+struct admit_table {
+	uint64_t mask[16];	/* per job: the nodes it may use (one word: small clusters) */
+	bool has[16];
+};
+
+static const uint64_t *admit_cb(void *ud, uint32_t job)
+{
+	struct admit_table *t = ud;
+
+	return job < 16 && t->has[job] ? &t->mask[job] : NULL;
+}
+
+static struct fx *fx_admit(enum gf_queue_policy qp, const struct gf_node_spec *nodes, size_t n,
+			   struct admit_table *t, bool preemption)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct gf_loop_config cfg = { .policy = qp, .seed = 1, .horizon = 1000000, .preemption = preemption,
+				      .admit = admit_cb, .admit_ud = t };
+	struct gf_policy_env env = { .features = gf_features_default() };
+
+	assert_non_null(f);
+	gf_catalog_init(&f->cat);
+	env.cat = &f->cat;
+	assert_int_equal(gf_loop_create(nodes, n, &gf_policy_best_fit, &env, &cfg, &f->L), GF_OK);
+	return f;
+}
+
+static void admission_masks_every_placement(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_loop_decisions d;
+
+	(void)state;
+	two_nodes(n);
+	for (int qp = 0; qp < GF_QP_COUNT_; qp++) {
+		struct admit_table t = { 0 };
+		struct fx *f = fx_admit((enum gf_queue_policy)qp, n, 2, &t, false);
+		uint32_t a, x, y;
+
+		/* a takes 4 GPUs of n0; x may use only n0 (4 free: too few), y (same shape) anywhere */
+		a = submit(f, open_job(4, 1, 0));
+		t.has[1] = true;
+		t.mask[1] = 1u << 0;
+		x = submit(f, open_job(8, 1, 1));
+		y = submit(f, open_job(8, 1, 1));
+		assert_int_equal(gf_loop_cycle(f->L, 0, &d), GF_OK);
+		assert_int_equal(d.nbinds, 1);
+		assert_int_equal(d.binds[0].node, 0);	/* best fit: the first of two equal nodes */
+		assert_int_equal(gf_loop_cycle(f->L, 1, &d), GF_OK);
+		assert_int_equal(info(f, x).state, GF_JOB_PENDING);
+		/* x's failure on its one node did not park the shape: y still got n1 at once
+		 * (strict FIFO: y waits behind x, as it should) */
+		if (qp == GF_QP_STRICT_FIFO) {
+			assert_int_equal(info(f, y).state, GF_JOB_PENDING);
+			assert_int_equal(info(f, y).why, GF_LOOP_WHY_BLOCKED);
+		} else {
+			assert_int_equal(info(f, y).state, GF_JOB_RUNNING);
+			assert_int_equal(d.binds[0].job, y);
+			assert_int_equal(d.binds[0].node, 1);
+		}
+		/* a ends: x goes to n0, its only node */
+		assert_int_equal(gf_loop_end(f->L, a, 2), GF_OK);
+		assert_int_equal(gf_loop_cycle(f->L, 2, &d), GF_OK);
+		assert_int_equal(info(f, x).state, GF_JOB_RUNNING);
+		assert_int_equal(d.binds[0].job, x);
+		assert_int_equal(d.binds[0].node, 0);
+		fx_free(f);
+	}
+}
+
+static void admission_holds_for_reservations_and_preemption(void **state)
+{
+	struct gf_node_spec n[2];
+	struct admit_table t = { 0 };
+	struct fx *f;
+	uint32_t a, b, h;
+	int64_t when;
+
+	(void)state;
+	two_nodes(n);
+	/* backfill: a (n0, ends 100) and b (n1, ends 300) run; holder h may use only n1: reserved at 300, not 100 */
+	f = fx_admit(GF_QP_BACKFILL, n, 2, &t, false);
+	a = submit(f, job(8, 1000, 1, 0, 100));
+	b = submit(f, job(8, 1000, 1, 0, 300));
+	t.has[2] = true;
+	t.mask[2] = 1u << 1;
+	h = submit(f, job(8, 1000, 1, 1, 10));
+	assert_int_equal(gf_loop_run_until(f->L, 1), GF_OK);
+	assert_int_equal(gf_loop_start_time(f->L, h, &when), GF_OK);
+	assert_int_equal(when, 300);
+	assert_int_equal(gf_loop_run(f->L), GF_OK);
+	assert_int_equal(info(f, a).end, 100);
+	assert_int_equal(info(f, b).end, 300);
+	assert_int_equal(info(f, h).start, 300);
+	fx_free(f);
+
+	/* preemption: h (priority 5) may use only n1: it evicts the job there, not the cheaper one on n0 */
+	memset(&t, 0, sizeof(t));
+	f = fx_admit(GF_QP_BEST_EFFORT_FIFO, n, 2, &t, true);
+	struct gf_job_spec s = job(8, 1000, 1, 0, 1000);
+
+	a = submit(f, s);	/* n0, started first: the least work lost at 50 */
+	s.arrival = 0;
+	b = submit(f, s);	/* n1 */
+	s = job(8, 1000, 1, 50, 10);
+	s.priority = 5;
+	t.has[2] = true;
+	t.mask[2] = 1u << 1;
+	h = submit(f, s);
+	assert_int_equal(gf_loop_run_until(f->L, 50), GF_OK);
+	assert_int_equal(info(f, h).state, GF_JOB_RUNNING);
+	assert_int_equal(info(f, a).preemptions, 0);
+	assert_int_equal(info(f, b).preemptions, 1);
+	fx_free(f);
+}
+
+static void pods_placed_by_others_hold_their_room(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_loop_decisions d;
+	struct gf_loop_bind at[2] = { { .node = 0, .gpus = { 0, 1, 2, 3 } }, { .node = 1, .gpus = { 4, 5, 6, 7 } } };
+	struct fx *f;
+	uint32_t o, o2, x;
+
+	(void)state;
+	two_nodes(n);
+	f = fx_new(GF_QP_BACKFILL, n, 2);
+	/* a 2-pod job already running (bound before the loop knew it): GPUs 0-3 of n0, 4-7 of n1 */
+	assert_int_equal(gf_loop_place_at(f->L, &(struct gf_job_spec){ .pod = tu_pod("o", 1000, 1024, 4, 1000, 0),
+						 .npods = 2, .duration = GF_LOOP_OPEN }, at, &o), GF_OK);
+	assert_int_equal(info(f, o).state, GF_JOB_RUNNING);
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 8000);
+	/* the same GPUs again: refused, nothing changed */
+	assert_int_equal(gf_loop_place_at(f->L, &(struct gf_job_spec){ .pod = tu_pod("o", 1000, 1024, 1, 1000, 0),
+						 .npods = 1, .duration = GF_LOOP_OPEN }, at, &o2), GF_EXISTS);
+	assert_int_equal(gf_loop_njobs(f->L), 1);
+	at[0].node = 7;
+	assert_int_equal(gf_loop_place_at(f->L, &(struct gf_job_spec){ .pod = tu_pod("o", 1000, 1024, 1, 1000, 0),
+						 .npods = 1, .duration = GF_LOOP_OPEN }, at, &o2), GF_RANGE);
+	/* an 8-GPU job does not fit until the caller ends it */
+	x = submit(f, open_job(8, 1, 0));
+	assert_int_equal(gf_loop_cycle(f->L, 0, &d), GF_OK);
+	assert_int_equal(d.nbinds, 0);
+	assert_int_equal(info(f, x).why, GF_LOOP_WHY_NO_ROOM);
+	assert_int_equal(gf_loop_end(f->L, o, 3), GF_OK);
+	assert_int_equal(gf_loop_cycle(f->L, 3, &d), GF_OK);
+	assert_int_equal(d.nbinds, 1);
+	assert_int_equal(d.binds[0].job, x);
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 8000);
+	fx_free(f);
+}
+
+/* The live scheduler's arrangement: the loop decides on the caller's cluster, the caller keeps the pods. */
+static void loop_on_the_callers_cluster(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_catalog cat;
+	struct gf_policy_env env = { .features = gf_features_default() };
+	struct gf_loop_config cfg = { .policy = GF_QP_KUBE, .seed = 1, .horizon = 1000000 };
+	struct gf_pod_spec four = tu_pod("f", 1000, 1024, 4, 1000, 0);
+	const uint8_t g0[GF_MAX_GPUS] = { 0, 1, 2, 3 }, g1[GF_MAX_GPUS] = { 4, 5, 6, 7 };
+	struct gf_loop_decisions d;
+	gf_cluster *c;
+	gf_loop *L;
+	uint32_t x, y, z;
+	struct gf_job_spec s = job(8, 1000, 1, 0, GF_LOOP_OPEN);
+
+	(void)state;
+	two_nodes(n);
+	gf_catalog_init(&cat);
+	env.cat = &cat;
+	assert_int_equal(gf_cluster_create(n, 2, &c), GF_OK);
+	/* pods the caller holds: 4 GPUs on each node */
+	assert_int_equal(gf_cluster_bind(c, 0, &four, g0), GF_OK);
+	assert_int_equal(gf_cluster_bind(c, 1, &four, g1), GF_OK);
+	assert_int_equal(gf_loop_create_on(c, &gf_policy_best_fit, &env, &cfg, &L), GF_OK);
+	assert_ptr_equal(gf_loop_cluster(L), c);
+	assert_int_equal(gf_loop_submit(L, &s, &x), GF_OK);
+	assert_int_equal(gf_loop_cycle(L, 0, &d), GF_OK);
+	assert_int_equal(d.nbinds, 0);	/* 4 free GPUs per node: an 8-GPU pod fits nowhere (its shape parks) */
+	assert_int_equal(gf_loop_end(L, x, 0), GF_OK);	/* kube's way: the failed pod leaves, backs off */
+	/* the caller frees n1 but does not say so: the parked shape is not tried */
+	assert_int_equal(gf_cluster_unbind(c, 1, &four, g1), GF_OK);
+	s.arrival = 1;
+	assert_int_equal(gf_loop_submit(L, &s, &y), GF_OK);
+	assert_int_equal(gf_loop_cycle(L, 1, &d), GF_OK);
+	assert_int_equal(d.nbinds, 0);
+	assert_int_equal(gf_loop_end(L, y, 1), GF_OK);
+	/* told: tried again, bound on n1 in the caller's cluster */
+	uint32_t freed = 1;
+
+	assert_int_equal(gf_loop_nodes_freed(L, &freed, 1), GF_OK);
+	s.arrival = 2;
+	assert_int_equal(gf_loop_submit(L, &s, &z), GF_OK);
+	assert_int_equal(gf_loop_cycle(L, 2, &d), GF_OK);
+	assert_int_equal(d.nbinds, 1);
+	assert_int_equal(d.binds[0].node, 1);
+	assert_int_equal(gf_cluster_gpu_used(c), 12000);
+	/* disowned: the pod stays bound, now the caller's; the loop forgets it */
+	assert_int_equal(gf_loop_disown(L, z), GF_OK);
+	assert_int_equal(gf_loop_disown(L, z), GF_STATE);
+	assert_int_equal(gf_cluster_gpu_used(c), 12000);
+	/* no job left in the loop: the records go, ids start again; not while one is pending */
+	assert_int_equal(gf_loop_clear_jobs(L), GF_OK);
+	assert_int_equal(gf_loop_njobs(L), 0);
+	s.arrival = 3;
+	assert_int_equal(gf_loop_submit(L, &s, &x), GF_OK);
+	assert_int_equal(x, 0);
+	assert_int_equal(gf_loop_clear_jobs(L), GF_STATE);
+	gf_loop_destroy(L);	/* the cluster is the caller's */
+	assert_int_equal(gf_cluster_gpu_used(c), 12000);
+	gf_cluster_destroy(c);
+	gf_catalog_release(&cat);
+}
+
+/* ---- one cycle: the caller-driven mode (the live scheduler's) agrees with the replay ---- */
+
+struct rec {
+	struct gf_loop_bind *b;
+	size_t n, cap;
+};
+
+static void rec_add(struct rec *r, const struct gf_loop_decisions *d)
+{
+	if (d->nbinds == 0)
+		return;	/* binds may be NULL then */
+	if (r->n + d->nbinds > r->cap) {
+		r->cap = (r->n + d->nbinds) * 2;
+		r->b = realloc(r->b, r->cap * sizeof(*r->b));
+		assert_non_null(r->b);
+	}
+	memcpy(&r->b[r->n], d->binds, d->nbinds * sizeof(*d->binds));
+	r->n += d->nbinds;
+}
+
+static gf_loop *new_loop(const struct scenario *sc, enum gf_queue_policy qp, struct gf_catalog *cat,
+			 bool preemption)
+{
+	struct gf_loop_config cfg = { .policy = qp, .seed = 3, .horizon = 1000, .preemption = preemption,
+				      .preempt_wait = 20, .preempt_grace = preemption ? 3 : 0 };
+	struct gf_policy_env env = { .cat = cat, .features = gf_features_default() };
+	gf_loop *L;
+
+	assert_int_equal(gf_loop_create(sc->nodes, sc->nnodes, &gf_policy_best_fit, &env, &cfg, &L), GF_OK);
+	return L;
+}
+
+/* The replay's driver spelled out: every job submitted ahead, a cycle at each next event. */
+static gf_loop *drive_replay(const struct scenario *sc, enum gf_queue_policy qp, struct gf_catalog *cat,
+			     bool preemption, struct rec *r)
+{
+	gf_loop *L = new_loop(sc, qp, cat, preemption);
+	struct gf_loop_decisions d;
+	uint32_t id;
+	int64_t t;
+
+	for (size_t k = 0; k < sc->njobs; k++)
+		assert_int_equal(gf_loop_submit(L, &sc->jobs[k], &id), GF_OK);
+	while (gf_loop_next_event(L, &t)) {
+		assert_int_equal(gf_loop_cycle(L, t, &d), GF_OK);
+		rec_add(r, &d);
+	}
+	assert_int_equal(gf_loop_run(L), GF_OK);	/* nothing left: closes the statistics */
+	return L;
+}
+
+/*
+ * The live scheduler's way: jobs submitted when they arrive with an open
+ * duration (the loop never learns it), ended by the caller when it sees them
+ * end, a cycle whenever something happened or the loop asks for one
+ * (gf_loop_next_event: a reservation's time).  Evicted jobs' old ends still
+ * tick (the replay's stale end events run a cycle too).
+ */
+static gf_loop *drive_live(const struct scenario *sc, enum gf_queue_policy qp, struct gf_catalog *cat,
+			   bool preemption, struct rec *r)
+{
+	gf_loop *L = new_loop(sc, qp, cat, preemption);
+	struct { int64_t t; uint32_t job; bool live; } ends[256];
+	size_t nends = 0, next = 0;
+	bool scheduled[24] = { false };
+
+	for (;;) {
+		int64_t t = INT64_MAX, ev;
+		struct gf_loop_decisions d;
+		size_t w = 0;
+
+		if (next < sc->njobs)
+			t = sc->jobs[next].arrival;
+		for (size_t e = 0; e < nends; e++)
+			t = ends[e].t < t ? ends[e].t : t;
+		if (gf_loop_next_event(L, &ev) && ev < t)
+			t = ev;
+		if (t == INT64_MAX)
+			break;
+		for (; next < sc->njobs && sc->jobs[next].arrival == t; next++) {
+			struct gf_job_spec s = sc->jobs[next];
+			uint32_t id;
+
+			s.estimate = s.estimate > 0 ? s.estimate : s.duration;
+			s.duration = GF_LOOP_OPEN;
+			assert_int_equal(gf_loop_submit(L, &s, &id), GF_OK);
+			assert_int_equal(id, next);
+		}
+		for (size_t e = 0; e < nends; e++) {
+			if (ends[e].t != t)
+				ends[w++] = ends[e];
+			else if (ends[e].live)
+				assert_int_equal(gf_loop_end(L, ends[e].job, t), GF_OK);
+		}
+		nends = w;
+		assert_int_equal(gf_loop_cycle(L, t, &d), GF_OK);
+		rec_add(r, &d);
+		for (size_t k = 0; k < d.nevicted; k++) {
+			scheduled[d.evicted[k]] = false;
+			for (size_t e = 0; e < nends; e++)
+				if (ends[e].job == d.evicted[k])
+					ends[e].live = false;
+		}
+		for (size_t k = 0; k < d.nbinds; k++) {
+			uint32_t id = d.binds[k].job;
+			struct gf_job_info ji;
+
+			gf_loop_job(L, id, &ji);
+			if (ji.state != GF_JOB_RUNNING || scheduled[id])
+				continue;
+			assert_true(nends < 256);
+			ends[nends].t = ji.start + sc->jobs[id].duration;
+			ends[nends].job = id;
+			ends[nends++].live = true;
+			scheduled[id] = true;
+		}
+	}
+	assert_int_equal(gf_loop_run(L), GF_OK);
+	return L;
+}
+
+static void sort_by_arrival(struct scenario *sc)
+{
+	for (size_t i = 1; i < sc->njobs; i++) {
+		struct gf_job_spec s = sc->jobs[i];
+		size_t k = i;
+
+		for (; k > 0 && sc->jobs[k - 1].arrival > s.arrival; k--)
+			sc->jobs[k] = sc->jobs[k - 1];
+		sc->jobs[k] = s;
+	}
+}
+
+static void same_outcome(gf_loop *a, gf_loop *b, const char *what, uint64_t seed)
+{
+	struct gf_loop_stats sa, sb;
+
+	assert_int_equal(gf_loop_njobs(a), gf_loop_njobs(b));
+	for (uint32_t id = 0; id < gf_loop_njobs(a); id++) {
+		struct gf_job_info ja, jb;
+
+		gf_loop_job(a, id, &ja);
+		gf_loop_job(b, id, &jb);
+		if (ja.state != jb.state || ja.start != jb.start || ja.end != jb.end || ja.promised != jb.promised ||
+		    ja.preemptions != jb.preemptions || ja.partial != jb.partial)
+			fail_msg("seed %llu, %s: job %u: state %d/%d start %lld/%lld end %lld/%lld promised %lld/%lld",
+				 (unsigned long long)seed, what, id, ja.state, jb.state, (long long)ja.start,
+				 (long long)jb.start, (long long)ja.end, (long long)jb.end, (long long)ja.promised,
+				 (long long)jb.promised);
+	}
+	gf_loop_stats(a, &sa);
+	gf_loop_stats(b, &sb);
+	assert_int_equal(sa.cycles, sb.cycles);
+	assert_int_equal(sa.tries, sb.tries);
+	assert_int_equal(sa.starts, sb.starts);
+	assert_int_equal(sa.preemptions, sb.preemptions);
+	assert_int_equal(sa.backfilled, sb.backfilled);
+	assert_int_equal(sa.plans, sb.plans);
+	assert_int_equal(sa.stalled, sb.stalled);
+	assert_true(sa.gpu_milli_s_all == sb.gpu_milli_s_all);
+}
+
+static void live_driven_cycle_agrees_with_the_replay(void **state)
+{
+	uint64_t binds = 0, evictions = 0;
+
+	(void)state;
+	for (uint64_t seed = 0; seed < 600; seed++) {
+		struct scenario sc;
+		struct gf_catalog cat;
+
+		gf_catalog_init(&cat);
+		make_scenario(seed, &sc, seed % 2 == 1, seed % 4 >= 2);
+		sort_by_arrival(&sc);	/* the live side submits in arrival order: same ids */
+		for (int qp = 0; qp < GF_QP_COUNT_; qp++) {
+			for (int pre = 0; pre < (qp == GF_QP_KUBE ? 1 : 2); pre++) {
+				struct rec ra = { 0 }, rb = { 0 };
+				gf_loop *run = run_scenario_p(&sc, (enum gf_queue_policy)qp, &cat, pre);
+				gf_loop *rep = drive_replay(&sc, (enum gf_queue_policy)qp, &cat, pre, &ra);
+				gf_loop *live = drive_live(&sc, (enum gf_queue_policy)qp, &cat, pre, &rb);
+				char what[64];
+				struct gf_loop_stats st;
+
+				snprintf(what, sizeof(what), "%s%s", gf_queue_policy_name((enum gf_queue_policy)qp),
+					 pre ? " +preemption" : "");
+				same_outcome(run, rep, what, seed);
+				same_outcome(rep, live, what, seed);
+				/* the same decisions, pod by pod: node and GPUs */
+				assert_int_equal(ra.n, rb.n);
+				for (size_t k = 0; k < ra.n; k++)
+					if (ra.b[k].job != rb.b[k].job || ra.b[k].member != rb.b[k].member ||
+					    ra.b[k].node != rb.b[k].node ||
+					    memcmp(ra.b[k].gpus, rb.b[k].gpus, (size_t)sc.jobs[ra.b[k].job].pod.gpu_count))
+						fail_msg("seed %llu, %s: bind %zu differs (job %u/%u node %u/%u)",
+							 (unsigned long long)seed, what, k, ra.b[k].job, rb.b[k].job,
+							 ra.b[k].node, rb.b[k].node);
+				binds += ra.n;
+				gf_loop_stats(live, &st);
+				evictions += st.preemptions;
+				free(ra.b);
+				free(rb.b);
+				gf_loop_destroy(run);
+				gf_loop_destroy(rep);
+				gf_loop_destroy(live);
+			}
+		}
+		gf_catalog_release(&cat);
+	}
+	print_message("%llu pod binds, %llu evictions agreed\n", (unsigned long long)binds,
+		      (unsigned long long)evictions);
+	assert_true(binds > 10000);
+	assert_true(evictions > 100);
+}
+
 static void per_pod_state_is_compact(void **state)
 {
 	(void)state;
@@ -1013,6 +1583,13 @@ int main(void)
 		cmocka_unit_test(random_backfill_never_delays_a_reservation),
 		cmocka_unit_test(random_preemption_keeps_every_rule),
 		cmocka_unit_test(same_seed_same_replay),
+		cmocka_unit_test(caller_driven_jobs_end_unbind_and_withdraw),
+		cmocka_unit_test(pending_jobs_say_why_and_leave_when_deleted),
+		cmocka_unit_test(admission_masks_every_placement),
+		cmocka_unit_test(admission_holds_for_reservations_and_preemption),
+		cmocka_unit_test(pods_placed_by_others_hold_their_room),
+		cmocka_unit_test(loop_on_the_callers_cluster),
+		cmocka_unit_test(live_driven_cycle_agrees_with_the_replay),
 		cmocka_unit_test(per_pod_state_is_compact),
 	};
 

@@ -23,6 +23,7 @@
 #include "k8s/conn.h"
 #include "k8s/lease.h"
 #include "k8s/scheduler.h"
+#include "queue/loop.h"
 
 static volatile int stop_flag;
 
@@ -104,6 +105,10 @@ static void usage(FILE *f)
 		"      --binders N            concurrent binding writers (default 16)\n"
 		"      --target-pct N         FGD target workload coverage, percent (default 95)\n"
 		"      --seed N               random policies and tie-breaks (default 42)\n"
+		"      --queue-policy P       the engine loop's queue policy (as gpufleet replay): kube\n"
+		"                             (default: per pod, FIFO with backoff), strict-fifo,\n"
+		"                             best-effort-fifo, backfill, conservative-backfill (pods\n"
+		"                             stay in the loop's queue in priority order; no gangs yet)\n"
 		"  -v, --verbose              one log line per binding\n"
 		"      --leader-elect         run as one of several replicas: only the holder of a\n"
 		"                             coordination.k8s.io/v1 Lease binds (docs/scheduler.md)\n"
@@ -148,6 +153,7 @@ int gf_cmd_schedule(int argc, char **argv)
 		{ "leader-elect-retry-period", required_argument, NULL, 'Q' },
 		{ "watch-pod-groups", no_argument, NULL, 'G' },
 		{ "watch-workload-groups", no_argument, NULL, 'J' },
+		{ "queue-policy", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -242,6 +248,16 @@ int gf_cmd_schedule(int argc, char **argv)
 		case 'L': elect = true; break;
 		case 'G': o.pod_groups = true; break;
 		case 'J': o.workload_groups = true; break;
+		case 'O': {
+			enum gf_queue_policy qp;
+			if (!gf_queue_policy_find(optarg, &qp)) {
+				fprintf(stderr, "gpufleet schedule: --queue-policy: expected kube, strict-fifo, "
+						"best-effort-fifo, backfill or conservative-backfill, found \"%s\"\n", optarg);
+				return 2;
+			}
+			o.queue_policy = (int)qp;
+			break;
+		}
 		case 'Y': lease_name = optarg; break;
 		case 'M': lease_ns = optarg; break;
 		case 'I': identity = optarg; break;

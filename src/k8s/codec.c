@@ -179,7 +179,8 @@ static gf_err member(struct dec *d, const cJSON *obj, const char *key, int kind,
 		size_t o = push_key(d, key);
 		gf_err e = fail(d, "expected %s, got %s",
 				kind == cJSON_Object ? "an object" : kind == cJSON_Array ? "an array"
-				: kind == cJSON_String ? "a string" : kind == cJSON_True ? "a boolean" : "a value",
+				: kind == cJSON_String ? "a string" : kind == cJSON_True ? "a boolean"
+				: kind == cJSON_Number ? "a number" : "a value",
 				type_name(v));
 		pop(d, o);
 		return e;
@@ -691,6 +692,8 @@ static gf_err sched_group(struct dec *d, const cJSON *spec, struct gf_k8s_pod *p
 	return e;
 }
 
+static gf_err int32_member(struct dec *d, const cJSON *obj, const char *key, int32_t lo, int32_t *out);
+
 static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -752,6 +755,8 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 		if ((e = str_member(d, spec, "nodeName", p->node, sizeof(p->node))) ||
 		    (e = str_member(d, spec, "schedulerName", p->scheduler, sizeof(p->scheduler))) ||
 		    (e = sched_group(d, spec, p)) ||
+		    /* filled from the PriorityClass by the API server's admission */
+		    (e = int32_member(d, spec, "priority", INT32_MIN, &p->req.priority)) ||
 		    (e = containers(d, spec, "containers", false, &tot, p)))
 			goto out;
 		struct req init = { 0 };

@@ -28,8 +28,16 @@
  *
  * Pod states, the pending FIFO (ids: pod slots), backoff and the last
  * Event are the engine's (queue/podstate.h: struct gf_pod_rec, changed
- * through its verbs); a pod slot adds the Kubernetes object.  Cost of a decision:
- * the engine's (filter all nodes, score the feasible ones with the cache).
+ * through its verbs); a pod slot adds the Kubernetes object.
+ *
+ * Deciding is the engine loop's one scheduling cycle (queue/loop.h), the
+ * replay's too: a loop on this file's cluster (gf_loop_create_on); each pod
+ * the FIFO hands out is a loop job of one pod (admission: the node mask
+ * loop_admit gives), gf_loop_cycle() places it, a bound pod comes back to
+ * this file's ledger (gf_loop_disown), one that does not fit leaves the
+ * loop and backs off here; frees are reported (gf_loop_nodes_freed).  The
+ * kube policy, one pod a cycle (run_cycle).  Cost of a decision: the
+ * engine's (filter all nodes, score the feasible ones with the cache).
  */
 #include "k8s/live.h"
 
@@ -43,6 +51,7 @@
 #include "core/rng.h"
 #include "core/zpack.h"
 #include "policy/sched.h"
+#include "queue/loop.h"
 #include "queue/podstate.h"
 #include "queue/requeue.h"
 
@@ -50,6 +59,7 @@
 
 #define TOMB ((uint32_t)-2)
 #define EMPTY ((uint32_t)-1)
+#define NO_JOB UINT32_MAX
 
 struct smap {
 	uint32_t *slot;	/* index into the owner's array, EMPTY or TOMB */
@@ -288,6 +298,7 @@ struct lpod {
 	bool rules;		/* the pod has a node selector, tolerations or affinity */
 	uint32_t gen;
 	uint32_t plen;		/* packed bytes */
+	uint32_t job;		/* its job in the loop's queue (not kube); NO_JOB: none */
 	uint8_t *packed;
 	struct gf_pod_rec r;
 	char uid[GF_K8S_UID_MAX];
@@ -337,6 +348,19 @@ struct gf_live {
 	bool freed;
 	uint64_t conflicts;
 	struct gf_k8s_pod scratch; /* one pod unpacked (pod_of()) */
+	/* The engine's loop (queue/loop.h) on the cluster: one scheduling cycle decides. */
+	gf_loop *loop;
+	uint32_t *job_pod;	/* loop job -> pod slot */
+	size_t job_cap;
+	struct ldec {		/* a cycle's decisions, handed out one by one */
+		uint32_t slot;
+		char uid[GF_K8S_UID_MAX];
+		struct gf_live_decision d;
+	} *dec;
+	size_t ndec, dec_cap, dec_at;
+	struct ltry { uint32_t slot, job; } *tried;	/* a cycle's submitted pods, in queue order */
+	size_t ntried, tried_cap;
+	size_t in_loop;		/* pods waiting in the loop's queue (not kube) */
 	/* Requeueing (queue/requeue.h). */
 	double now;		/* the caller's clock at the last gf_live_requeue_due() */
 	struct gf_changelog changes; /* nodes changed (cluster indices) */
@@ -398,6 +422,8 @@ gf_err gf_live_create(const struct gf_live_opts *o, gf_live **out)
 
 static void drop_engine(gf_live *l)
 {
+	gf_loop_destroy(l->loop);
+	l->loop = NULL;
 	gf_sched_destroy(l->sched);
 	l->sched = NULL;
 	if (l->have_target)
@@ -426,6 +452,9 @@ void gf_live_destroy(gf_live *l)
 	free(l->ext_code);
 	free(l->ext_score);
 	free(l->ext_list);
+	free(l->job_pod);
+	free(l->dec);
+	free(l->tried);
 	nindex_release(&l->names);
 	gf_catalog_release(&l->cat);
 	free(l);
@@ -480,6 +509,17 @@ static void pod_store(gf_live *l, struct lpod *lp, const struct gf_k8s_pod *p)
 static void enqueue(gf_live *l, struct lpod *lp)
 {
 	(void)gf_pod_want(&l->queue, &lp->r, (uint32_t)(lp - l->pods));
+}
+
+/* lp leaves the loop's queue (deleted, changed, bound by someone, no longer ours). */
+static void leave_loop(gf_live *l, struct lpod *lp)
+{
+	if (lp->job == NO_JOB)
+		return;
+	if (l->loop)
+		(void)gf_loop_end(l->loop, lp->job, INT64_MIN); /* now: the loop's clock */
+	lp->job = NO_JOB;
+	l->in_loop--;
 }
 
 static struct gf_pod_rec *pod_rec(void *ud, uint32_t id)
@@ -552,6 +592,9 @@ static void unaccount(gf_live *l, struct lpod *lp)
 		if (nd->cidx >= 0 && gf_cluster_unbind(l->cluster, (size_t)nd->cidx, &lp->r.eff, lp->r.gpus) == GF_OK) {
 			l->freed = true;
 			gf_changelog_add(&l->changes, nd->cidx);
+			uint32_t ci = (uint32_t)nd->cidx;
+			if (l->loop && gf_loop_nodes_freed(l->loop, &ci, 1))
+				l->sched_dirty = true; /* out of memory: a fresh loop forgets what it parked */
 		}
 	}
 	lp->r.counted = false;
@@ -643,6 +686,44 @@ static gf_err build_target(gf_live *l)
 	return e;
 }
 
+/* The nodes a loop job's pod may use (taints, cordon, selector, affinity, pod count); NULL: all. */
+static const uint64_t *loop_admit(void *ud, uint32_t job)
+{
+	gf_live *l = ud;
+	struct lpod *lp = &l->pods[l->job_pod[job]];
+	struct gf_pod_rules pr = lp->rules ? pod_rules(pod_of(l, lp)) : (struct gf_pod_rules){ 0 };
+	return gf_admit_mask(l->cluster, l->rules, &pr, l->allowed, NULL) ? l->allowed : NULL;
+}
+
+/*
+ * The loop deciding on the engine's cluster with the queue policy of the
+ * options (each pod a job of one; run_cycle), the bound pods handed back to
+ * this file's ledger.  kube: after each cycle the loop holds no job
+ * (gf_loop_clear_jobs); the others: pods wait in its queue, and a new loop
+ * (nodes or target changed) sends them back to this file's queue.
+ */
+static gf_err make_loop(gf_live *l)
+{
+	gf_loop_destroy(l->loop);
+	l->loop = NULL;
+	/* pods that waited in the old loop's queue go back to this file's */
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		if (lp->used && lp->job != NO_JOB) {
+			lp->job = NO_JOB;
+			l->in_loop--;
+			if (lp->r.st == GF_POD_PENDING)
+				enqueue(l, lp);
+		}
+	}
+	if (!l->cluster || !gf_cluster_nnodes(l->cluster))
+		return GF_OK;
+	struct gf_loop_config lc = { .policy = (enum gf_queue_policy)l->o.queue_policy,
+				     .seed = l->o.seed ? l->o.seed : 42,
+				     .horizon = INT64_MAX, .admit = loop_admit, .admit_ud = l };
+	return gf_loop_create_on(l->cluster, l->o.policy, &l->env, &lc, &l->loop);
+}
+
 static gf_err make_sched(gf_live *l)
 {
 	l->resets++;
@@ -656,7 +737,7 @@ static gf_err make_sched(gf_live *l)
 	l->env.cat = &l->cat;
 	l->env.target = &l->target;
 	l->env.features = gf_features_default();
-	if ((e = gf_sched_create(l->o.policy, &l->env, &l->sched)))
+	if ((e = gf_sched_create(l->o.policy, &l->env, &l->sched)) || (e = make_loop(l)))
 		return e;
 	l->sched_dirty = false;
 	return GF_OK;
@@ -844,6 +925,7 @@ void gf_live_node_delete(gf_live *l, const char *name)
 
 static void pod_free(gf_live *l, struct lpod *lp)
 {
+	leave_loop(l, lp);
 	unaccount(l, lp);
 	bool f;
 	size_t j = smap_find(&l->pmap, l->pods, pod_key, lp->uid, &f);
@@ -889,6 +971,7 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 		lp = &l->pods[idx];
 		memset(lp, 0, sizeof(*lp));
 		lp->used = true;
+		lp->job = NO_JOB;
 		snprintf(lp->uid, sizeof(lp->uid), "%s", p->uid);
 		gf_pod_init(&lp->r);
 		if (l->pmap.slot[j] == EMPTY)
@@ -901,6 +984,7 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 	lp->gen = l->gen[1];
 	bool terminal = p->phase == GF_PHASE_SUCCEEDED || p->phase == GF_PHASE_FAILED;
 	if (terminal) {
+		leave_loop(l, lp);
 		unaccount(l, lp);
 		pod_store(l, lp, p);
 		gf_pod_ignore(&lp->r);
@@ -924,6 +1008,7 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 			pod_store(l, lp, p);
 			return;
 		}
+		leave_loop(l, lp);
 		unaccount(l, lp);
 		pod_store(l, lp, p);
 		gf_pod_bind(&lp->r, ni);
@@ -947,6 +1032,8 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 		       strcmp(old->model, p->model) || strcmp(old->invalid, p->invalid) ||
 		       old->milli_given != p->milli_given;
 	pod_store(l, lp, p);
+	if (!ours || changed)
+		leave_loop(l, lp); /* a changed request is submitted again */
 	if (!ours)
 		gf_pod_ignore(&lp->r);
 	else if (lp->r.st != GF_POD_PENDING || (changed && lp->r.parked))
@@ -1037,7 +1124,9 @@ static uint64_t why_summary(gf_live *l, const struct gf_k8s_pod *p, const struct
 #define REASON_NO_NODES (1ull << 41)
 #define REASON_TEXT (1ull << 63)
 
-static void decide(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
+/* A pod that cannot go to the loop: invalid or unschedulable before any placement.
+ * true with d filled; false: its effective request is in lp->r.eff. */
+static bool refuse_early(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
 {
 	memset(d, 0, sizeof(*d));
 	lp->r.eff_ok = false;
@@ -1047,39 +1136,116 @@ static void decide(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
 		d->result = r == -1 ? GF_LIVE_INVALID : GF_LIVE_UNSCHEDULABLE;
 		/* invalid: the message is the reason; no GPU model with that memory: one reason */
 		d->reason = r == -1 ? fnv(d->message) | REASON_TEXT : REASON_NO_MODEL;
-		return;
+		return true;
 	}
-	if (!l->cluster || !l->sched) {
+	if (!l->cluster || !l->sched || !l->loop) {
 		d->result = GF_LIVE_UNSCHEDULABLE;
 		d->reason = REASON_NO_NODES;
 		snprintf(d->message, sizeof(d->message), "0/0 nodes are available.");
+		return true;
+	}
+	return false;
+}
+
+/* The loop bound lp at cluster node ci on its policy's GPUs: a multi-GPU pod on a node with a
+ * topology takes the topology's choice instead (on the node's state without it). */
+static void topo_repick(gf_live *l, struct lpod *lp, size_t ci, struct gf_live_decision *d)
+{
+	struct lnode *nd = &l->nodes[l->cnode[ci]];
+	if (lp->r.eff.gpu_count < 2 || !has_topology(&nd->n.spec) ||
+	    gf_cluster_unbind(l->cluster, ci, &lp->r.eff, lp->r.gpus) != GF_OK)
+		return;
+	uint8_t g[GF_MAX_GPUS];
+	enum gf_topo_fit fit;
+	if (gf_topo_pick(gf_cluster_node(l->cluster, ci), &nd->n.spec, lp->r.eff.gpu_count, lp->r.eff.gpu_milli,
+			 g, &fit) == lp->r.eff.gpu_count &&
+	    gf_cluster_bind(l->cluster, ci, &lp->r.eff, g) == GF_OK) {
+		memcpy(lp->r.gpus, g, (size_t)lp->r.eff.gpu_count);
+		d->fit = fit;
 		return;
 	}
-	struct gf_placement pl;
-	struct gf_pod_rules pr = pod_rules(p);
-	size_t refused = gf_admit_mask(l->cluster, l->rules, &pr, l->allowed, NULL);
-	enum gf_outcome oc = gf_sched_place_masked(l->sched, &lp->r.eff, &l->rng,
-						   refused ? l->allowed : NULL, &pl);
-	if (oc != GF_PLACED) {
-		d->result = GF_LIVE_UNSCHEDULABLE;
-		d->reason = why_summary(l, p, &lp->r.eff, d->message, sizeof(d->message));
-		lp->r.eff_ok = true;
-		return;
+	(void)gf_cluster_bind(l->cluster, ci, &lp->r.eff, lp->r.gpus); /* as the loop had it */
+}
+
+static void add_decision(gf_live *l, struct lpod *lp, const struct gf_live_decision *d)
+{
+	if (l->ndec == l->dec_cap) {
+		size_t nc = l->dec_cap ? l->dec_cap * 2 : 16;
+		struct ldec *v = realloc(l->dec, nc * sizeof(*v));
+		if (!v) {
+			gf_pod_skip(&lp->r); /* out of memory: no decision now, tried again later */
+			return;
+		}
+		l->dec = v;
+		l->dec_cap = nc;
 	}
-	d->nfeasible = pl.nfeasible;
-	memcpy(lp->r.gpus, pl.gpus, sizeof(lp->r.gpus));
-	struct lnode *nd = &l->nodes[l->cnode[pl.node]];
-	if (lp->r.eff.gpu_count >= 2 && has_topology(&nd->n.spec)) {
-		uint8_t g[GF_MAX_GPUS];
-		enum gf_topo_fit fit;
-		if (gf_topo_pick(gf_cluster_node(l->cluster, pl.node), &nd->n.spec, lp->r.eff.gpu_count,
-				 lp->r.eff.gpu_milli, g, &fit) == lp->r.eff.gpu_count) {
-			memcpy(lp->r.gpus, g, (size_t)lp->r.eff.gpu_count);
-			d->fit = fit;
+	struct ldec *e = &l->dec[l->ndec++];
+	e->slot = (uint32_t)(lp - l->pods);
+	snprintf(e->uid, sizeof(e->uid), "%s", lp->uid);
+	e->d = *d;
+}
+
+static void internal_error(gf_live *l, struct lpod *lp, const char *what)
+{
+	struct gf_live_decision d;
+	memset(&d, 0, sizeof(d));
+	d.result = GF_LIVE_UNSCHEDULABLE;
+	snprintf(d.message, sizeof(d.message), "internal error: %s", what);
+	gf_pod_skip(&lp->r);
+	add_decision(l, lp, &d);
+}
+
+/* Submit lp to the loop as a job of one pod at loop time t; false if it could not be (decided then). */
+static bool submit_pod(gf_live *l, struct lpod *lp, int64_t t)
+{
+	struct gf_job_spec js = { .pod = lp->r.eff, .npods = 1, .priority = pod_of(l, lp)->req.priority,
+				  .arrival = t, .duration = GF_LOOP_OPEN };
+	uint32_t job;
+	gf_err e = gf_loop_submit(l->loop, &js, &job);
+	if (!e && job >= l->job_cap) {
+		size_t nc = l->job_cap ? l->job_cap * 2 : 256;
+		while (nc <= job)
+			nc *= 2;
+		uint32_t *v = realloc(l->job_pod, nc * sizeof(*v));
+		if (v) {
+			l->job_pod = v;
+			l->job_cap = nc;
+		} else {
+			(void)gf_loop_end(l->loop, job, t);
+			e = GF_NOMEM;
 		}
 	}
+	if (!e && l->ntried == l->tried_cap) {
+		size_t nc = l->tried_cap ? l->tried_cap * 2 : 64;
+		struct ltry *v = realloc(l->tried, nc * sizeof(*v));
+		if (v) {
+			l->tried = v;
+			l->tried_cap = nc;
+		} else {
+			(void)gf_loop_end(l->loop, job, t);
+			e = GF_NOMEM;
+		}
+	}
+	if (e) {
+		internal_error(l, lp, e == GF_NOMEM ? "out of memory" : "request refused by the engine");
+		return false;
+	}
+	l->job_pod[job] = (uint32_t)(lp - l->pods);
+	l->tried[l->ntried++] = (struct ltry){ (uint32_t)(lp - l->pods), job };
+	return true;
+}
+
+/* After the cycle: lp (loop job `job`) was bound there: it is ours again, ASSUMED. */
+static void take_bound(gf_live *l, struct lpod *lp, uint32_t job, const struct gf_loop_bind *b,
+		       struct gf_live_decision *d)
+{
+	(void)gf_loop_disown(l->loop, job); /* its pod is this file's to account from now on */
+	memcpy(lp->r.gpus, b->gpus, sizeof(lp->r.gpus));
+	lp->r.counted = true;
+	topo_repick(l, lp, b->node, d);
 	lp->r.eff.spec = 0;
-	fill_placed(l, lp, pl.node, d);
+	fill_placed(l, lp, b->node, d);
+	gf_pod_assume(&lp->r, lp->r.node, l->now, l->changes.end);
 }
 
 /* Could a logged change since lp's last attempt let it fit (queue/requeue.h)? */
@@ -1092,42 +1258,161 @@ static bool worth_trying(gf_live *l, struct lpod *lp)
 				       lp->r.eff_ok ? &lp->r.eff : NULL);
 }
 
-bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_decision *d)
+#define LIVE_BATCH 1
+#define REASON_QUEUE (1ull << 42)
+
+/* Not kube: a pod waiting in the loop's queue; its first decision says why (once). */
+static void queue_wait(gf_live *l, struct lpod *lp, uint32_t job, struct gf_live_decision *d)
+{
+	struct gf_job_info ji;
+	gf_loop_job(l->loop, job, &ji);
+	if (ji.why == GF_LOOP_WHY_NO_ROOM || ji.why == GF_LOOP_WHY_NONE) {
+		d->reason = why_summary(l, pod_of(l, lp), &lp->r.eff, d->message, sizeof(d->message));
+		lp->r.eff_ok = true;
+		return;
+	}
+	d->reason = REASON_QUEUE | (uint64_t)ji.why;
+	snprintf(d->message, sizeof(d->message), "waiting in gpufleet's queue (%s): %s.",
+		 gf_queue_policy_name((enum gf_queue_policy)l->o.queue_policy), gf_loop_why_name(ji.why));
+}
+
+/*
+ * One scheduling cycle of the engine's loop.  kube: the pod the queue hands
+ * out (unless no change can help it) goes to the loop as a job, one
+ * gf_loop_cycle() decides, and it is bound (ASSUMED here) or, with the
+ * why-not over every node, unschedulable: it leaves the loop and backs off
+ * in this file's queue.  Other policies: every pod handed out joins the
+ * loop's queue and stays there (parked here) until the loop binds it or it
+ * is deleted or changes; a cycle runs whenever the daemon asks, and each pod
+ * gets one unschedulable decision, its first.  false: nothing to hand out.
+ */
+static bool run_cycle(gf_live *l)
 {
 	uint32_t id;
-	while (gf_podq_take(&l->queue, pod_rec, l, &id)) {
-		struct lpod *lp = &l->pods[id];
-		if (ensure(l)) {
-			memset(d, 0, sizeof(*d));
-			d->result = GF_LIVE_UNSCHEDULABLE;
-			snprintf(d->message, sizeof(d->message), "internal error: out of memory");
-			gf_pod_skip(&lp->r);
-			pod_copy(lp, pod);
+	bool took = false, kube = l->o.queue_policy == GF_QP_KUBE;
+	l->ndec = l->dec_at = l->ntried = 0;
+	if (ensure(l)) {
+		if (gf_podq_take(&l->queue, pod_rec, l, &id)) {
+			internal_error(l, &l->pods[id], "out of memory");
 			return true;
+		}
+		return false;
+	}
+	struct gf_loop_stats st = { 0 };
+	if (l->loop)
+		gf_loop_stats(l->loop, &st);
+	int64_t t = (int64_t)(l->now * 1000.0); /* milliseconds of the caller's clock */
+	if (t < st.now)
+		t = st.now;
+	/*
+	 * kube: one pod a cycle, as kube-scheduler's scheduling cycle: the next
+	 * pod's requeue hint (worth_trying) then sees this one's placement, and
+	 * a node change is seen by the next decision.  A batch of 32 made the
+	 * taint storm (sched_storm) try 11,650 times instead of 2,505: every pod
+	 * of a batch that a freshly untainted node could take was tried on it.
+	 * The other policies: every pod handed out joins the loop's queue.
+	 */
+	while ((!kube || l->ndec + l->ntried < LIVE_BATCH) && gf_podq_take(&l->queue, pod_rec, l, &id)) {
+		struct lpod *lp = &l->pods[id];
+		took = true;
+		if (lp->job != NO_JOB) {
+			gf_pod_skip(&lp->r); /* already waiting in the loop's queue */
+			continue;
 		}
 		if (lp->r.hinted && !worth_trying(l, lp)) {
 			gf_pod_skip(&lp->r); /* would fail again: no attempt, no Event, same backoff */
 			l->skipped++;
 			continue;
 		}
-		decide(l, lp, d);
-		pod_copy(lp, pod);
-		if (d->result != GF_LIVE_PLACED) {
-			gf_pod_failed(&lp->r, d->result == GF_LIVE_INVALID, l->now, l->changes.end);
-			return true;
+		struct gf_live_decision d;
+		if (refuse_early(l, lp, &d)) {
+			gf_pod_failed(&lp->r, d.result == GF_LIVE_INVALID, l->now, l->changes.end);
+			add_decision(l, lp, &d);
+			continue;
 		}
-		size_t ci = (size_t)l->nodes[lp->r.node].cidx;
-		if (gf_cluster_bind(l->cluster, ci, &lp->r.eff, lp->r.gpus) == GF_OK) {
-			lp->r.counted = true;
-			gf_pod_assume(&lp->r, lp->r.node, l->now, l->changes.end);
-		} else { /* cannot happen: the engine chose it */
-			d->result = GF_LIVE_UNSCHEDULABLE;
-			snprintf(d->message, sizeof(d->message), "internal error: bind refused");
+		if (submit_pod(l, lp, t) && !kube) {
+			lp->job = l->tried[l->ntried - 1].job;
+			l->in_loop++;
+			gf_pod_skip(&lp->r); /* parked here while the loop holds it */
+		}
+	}
+	if (!l->ntried && (kube || !l->in_loop || !l->loop))
+		return took;
+	struct gf_loop_decisions out = { 0 };
+	gf_err e = gf_loop_cycle(l->loop, t, &out);
+	if (!kube) {
+		for (size_t i = 0; !e && i < out.nbinds; i++) {
+			struct lpod *lp = &l->pods[l->job_pod[out.binds[i].job]];
+			if (!lp->used || lp->job != out.binds[i].job)
+				continue; /* cannot happen: a job leaves the loop with its pod */
+			struct gf_live_decision d;
+			memset(&d, 0, sizeof(d));
+			take_bound(l, lp, lp->job, &out.binds[i], &d);
+			lp->job = NO_JOB;
+			l->in_loop--;
+			add_decision(l, lp, &d);
+		}
+		for (size_t k = 0; k < l->ntried; k++) {
+			struct lpod *lp = &l->pods[l->tried[k].slot];
+			if (lp->job != l->tried[k].job)
+				continue; /* bound above */
+			struct gf_live_decision d;
+			memset(&d, 0, sizeof(d));
+			d.result = GF_LIVE_UNSCHEDULABLE;
+			if (e)
+				snprintf(d.message, sizeof(d.message), "internal error: %s", gf_strerror(e));
+			else
+				queue_wait(l, lp, lp->job, &d);
+			add_decision(l, lp, &d);
+		}
+		if (!l->in_loop)
+			(void)gf_loop_clear_jobs(l->loop);
+		return took || l->ndec > 0;
+	}
+	for (size_t k = 0; k < l->ntried; k++) {
+		struct lpod *lp = &l->pods[l->tried[k].slot];
+		uint32_t job = l->tried[k].job;
+		const struct gf_loop_bind *b = NULL;
+		for (size_t i = 0; !e && i < out.nbinds && !b; i++)
+			b = out.binds[i].job == job ? &out.binds[i] : NULL;
+		struct gf_live_decision d;
+		memset(&d, 0, sizeof(d));
+		if (b) {
+			take_bound(l, lp, job, b, &d);
+		} else {
+			(void)gf_loop_end(l->loop, job, t); /* leaves the loop's queue */
+			d.result = GF_LIVE_UNSCHEDULABLE;
+			if (e) {
+				snprintf(d.message, sizeof(d.message), "internal error: %s", gf_strerror(e));
+			} else {
+				d.reason = why_summary(l, pod_of(l, lp), &lp->r.eff, d.message, sizeof(d.message));
+				lp->r.eff_ok = true;
+			}
 			gf_pod_failed(&lp->r, false, l->now, l->changes.end);
 		}
-		return true;
+		add_decision(l, lp, &d);
 	}
-	return false;
+	/* every job of the cycle was bound (then disowned) or left: the records go */
+	if (gf_loop_clear_jobs(l->loop))
+		l->sched_dirty = true; /* cannot happen; a fresh loop then */
+	return true;
+}
+
+bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_decision *d)
+{
+	for (;;) {
+		while (l->dec_at < l->ndec) {
+			const struct ldec *e = &l->dec[l->dec_at++];
+			struct lpod *lp = &l->pods[e->slot];
+			if (!lp->used || strcmp(lp->uid, e->uid))
+				continue; /* deleted since the cycle */
+			*d = e->d;
+			pod_copy(lp, pod);
+			return true;
+		}
+		if (!run_cycle(l))
+			return false;
+	}
 }
 
 void gf_live_forget(gf_live *l, const char *uid, bool requeue)

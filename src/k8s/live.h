@@ -44,6 +44,13 @@ struct gf_live_opts {
 	const char *scheduler_name;		/* NULL = "gpufleet" */
 	uint64_t seed;				/* random policies and ties */
 	int target_pct;				/* FGD target coverage; 0 = 95 */
+	/*
+	 * The loop's queue policy (enum gf_queue_policy, queue/loop.h); 0 =
+	 * kube: one pod a cycle, a pod that does not fit backs off here.  The
+	 * others: pods stay in the loop's queue (priority, then arrival) until
+	 * placed, deleted or changed; one FailedScheduling decision each.
+	 */
+	int queue_policy;
 };
 
 gf_err gf_live_create(const struct gf_live_opts *o, gf_live **out);
@@ -80,11 +87,13 @@ struct gf_live_decision {
 };
 
 /*
- * Take the next pending pod of ours from the queue and decide.  false if
- * the queue is empty.  PLACED: the pod is ASSUMED (resources reserved) and
- * *pod is its copy for the binder, who then calls gf_live_forget() on
- * failure.  UNSCHEDULABLE / INVALID: the pod is parked until
- * gf_live_requeue_parked() (INVALID pods until the pod itself changes).
+ * The next decision of the engine loop's scheduling cycle (queue/loop.h; a
+ * cycle runs when the last one's decisions are handed out).  false if there
+ * is none.  PLACED: the pod is ASSUMED (resources reserved) and *pod is its
+ * copy for the binder, who then calls gf_live_forget() on failure.
+ * UNSCHEDULABLE / INVALID: the pod is parked until requeued
+ * (gf_live_requeue_due; INVALID pods until the pod itself changes); under a
+ * queue policy other than kube it waits in the loop's queue meanwhile.
  */
 bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_decision *d);
 

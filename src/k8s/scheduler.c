@@ -1603,7 +1603,8 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	pthread_mutex_init(&d->ext_mu, NULL);
 	fan_start(&d->fan);
 	struct gf_live_opts lo = { .policy = d->o.policy, .scheduler_name = d->o.scheduler_name,
-				   .seed = d->o.seed, .target_pct = d->o.target_pct };
+				   .seed = d->o.seed, .target_pct = d->o.target_pct,
+				   .queue_policy = d->o.queue_policy };
 	e = gf_live_create(&lo, &d->live);
 	struct refl_thread rt[2] = { 0 };
 	struct group_thread gt[2] = { { 0 } };

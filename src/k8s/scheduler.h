@@ -59,6 +59,7 @@ struct gf_kube_sched_opts {
 	bool standalone;		/* schedule pods with our schedulerName */
 	uint64_t seed;
 	int target_pct;			/* 0 = 95 */
+	int queue_policy;		/* enum gf_queue_policy (queue/loop.h); 0 = kube */
 	bool verbose;			/* one log line per placement */
 	volatile int *stop;		/* set non-zero (e.g. by a signal handler) to stop */
 	/* Leader election on a Lease (k8s/lease.h): lease_name NULL = none, this

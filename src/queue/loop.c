@@ -2,6 +2,15 @@
  * queue/loop.c - the time loop: events, the pending queue, gangs, EASY
  * backfill with reservations, and kube-scheduler's per-pod control.
  *
+ * One cycle.  gf_loop_cycle(now) is the only scheduling cycle: it applies
+ * the queued events up to now and runs cycle() once, noting its decisions
+ * (binds, evictions) for the caller.  The replay's driver (gf_loop_run)
+ * calls it at the time of each next event; the live scheduler
+ * (k8s/live.c) calls it with its own clock, submits jobs as pods arrive
+ * with an open duration, and reports ends (gf_loop_end: pushes an end event
+ * at that time) and failed binds (gf_loop_unbind).  Driven either way, the
+ * same job stream gives the same decisions (tests/test_queue.c).
+ *
  * Event order.  Events pop by (time, push sequence) (queue/events.h).  All
  * the events of one time are applied (arrivals join the queue, ends unbind
  * their members), then one scheduling cycle runs.  Time integrals
@@ -64,6 +73,19 @@ const char *gf_queue_policy_name(enum gf_queue_policy qp)
 	return (unsigned)qp < GF_QP_COUNT_ ? qp_names[qp] : NULL;
 }
 
+static const char *const why_names[GF_LOOP_WHY_COUNT_] = {
+	[GF_LOOP_WHY_NONE] = "",
+	[GF_LOOP_WHY_NO_ROOM] = "no room",
+	[GF_LOOP_WHY_QUOTA] = "quota",
+	[GF_LOOP_WHY_BLOCKED] = "blocked by the queue head",
+	[GF_LOOP_WHY_RESERVED] = "would delay a reservation",
+};
+
+const char *gf_loop_why_name(enum gf_loop_why w)
+{
+	return (unsigned)w < GF_LOOP_WHY_COUNT_ ? why_names[w] : NULL;
+}
+
 bool gf_queue_policy_find(const char *name, enum gf_queue_policy *out)
 {
 	for (int i = 0; i < GF_QP_COUNT_; i++) {
@@ -103,9 +125,36 @@ gf_err gf_loop_grow(void *arr, size_t *cap, size_t need, size_t elem)
 	return GF_OK;
 }
 
+static gf_err create(const struct gf_node_spec *nodes, size_t nnodes, gf_cluster *borrow,
+		     const struct gf_policy_ops *ops, const struct gf_policy_env *env,
+		     const struct gf_loop_config *cfg, gf_loop **out);
+
 gf_err gf_loop_create(const struct gf_node_spec *nodes, size_t nnodes,
 		      const struct gf_policy_ops *ops, const struct gf_policy_env *env,
 		      const struct gf_loop_config *cfg, gf_loop **out)
+{
+	return create(nodes, nnodes, NULL, ops, env, cfg, out);
+}
+
+gf_err gf_loop_create_on(gf_cluster *c, const struct gf_policy_ops *ops, const struct gf_policy_env *env,
+			 const struct gf_loop_config *cfg, gf_loop **out)
+{
+	size_t n = gf_cluster_nnodes(c);
+	struct gf_node_spec *specs = malloc((n ? n : 1) * sizeof(*specs));
+	gf_err err;
+
+	if (!specs)
+		return GF_NOMEM;
+	for (size_t i = 0; i < n; i++)
+		specs[i] = *gf_cluster_spec(c, i);
+	err = create(specs, n, c, ops, env, cfg, out);
+	free(specs);
+	return err;
+}
+
+static gf_err create(const struct gf_node_spec *nodes, size_t nnodes, gf_cluster *borrow,
+		     const struct gf_policy_ops *ops, const struct gf_policy_env *env,
+		     const struct gf_loop_config *cfg, gf_loop **out)
 {
 	gf_loop *L;
 	gf_err err;
@@ -127,7 +176,9 @@ gf_err gf_loop_create(const struct gf_node_spec *nodes, size_t nnodes,
 		L->prev[r].holder = NONE;
 	gf_events_init(&L->events);
 	gf_rng_init(&L->rng, cfg->seed);
-	if ((err = gf_cluster_create(nodes, nnodes, &L->real)) ||
+	L->borrowed = borrow != NULL;
+	L->real = borrow;
+	if ((!borrow && (err = gf_cluster_create(nodes, nnodes, &L->real))) ||
 	    (err = gf_cluster_create(nodes, nnodes, &L->scratch)) ||
 	    (err = gf_cluster_create(nodes, nnodes, &L->empty)))
 		goto fail;
@@ -145,13 +196,14 @@ gf_err gf_loop_create(const struct gf_node_spec *nodes, size_t nnodes,
 	L->slots_ver = calloc(nnodes, sizeof(*L->slots_ver));
 	L->slots_shape = NONE;
 	L->mask = calloc(L->mask_words, sizeof(*L->mask));
+	L->admit_mask = calloc(L->mask_words, sizeof(*L->admit_mask));
 	L->specs = malloc(nnodes * sizeof(*L->specs));
 	if (L->specs)
 		memcpy(L->specs, nodes, nnodes * sizeof(*nodes));
 	L->nslots = 1024;
 	L->slots = calloc(L->nslots, sizeof(*L->slots));
 	if (!L->real_ver || !L->scratch_ver || !L->node_slots || !L->slots_ver || !L->mask ||
-	    !L->specs || !L->slots) {
+	    !L->specs || !L->slots || !L->admit_mask) {
 		err = GF_NOMEM;
 		goto fail;
 	}
@@ -172,7 +224,8 @@ void gf_loop_destroy(gf_loop *L)
 		return;
 	gf_sched_destroy(L->sched);
 	gf_sched_destroy(L->planner);
-	gf_cluster_destroy(L->real);
+	if (!L->borrowed)
+		gf_cluster_destroy(L->real);
 	gf_cluster_destroy(L->scratch);
 	gf_cluster_destroy(L->empty);
 	gf_events_release(&L->events);
@@ -196,6 +249,7 @@ void gf_loop_destroy(gf_loop *L)
 		free(L->prev[r].members);
 	}
 	free(L->mask);
+	free(L->admit_mask);
 	free(L->specs);
 	free(L->tmp_members);
 	free(L->timeline);
@@ -203,6 +257,8 @@ void gf_loop_destroy(gf_loop *L)
 	free(L->q_state);
 	free(L->q_next);
 	free(L->borrowers);
+	free(L->binds);
+	free(L->evicted);
 	free(L);
 }
 
@@ -226,7 +282,7 @@ size_t gf_loop_njobs(const gf_loop *L)
 
 static uint64_t shape_hash(const struct shape *s)
 {
-	int64_t f[6] = { s->cpu, s->mem, s->count, s->milli, s->spec, s->npods };
+	int64_t f[7] = { s->cpu, s->mem, s->count, s->milli, s->spec, s->npods, (int64_t)s->served };
 	const unsigned char *b = (const unsigned char *)f;
 	uint64_t h = 0xcbf29ce484222325ULL;
 
@@ -239,7 +295,7 @@ static uint64_t shape_hash(const struct shape *s)
 
 static bool shape_eq(const struct shape *a, const struct shape *b)
 {
-	return a->cpu == b->cpu && a->mem == b->mem && a->count == b->count &&
+	return a->cpu == b->cpu && a->mem == b->mem && a->count == b->count && a->served == b->served &&
 	       a->milli == b->milli && a->spec == b->spec && a->npods == b->npods;
 }
 
@@ -268,7 +324,7 @@ static gf_err intern_shape(gf_loop *L, const struct gf_job_spec *s, uint32_t *id
 	struct shape k = {
 		.cpu = s->pod.cpu_milli, .mem = s->pod.mem_mib, .count = s->pod.gpu_count,
 		.milli = s->pod.gpu_milli, .spec = s->pod.spec,
-		.npods = L->cfg.policy == GF_QP_KUBE ? 1 : s->npods,
+		.npods = L->cfg.policy == GF_QP_KUBE ? 1 : s->npods, .served = s->pod.served_model,
 		.fail_pos = NO_FAIL, .resolvable = -1, .inadm_plan = UINT64_MAX,
 		.nopreempt_starts = UINT64_MAX,
 	};
@@ -438,9 +494,30 @@ static size_t running_pos(const gf_loop *L, uint32_t id)
 
 /* ---- transitions ---- */
 
+/* Note members [from, to) of job id as bound by this cycle (its decisions). */
+gf_err gf_loop_note_binds(gf_loop *L, uint32_t id, uint32_t from, uint32_t to)
+{
+	const struct job *j = &L->jobs[id];
+
+	if (gf_loop_grow(&L->binds, &L->binds_cap, L->nbinds + (to - from), sizeof(*L->binds)))
+		return GF_NOMEM;
+	for (uint32_t k = from; k < to; k++) {
+		const struct member *m = &L->members[j->member0 + k];
+		struct gf_loop_bind *b = &L->binds[L->nbinds++];
+
+		b->job = id;
+		b->member = k;
+		b->node = m->node;
+		memcpy(b->gpus, m->gpus, sizeof(b->gpus));
+	}
+	return GF_OK;
+}
+
 /*
  * confirm: every member is bound; the job runs from now (a preemptor: from
- * now + the victims' grace, holding their room meanwhile) for its duration.
+ * now + the victims' grace, holding their room meanwhile) for its duration
+ * (an open one: until the caller ends it).  Outside kube mode its members
+ * are this cycle's binds (kube mode notes each pod as it binds).
  */
 static gf_err confirm(gf_loop *L, uint32_t id)
 {
@@ -449,11 +526,14 @@ static gf_err confirm(gf_loop *L, uint32_t id)
 
 	if (gf_loop_grow(&L->running, &L->running_cap, L->nrunning + 1, sizeof(*L->running)))
 		return GF_NOMEM;
+	if (L->cfg.policy != GF_QP_KUBE && gf_loop_note_binds(L, id, 0, j->npods))
+		return GF_NOMEM;
 	j->state = GF_JOB_RUNNING;
+	j->why = GF_LOOP_WHY_NONE;
 	j->start = L->now + L->start_delay;
 	L->start_delay = 0;
 	L->stats.starts++;
-	if (gf_events_push(&L->events, j->start + j->duration, GF_EV_END, id))
+	if (j->duration != GF_LOOP_OPEN && gf_events_push(&L->events, j->start + j->duration, GF_EV_END, id))
 		return GF_NOMEM;
 	pos = running_pos(L, id);
 	memmove(&L->running[pos + 1], &L->running[pos], (L->nrunning - pos) * sizeof(*L->running));
@@ -557,6 +637,8 @@ static gf_err add(gf_loop *L, uint32_t id)
 	struct gf_pod_spec p = gf_loop_pod_of(j);
 	uint32_t n = L->cfg.policy == GF_QP_KUBE ? j->npods : 1;
 
+	if (j->state != GF_JOB_FUTURE)
+		return GF_OK;	/* withdrawn before it arrived */
 	gf_loop_history_estimate(L, j);
 	j->qseq = L->next_qseq++;
 	if (!resolvable(L, j, &p)) {
@@ -632,11 +714,28 @@ static gf_err merge_incoming(gf_loop *L)
  * placement found (then undone if refused).  A quota refusal sets
  * L->quota_refused and parks nothing (room is not what is missing).
  */
+/* allowed and job id's admission mask intersected (NULL: every node); memo: may the shape's memo be used? */
+static const uint64_t *job_allowed(gf_loop *L, uint32_t id, const uint64_t *allowed, bool *memo)
+{
+	const uint64_t *a = gf_loop_admission(L, id);
+
+	*memo = !a;
+	if (!a)
+		return allowed;
+	if (!allowed)
+		return a;
+	for (size_t w = 0; w < L->mask_words; w++)
+		L->admit_mask[w] = a[w] & allowed[w];
+	return L->admit_mask;
+}
+
 bool gf_loop_try_job(gf_loop *L, uint32_t id, const uint64_t *allowed)
 {
 	struct job *j = &L->jobs[id];
 	struct gf_pod_spec p = gf_loop_pod_of(j);
+	bool memo;
 
+	allowed = job_allowed(L, id, allowed, &memo);	/* a job with a mask: never NULL, no park */
 	L->quota_refused = false;
 	if (!L->quota_bypass && !gf_loop_quota_admits(L, j, NULL)) {
 		L->quota_refused = true;
@@ -667,16 +766,22 @@ static gf_err try_pod(gf_loop *L, uint32_t id, uint32_t member, bool *bound)
 	struct job *j = &L->jobs[id];
 	struct gf_pod_spec p = gf_loop_pod_of(j);
 
+	bool memo;
+	const uint64_t *allowed = job_allowed(L, id, NULL, &memo);
+
 	*bound = false;
-	if (!may_fit(L, j, &p))
+	if (memo && !may_fit(L, j, &p))
 		return GF_OK;
 	L->stats.tries++;
-	if (!gf_loop_place_pods(L, L->sched, L->real, &p, NULL, &L->members[j->member0], member, member + 1)) {
-		park(L, j);
+	if (!gf_loop_place_pods(L, L->sched, L->real, &p, allowed, &L->members[j->member0], member, member + 1)) {
+		if (memo)
+			park(L, j);
 		return GF_OK;
 	}
 	*bound = true;
 	gf_loop_assume(L, j, 1);
+	if (gf_loop_note_binds(L, id, member, member + 1))
+		return GF_NOMEM;
 	if (j->nbound == j->npods)
 		return confirm(L, id);
 	if (j->nbound == 1 && j->npods > 1) {
@@ -769,6 +874,7 @@ static gf_err fair_pass(gf_loop *L)
 				  : gf_loop_backfill_borrower(L, id);
 
 		L->borrowers[best] = NONE;
+		L->jobs[id].why = ok ? GF_LOOP_WHY_NONE : L->quota_refused ? GF_LOOP_WHY_QUOTA : GF_LOOP_WHY_NO_ROOM;
 		if (ok) {
 			if ((err = confirm(L, id)))
 				return err;
@@ -853,6 +959,7 @@ static gf_err cycle(gf_loop *L)
 		uint8_t qs = L->q_state ? L->q_state[L->jobs[e.job].queue] : Q_OPEN;
 
 		if (stop || qs == Q_BLOCKED) {
+			L->jobs[e.job].why = GF_LOOP_WHY_BLOCKED;
 			L->pend[w++] = e;
 			continue;
 		}
@@ -862,6 +969,7 @@ static gf_err cycle(gf_loop *L)
 			L->pend[w++] = e;
 			continue;
 		}
+		L->why = GF_LOOP_WHY_NO_ROOM;
 		switch (L->cfg.policy) {
 		case GF_QP_KUBE:
 			err = try_pod(L, e.job, e.member, &ok);
@@ -888,8 +996,12 @@ static gf_err cycle(gf_loop *L)
 		}
 		if (err)
 			return err;
-		if (!ok)
+		if (!ok) {
+			L->jobs[e.job].why = L->why != GF_LOOP_WHY_NO_ROOM ? L->why
+					     : L->quota_refused && L->cfg.policy != GF_QP_KUBE ? GF_LOOP_WHY_QUOTA
+												 : GF_LOOP_WHY_NO_ROOM;
 			L->pend[w++] = e;
+		}
 	}
 	L->npend = w;
 	/* reservations whose holders were not reached (cannot happen: holders are pending) */
@@ -908,7 +1020,7 @@ static gf_err check_spec(const gf_loop *L, const struct gf_job_spec *s)
 	const struct gf_pod_spec *p = &s->pod;
 
 	if (s->npods < 1 || s->npods > GF_LOOP_MAX_GANG || s->cls >= GF_LOOP_MAX_CLASSES ||
-	    s->arrival < 0 || s->duration < 0 || p->cpu_milli < 0 || p->mem_mib < 0 ||
+	    s->arrival < 0 || (s->duration < 0 && s->duration != GF_LOOP_OPEN) || p->cpu_milli < 0 || p->mem_mib < 0 ||
 	    p->gpu_count < 0 || p->gpu_count > GF_MAX_GPUS ||
 	    (p->gpu_count == 0) != (p->gpu_milli == 0) || p->gpu_milli < 0 ||
 	    p->gpu_milli > GF_MILLI_PER_GPU || p->spec < 0 || p->spec >= L->cat->nspecs ||
@@ -935,13 +1047,16 @@ static gf_err new_job(gf_loop *L, const struct gf_job_spec *s, uint32_t *id)
 		return err;
 	j->cpu = s->pod.cpu_milli;
 	j->mem = s->pod.mem_mib;
+	j->served = s->pod.served_model;
 	j->gpu_count = s->pod.gpu_count;
 	j->gpu_milli = s->pod.gpu_milli;
 	j->spec = s->pod.spec;
 	j->priority = s->priority;
 	j->arrival = s->arrival;
 	j->duration = s->duration;
-	j->estimate = gf_loop_max64(s->estimate > 0 ? s->estimate : s->duration, 1);
+	j->estimate = s->estimate > 0 ? s->estimate
+		      : s->duration == GF_LOOP_OPEN ? GF_LOOP_UNKNOWN_EST
+						    : gf_loop_max64(s->duration, 1);
 	j->start = j->promised = -1;
 	j->member0 = (uint32_t)L->nmembers;
 	j->npods = (uint16_t)s->npods;
@@ -958,7 +1073,7 @@ gf_err gf_loop_submit(gf_loop *L, const struct gf_job_spec *spec, uint32_t *id)
 {
 	gf_err err;
 
-	if (L->ran && spec->arrival <= L->now)
+	if (L->ran && spec->arrival < L->now)
 		return GF_STATE;
 	if ((err = new_job(L, spec, id)))
 		return err;
@@ -993,6 +1108,45 @@ gf_err gf_loop_preplace(gf_loop *L, const struct gf_job_spec *spec, uint32_t *id
 	return confirm(L, *id);
 }
 
+gf_err gf_loop_place_at(gf_loop *L, const struct gf_job_spec *spec, const struct gf_loop_bind *where,
+			uint32_t *id)
+{
+	gf_err err;
+
+	for (uint32_t k = 0; k < spec->npods && k < GF_LOOP_MAX_GANG; k++)
+		if (where[k].node >= L->nnodes)
+			return GF_RANGE;
+	if ((err = new_job(L, spec, id)))
+		return err;
+	struct job *j = &L->jobs[*id];
+	struct gf_pod_spec p = gf_loop_pod_of(j);
+	struct member *m = &L->members[j->member0];
+
+	for (uint32_t k = 0; k < j->npods; k++) {
+		m[k].node = where[k].node;
+		memcpy(m[k].gpus, where[k].gpus, sizeof(m[k].gpus));
+	}
+	if (!gf_loop_bind_pods(L->real, &p, m, j->npods)) {
+		L->njobs--;
+		L->nmembers -= j->npods;
+		return GF_EXISTS;
+	}
+	j->arrival = L->now;
+	j->qseq = L->next_qseq++;
+	gf_loop_history_estimate(L, j);
+	gf_loop_assume(L, j, j->npods);	/* charged to its queue: admitted already */
+	/* the plans did not count its room: made again, none counted late */
+	for (size_t r = 0; r < L->nres; r++)
+		L->res[r].displaced = true;
+	if ((err = gf_loop_drop_reservations(L, 0)))
+		return err;
+	size_t nbinds = L->nbinds;
+
+	err = confirm(L, *id);
+	L->nbinds = nbinds;	/* not a decision of a cycle */
+	return err;
+}
+
 static uint32_t count_stalled(const gf_loop *L)
 {
 	uint32_t n = 0;
@@ -1002,13 +1156,13 @@ static uint32_t count_stalled(const gf_loop *L)
 	return n;
 }
 
-gf_err gf_loop_run_until(gf_loop *L, int64_t until)
+/* Apply the queued events with time <= now, each at its own time (no cycle between). */
+static gf_err apply_events(gf_loop *L, int64_t now)
 {
 	struct gf_event ev;
 	gf_err err;
 
-	L->ran = true;
-	while (gf_events_peek(&L->events, &ev) && ev.time <= until) {
+	while (gf_events_peek(&L->events, &ev) && ev.time <= now) {
 		int64_t t = ev.time;
 
 		if ((err = advance(L, t)))
@@ -1023,9 +1177,50 @@ gf_err gf_loop_run_until(gf_loop *L, int64_t until)
 			if (err)
 				return err;
 		}
-		if ((err = cycle(L)))
-			return err;
 	}
+	return GF_OK;
+}
+
+gf_err gf_loop_cycle(gf_loop *L, int64_t now, struct gf_loop_decisions *out)
+{
+	gf_err err;
+
+	if (now < L->now || now < 0)
+		return GF_STATE;
+	L->ran = true;
+	if ((err = apply_events(L, now)) || (err = advance(L, now)))
+		return err;
+	L->now = now;
+	L->nbinds = L->nevicted = 0;
+	if ((err = cycle(L)))
+		return err;
+	L->stats.now = L->now;
+	if (out)
+		*out = (struct gf_loop_decisions){ .binds = L->binds, .nbinds = L->nbinds,
+						   .evicted = L->evicted, .nevicted = L->nevicted };
+	return GF_OK;
+}
+
+bool gf_loop_next_event(const gf_loop *L, int64_t *t)
+{
+	struct gf_event ev;
+
+	if (!gf_events_peek(&L->events, &ev))
+		return false;
+	*t = ev.time;
+	return true;
+}
+
+/* The virtual-time driver: a cycle at the time of each next event. */
+gf_err gf_loop_run_until(gf_loop *L, int64_t until)
+{
+	struct gf_event ev;
+	gf_err err;
+
+	L->ran = true;
+	while (gf_events_peek(&L->events, &ev) && ev.time <= until)
+		if ((err = gf_loop_cycle(L, ev.time, NULL)))
+			return err;
 	if (L->events.n == 0) {
 		if ((err = advance(L, gf_loop_max64(L->now, L->cfg.horizon))))
 			return err;
@@ -1040,6 +1235,145 @@ gf_err gf_loop_run(gf_loop *L)
 	return gf_loop_run_until(L, INT64_MAX);
 }
 
+/* ---- the caller's reports (externally driven jobs) ---- */
+
+/* Take job id's entries out of the queue (pending and incoming); O(pending). */
+static void dequeue(gf_loop *L, uint32_t id)
+{
+	size_t w = 0;
+
+	for (size_t r = 0; r < L->npend; r++)
+		if (L->pend[r].job != id)
+			L->pend[w++] = L->pend[r];
+	L->npend = w;
+	w = 0;
+	for (size_t r = 0; r < L->nincoming; r++)
+		if (L->incoming[r].job != id)
+			L->incoming[w++] = L->incoming[r];
+	L->nincoming = w;
+}
+
+/* Undo a pending job's partial binds (kube mode) as a real free: its nodes join the freed log. */
+static gf_err release_partial(gf_loop *L, struct job *j)
+{
+	if (j->nbound == 0)
+		return GF_OK;
+	if (gf_loop_grow(&L->freed, &L->freed_cap, L->nfreed + j->nbound, sizeof(*L->freed)))
+		return GF_NOMEM;
+	for (uint32_t k = 0; k < j->nbound; k++)
+		L->freed[L->nfreed++] = L->members[j->member0 + k].node;
+	gf_loop_forget(L, j);
+	return GF_OK;
+}
+
+/* Is job id the holder of a reservation?  Then those from its on are planned again. */
+static gf_err drop_if_holder(gf_loop *L, uint32_t id)
+{
+	for (size_t r = 0; r < L->nres; r++)
+		if (L->res[r].holder == id)
+			return gf_loop_drop_reservations(L, r);
+	return GF_OK;
+}
+
+gf_err gf_loop_end(gf_loop *L, uint32_t id, int64_t now)
+{
+	gf_err err;
+
+	if (id >= L->njobs)
+		return GF_RANGE;
+	struct job *j = &L->jobs[id];
+
+	now = gf_loop_max64(now, L->now);
+	switch (j->state) {
+	case GF_JOB_RUNNING:
+		/* ends at now (a preemptor still in its victims' grace: at its start) */
+		j->duration = gf_loop_max64(now - j->start, 0);
+		return gf_events_push(&L->events, j->start + j->duration, GF_EV_END, id);
+	case GF_JOB_PENDING:
+		dequeue(L, id);
+		if ((err = release_partial(L, j)) || (err = drop_if_holder(L, id)))
+			return err;
+		j->state = GF_JOB_WITHDRAWN;
+		return GF_OK;
+	case GF_JOB_FUTURE:
+		j->state = GF_JOB_WITHDRAWN;	/* its arrival event finds it so and does nothing */
+		return GF_OK;
+	default:
+		return GF_OK;
+	}
+}
+
+gf_err gf_loop_nodes_freed(gf_loop *L, const uint32_t *nodes, size_t n)
+{
+	if (gf_loop_grow(&L->freed, &L->freed_cap, L->nfreed + n, sizeof(*L->freed)))
+		return GF_NOMEM;
+	for (size_t k = 0; k < n; k++)
+		if (nodes[k] < L->nnodes)
+			L->freed[L->nfreed++] = nodes[k];
+	L->plan_dirty = true;
+	return GF_OK;
+}
+
+gf_err gf_loop_disown(gf_loop *L, uint32_t id)
+{
+	if (id >= L->njobs)
+		return GF_RANGE;
+	struct job *j = &L->jobs[id];
+	size_t pos = running_pos(L, id);
+
+	if (j->state != GF_JOB_RUNNING || pos >= L->nrunning || L->running[pos] != id)
+		return GF_STATE;
+	memmove(&L->running[pos], &L->running[pos + 1], (L->nrunning - pos - 1) * sizeof(*L->running));
+	L->nrunning--;
+	gf_loop_quota_charge(L, j, &L->members[j->member0], j->npods, -1);
+	L->used_cls[j->cls] -= (int64_t)j->npods * j->gpu_count * j->gpu_milli;
+	j->nbound = 0;
+	j->duration = gf_loop_max64(L->now - j->start, 0);
+	j->state = GF_JOB_DONE;	/* for the loop: over; its pods are the caller's */
+	return GF_OK;
+}
+
+gf_err gf_loop_clear_jobs(gf_loop *L)
+{
+	if (L->npend || L->nincoming || L->nrunning || L->events.n || L->nres || L->npartials)
+		return GF_STATE;
+	for (size_t r = 0; r < MAX_RES; r++)
+		L->prev[r].holder = NONE;
+	L->njobs = L->nmembers = 0;
+	L->nbinds = L->nevicted = 0;
+	return GF_OK;
+}
+
+gf_err gf_loop_unbind(gf_loop *L, uint32_t id)
+{
+	gf_err err;
+
+	if (id >= L->njobs)
+		return GF_RANGE;
+	struct job *j = &L->jobs[id];
+	uint32_t n = L->cfg.policy == GF_QP_KUBE ? j->npods : 1;
+
+	if (j->state == GF_JOB_RUNNING) {
+		if ((err = gf_loop_unbind_job(L, id)))
+			return err;
+		j->state = GF_JOB_PENDING;
+		j->start = -1;
+		L->plan_dirty = true;	/* the shadows still count it */
+	} else if (j->state == GF_JOB_PENDING && j->nbound > 0) {
+		dequeue(L, id);	/* kube mode: its unbound pods' entries, re-added whole below */
+		if ((err = release_partial(L, j)))
+			return err;
+	} else {
+		return GF_OK;
+	}
+	/* back into the queue at its old place (same arrival sequence) */
+	if (gf_loop_grow(&L->incoming, &L->incoming_cap, L->nincoming + n, sizeof(*L->incoming)))
+		return GF_NOMEM;
+	for (uint32_t k = 0; k < n; k++)
+		L->incoming[L->nincoming++] = (struct entry){ id, L->cfg.policy == GF_QP_KUBE ? k : WHOLE };
+	return GF_OK;
+}
+
 void gf_loop_job(const gf_loop *L, uint32_t id, struct gf_job_info *out)
 {
 	const struct job *j = &L->jobs[id];
@@ -1049,7 +1383,8 @@ void gf_loop_job(const gf_loop *L, uint32_t id, struct gf_job_info *out)
 	out->npods = j->npods;
 	out->arrival = j->arrival;
 	out->start = j->state == GF_JOB_RUNNING || j->state == GF_JOB_DONE ? j->start : -1;
-	out->end = out->start >= 0 ? j->start + j->duration : -1;
+	out->end = out->start >= 0 && j->duration != GF_LOOP_OPEN ? j->start + j->duration : -1;
+	out->why = j->state == GF_JOB_PENDING ? (enum gf_loop_why)j->why : GF_LOOP_WHY_NONE;
 	out->promised = j->promised;
 	out->gpu_milli = (int64_t)j->npods * j->gpu_count * j->gpu_milli;
 	out->partial = j->partial;

@@ -75,14 +75,25 @@ struct gf_queue_quota {
 	} models[GF_QUOTA_MAX_MODELS];
 };
 
+/*
+ * A job's duration when the caller, not the loop, knows when it ends (a live
+ * pod runs until it finishes or is deleted): no end event is queued when it
+ * starts; gf_loop_end() ends it.  Its estimate, unless the spec or history
+ * estimates give one, is GF_LOOP_UNKNOWN_EST: the planner then expects it to
+ * outlast every reservation (a reservation behind it is never promised its
+ * room; backfill stays safe).
+ */
+#define GF_LOOP_OPEN (-1)
+#define GF_LOOP_UNKNOWN_EST ((int64_t)1 << 50)	/* seconds: ~35 million years */
+
 struct gf_job_spec {
 	struct gf_pod_spec pod;	/* each member's request; name, arrival, duration unused */
 	uint32_t npods;		/* 1..GF_LOOP_MAX_GANG */
 	int32_t priority;	/* higher first; equal priorities by arrival, then submission */
 	uint8_t cls;		/* < GF_LOOP_MAX_CLASSES: whose statistics it counts in */
 	int64_t arrival;	/* >= 0, seconds */
-	int64_t duration;	/* >= 0: run time once every member is bound */
-	int64_t estimate;	/* run time the planner expects; <= 0: the duration */
+	int64_t duration;	/* >= 0: run time once every member is bound; GF_LOOP_OPEN: until gf_loop_end */
+	int64_t estimate;	/* run time the planner expects; <= 0: the duration (open: GF_LOOP_UNKNOWN_EST) */
 	uint16_t queue;		/* index into config.queues (when there are any) */
 };
 
@@ -93,7 +104,21 @@ enum gf_job_state {
 	GF_JOB_DONE,
 	GF_JOB_UNRESOLVABLE,	/* cannot fit even in the empty cluster: reported, never tried */
 	GF_JOB_DROPPED,		/* gf_loop_preplace() found no room */
+	GF_JOB_WITHDRAWN,	/* ended by gf_loop_end() before it started (a deleted pending pod) */
 };
+
+/* Why a pending job did not start in the last cycle that looked at it. */
+enum gf_loop_why {
+	GF_LOOP_WHY_NONE,		/* not tried yet (or started) */
+	GF_LOOP_WHY_NO_ROOM,		/* no set of nodes has room for it (all of it, for a gang) */
+	GF_LOOP_WHY_QUOTA,		/* its queue's quota refuses it */
+	GF_LOOP_WHY_BLOCKED,		/* strict FIFO: behind a job that does not fit */
+	GF_LOOP_WHY_RESERVED,	/* backfill: it fits, but would delay a reservation ahead of it */
+	GF_LOOP_WHY_COUNT_
+};
+
+/* "", "no room", "quota", "blocked by the queue head", "would delay a reservation"; NULL if out of range. */
+const char *gf_loop_why_name(enum gf_loop_why w);
 
 struct gf_job_info {
 	enum gf_job_state state;
@@ -107,6 +132,7 @@ struct gf_job_info {
 	bool partial;		/* at the end of some cycle it held some but not all members */
 	uint32_t preemptions;	/* times it was evicted */
 	double preempted_gpu_s;	/* GPU-seconds of its work lost to evictions */
+	enum gf_loop_why why;	/* pending: why the last cycle did not start it */
 };
 
 struct gf_loop_config {
@@ -145,6 +171,19 @@ struct gf_loop_config {
 	/* quotas (copied); none: every job may use the whole cluster */
 	const struct gf_queue_quota *queues;
 	size_t nqueues;		/* <= GF_LOOP_MAX_QUEUES */
+	/*
+	 * Admission (the live scheduler's taints, selectors, affinity;
+	 * cluster/admit.h): admit(admit_ud, job) gives the nodes job may use,
+	 * a mask of (nodes + 63) / 64 words valid until the next call, or NULL
+	 * for every node.  Every placement of the job honours it: the cycle's,
+	 * the reservation's and the preemption's.  A job with a mask never
+	 * writes or reads the per-shape memos (park, inadmissible, no victims):
+	 * its failure says nothing about other jobs of its shape.  The loop's
+	 * own statistics (resolvable, the forecast) ignore it.  NULL: no
+	 * admission.
+	 */
+	const uint64_t *(*admit)(void *ud, uint32_t job);
+	void *admit_ud;
 };
 
 struct gf_loop_sample {
@@ -187,14 +226,42 @@ gf_err gf_loop_create(const struct gf_node_spec *nodes, size_t nnodes,
 		      const struct gf_loop_config *cfg, gf_loop **out);
 void gf_loop_destroy(gf_loop *L);
 
+/*
+ * A loop over the caller's cluster c instead of its own (the live
+ * scheduler's: it also holds pods the loop does not know, and the caller
+ * keeps changing it): not copied, not destroyed by the loop; nodes are c's.
+ * The caller reports room it frees with gf_loop_nodes_freed().
+ */
+gf_err gf_loop_create_on(gf_cluster *c, const struct gf_policy_ops *ops, const struct gf_policy_env *env,
+			 const struct gf_loop_config *cfg, gf_loop **out);
+
+/* Room was freed on nodes[0..n) outside the loop: jobs parked for want of room look there again. */
+gf_err gf_loop_nodes_freed(gf_loop *L, const uint32_t *nodes, size_t n);
+
+/*
+ * Running job id leaves the loop; its pods stay bound in the cluster, now
+ * the caller's to account and release (the live scheduler's ledger of bound
+ * pods, kube mode).  Its queue usage and class allocation are returned.
+ * Errors: GF_RANGE (no such job), GF_STATE (not running).
+ */
+gf_err gf_loop_disown(gf_loop *L, uint32_t id);
+
+/*
+ * Forget every job record when none is pending, running or due (the live
+ * scheduler after each of its cycles): job ids start again at 0; the
+ * statistics, the clock and the per-shape memos stay.  Errors: GF_STATE
+ * (some job is still pending, running or has an event queued).
+ */
+gf_err gf_loop_clear_jobs(gf_loop *L);
+
 /* Tie-break priorities of the nodes (as gf_sched_set_priorities), for placement and planning. */
 void gf_loop_set_node_priorities(gf_loop *L, const uint32_t *prio);
 
 /*
  * Submit a job that arrives at spec->arrival.  Sets *id (0, 1, 2... in
  * submission order).  Errors: GF_INVAL (npods, class, a negative arrival or
- * duration, a GPU share out of range), GF_STATE (the loop already ran past
- * the arrival), GF_NOMEM.
+ * duration other than GF_LOOP_OPEN, a GPU share out of range), GF_STATE (the
+ * loop's clock is already past the arrival), GF_NOMEM.
  */
 gf_err gf_loop_submit(gf_loop *L, const struct gf_job_spec *spec, uint32_t *id);
 
@@ -206,10 +273,68 @@ gf_err gf_loop_submit(gf_loop *L, const struct gf_job_spec *spec, uint32_t *id);
 gf_err gf_loop_preplace(gf_loop *L, const struct gf_job_spec *spec, uint32_t *id, bool *placed);
 
 /*
- * Run events until none is left: arrivals join the queue, ends free their
- * resources, and after all the events of one time a scheduling cycle runs.
- * Errors: GF_NOMEM, GF_STATE (an engine invariant broke: a bug, reported
- * instead of a figure).
+ * THE scheduling cycle, the only one: the virtual-time driver below
+ * (gf_loop_run) and the live scheduler (k8s/live.c) both run it.
+ *
+ * gf_loop_cycle(L, now, out) moves the clock to now, applies the queued
+ * events with time <= now (arrivals join the queue, ends free their
+ * resources; events before now each at its own time, with no cycle in
+ * between), then runs one cycle at now.  *out (NULL: not wanted) lists what
+ * the cycle decided, valid until the next call that changes the loop:
+ * binds[] the pods it bound (job, member, node, GPUs; a whole gang at once
+ * outside kube mode), in the order bound, and evicted[] the running jobs it
+ * preempted (back in the queue; their pods must go).  A bound job runs from
+ * now (a preemptor from now + preempt_grace).  Pending jobs not started say
+ * why in gf_job_info.why.  Several cycles at the same now are allowed.
+ * Errors: GF_STATE (now before the loop's clock, or a broken invariant: a
+ * bug), GF_NOMEM.
+ */
+struct gf_loop_bind {
+	uint32_t job, member;	/* member: the pod's index in its job, < npods */
+	uint32_t node;		/* index in the loop's node list */
+	uint8_t gpus[GF_MAX_GPUS];	/* the GPUs, first pod.gpu_count entries */
+};
+
+struct gf_loop_decisions {
+	const struct gf_loop_bind *binds;	/* NULL when nbinds is 0 (likewise evicted) */
+	size_t nbinds;
+	const uint32_t *evicted;
+	size_t nevicted;
+};
+
+gf_err gf_loop_cycle(gf_loop *L, int64_t now, struct gf_loop_decisions *out);
+
+/*
+ * The caller's reports for externally driven jobs (submitted with
+ * gf_loop_submit, arrival = the caller's now):
+ *
+ * gf_loop_end: job id ended at now (its pods finished or were deleted).  A
+ * running job frees its resources in the next gf_loop_cycle (at now, or at
+ * its start if a preemptor's grace had not passed); a pending or future one
+ * leaves the queue (GF_JOB_WITHDRAWN, partial binds undone); a finished one:
+ * nothing.  A now before the loop's clock counts as the clock.
+ *
+ * gf_loop_unbind: binding job id failed: every pod of it the loop bound is
+ * unbound and it goes back to the queue (its place in it kept), to be tried
+ * in the next cycle.  A job that is neither running nor partly bound:
+ * nothing.
+ *
+ * Errors: GF_RANGE (no such job), GF_NOMEM, GF_STATE (a broken invariant).
+ */
+gf_err gf_loop_end(gf_loop *L, uint32_t id, int64_t now);
+gf_err gf_loop_unbind(gf_loop *L, uint32_t id);
+
+/*
+ * The time of the earliest queued event (an arrival, an end, a reservation's
+ * wake-up): a caller driving the loop runs a cycle then at the latest.
+ * false if none is queued.
+ */
+bool gf_loop_next_event(const gf_loop *L, int64_t *t);
+
+/*
+ * The virtual-time driver: until no event is left, gf_loop_cycle() at the
+ * time of the next event.  Errors: GF_NOMEM, GF_STATE (an engine invariant
+ * broke: a bug, reported instead of a figure).
  */
 gf_err gf_loop_run(gf_loop *L);
 
@@ -223,6 +348,18 @@ const gf_cluster *gf_loop_cluster(const gf_loop *L);
 
 /* Queue q's GPU usage now (milli-GPU, admitted jobs); 0 for an unknown queue. */
 int64_t gf_loop_queue_usage(const gf_loop *L, uint16_t q);
+
+/*
+ * A job already running where the caller says (a pod bound before the loop
+ * knew it, or by someone else): its members bound exactly at where[0..npods)
+ * (node, GPUs; job and member ignored), running from the loop's clock, for
+ * spec->duration (GF_LOOP_OPEN: until gf_loop_end), charged to its queue
+ * without a quota check (it is admitted already).  Not a decision of any
+ * cycle.  Errors: as gf_loop_submit; GF_RANGE (a node out of range),
+ * GF_EXISTS (it does not fit there: nothing changed).
+ */
+gf_err gf_loop_place_at(gf_loop *L, const struct gf_job_spec *spec, const struct gf_loop_bind *where,
+			uint32_t *id);
 
 /*
  * "When will I start?" for a pending job: its reservation time if it is the

@@ -22,6 +22,7 @@ struct member {
 /* The compact per-job record (the pod shape, times, state). */
 struct job {
 	int64_t cpu, mem;
+	uint64_t served;	/* the model it serves (placement preference), 0: none */
 	int64_t arrival, duration, estimate;
 	int64_t start, promised;
 	int32_t gpu_count, gpu_milli, spec, priority;
@@ -31,6 +32,7 @@ struct job {
 	uint16_t npods, nbound;
 	uint8_t cls, state;
 	bool partial;
+	uint8_t why;		/* enum gf_loop_why */
 	uint16_t npreempted;	/* times evicted */
 	uint16_t queue;		/* its quota queue (when the loop has queues) */
 	double lost;		/* milli-GPU seconds of work lost to evictions */
@@ -43,6 +45,7 @@ struct entry {
 
 struct shape {
 	int64_t cpu, mem;
+	uint64_t served;
 	int32_t count, milli, spec;
 	uint32_t npods;
 	size_t fail_pos;	/* freed-log length when it last failed to fit; NO_FAIL */
@@ -93,6 +96,7 @@ struct gf_loop {
 	struct gf_loop_config cfg;
 	const struct gf_catalog *cat;
 	gf_cluster *real, *scratch, *empty;
+	bool borrowed;		/* real is the caller's (gf_loop_create_on) */
 	gf_sched *sched, *planner;
 	struct gf_rng rng;
 	size_t nnodes, mask_words;
@@ -128,6 +132,7 @@ struct gf_loop {
 	bool plan_dirty;
 	uint32_t cycle_plans;		/* plans made in the current cycle */
 	uint64_t *mask;			/* scratch node mask */
+	uint64_t *admit_mask;		/* a job's admission mask and a caller's, intersected */
 	struct member *tmp_members;	/* a preemptor's planned pods */
 	size_t tmp_cap;
 
@@ -141,6 +146,12 @@ struct gf_loop {
 	uint32_t *q_next;	/* per queue: next borrowers[] index to look at */
 	double hist_sum[GF_LOOP_MAX_CLASSES];	/* finished run times per class (history estimates) */
 	uint64_t hist_n[GF_LOOP_MAX_CLASSES];
+	uint8_t why;		/* what the last try refused on beyond room (try_backfill: GF_LOOP_WHY_RESERVED) */
+	/* the current cycle's decisions (gf_loop_cycle's out) */
+	struct gf_loop_bind *binds;
+	size_t nbinds, binds_cap;
+	uint32_t *evicted;
+	size_t nevicted, evicted_cap;
 	int64_t start_delay;	/* the next confirm starts the job this much later (a preemptor's grace) */
 	int64_t now, last;
 	uint32_t next_qseq;
@@ -158,6 +169,7 @@ static inline struct gf_pod_spec gf_loop_pod_of(const struct job *j)
 				 .gpu_milli = j->gpu_milli, .spec = j->spec, .priority = j->priority,
 				 .duration = j->duration };
 
+	p.served_model = j->served;
 	return p;
 }
 
@@ -192,6 +204,13 @@ void gf_loop_forget(gf_loop *L, struct job *j);
 void gf_loop_history_estimate(gf_loop *L, struct job *j);
 /* Unbind a running job (freed-node log, running list, allocation); GF_STATE if inconsistent. */
 gf_err gf_loop_unbind_job(gf_loop *L, uint32_t id);
+/* Note members [from, to) of job id as bound by this cycle (gf_loop_cycle's decisions). */
+gf_err gf_loop_note_binds(gf_loop *L, uint32_t id, uint32_t from, uint32_t to);
+/* Job id's admission mask (config.admit), NULL: every node. */
+static inline const uint64_t *gf_loop_admission(gf_loop *L, uint32_t id)
+{
+	return L->cfg.admit ? L->cfg.admit(L->cfg.admit_ud, id) : NULL;
+}
 /* Bind the whole job in the real cluster by the policy (allowed: node mask or NULL). */
 bool gf_loop_try_job(gf_loop *L, uint32_t id, const uint64_t *allowed);
 

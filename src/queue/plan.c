@@ -236,8 +236,9 @@ static bool try_plan_at(gf_loop *L, const struct job *j, const struct gf_pod_spe
 {
 	uint32_t k = j->npods;
 	int64_t end = t + j->estimate;
+	const uint64_t *adm = gf_loop_admission(L, (uint32_t)(j - L->jobs));
 
-	if (place && gf_loop_place_pods(L, L->planner, L->scratch, p, NULL, out, 0, k)) {
+	if (place && gf_loop_place_pods(L, L->planner, L->scratch, p, adm, out, 0, k)) {
 		if (fits_later_shadows(L, p, out, k, t, end))
 			return true;
 		gf_loop_unbind_pods(L->scratch, p, out, k);
@@ -440,22 +441,26 @@ static bool try_backfill(gf_loop *L, uint32_t id, size_t nahead)
 {
 	struct job *j = &L->jobs[id];
 	struct shape *s = &L->shapes[j->shape];
-	bool memo = s->inadm_plan == L->stats.plans && s->inadm_freed == L->nfreed &&
+	bool own = !gf_loop_admission(L, id);	/* an admission mask: the shape's memo is not its own */
+	bool memo = own && s->inadm_plan == L->stats.plans && s->inadm_freed == L->nfreed &&
 		    nahead >= s->inadm_nahead;
 
-	if (memo && j->estimate >= s->inadm_est)
+	if (memo && j->estimate >= s->inadm_est) {
+		L->why = GF_LOOP_WHY_RESERVED;
 		return false;
+	}
 	if (!gf_loop_try_job(L, id, NULL))
 		return false;
 	if (admissible(L, j, 0, nahead))
 		return true;
 	gf_loop_forget(L, j);
+	L->why = GF_LOOP_WHY_RESERVED;	/* it fits now, but not without delaying a reservation */
 	if (gf_loop_try_job(L, id, mask_without(L, nahead))) {
 		if (admissible(L, j, 0, nahead))
 			return true;
 		gf_loop_forget(L, j);
 	}
-	if (!memo || j->estimate < s->inadm_est) {
+	if (own && (!memo || j->estimate < s->inadm_est)) {
 		s->inadm_plan = L->stats.plans;
 		s->inadm_freed = L->nfreed;
 		s->inadm_nahead = nahead;

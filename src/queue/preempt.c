@@ -55,6 +55,9 @@ static gf_err evict(gf_loop *L, uint32_t id)
 	if (gf_loop_grow(&L->incoming, &L->incoming_cap, L->nincoming + 1, sizeof(*L->incoming)))
 		return GF_NOMEM;
 	L->incoming[L->nincoming++] = (struct entry){ id, WHOLE };
+	if (gf_loop_grow(&L->evicted, &L->evicted_cap, L->nevicted + 1, sizeof(*L->evicted)))
+		return GF_NOMEM;
+	L->evicted[L->nevicted++] = id;	/* a decision of this cycle: its pods must go */
 	return GF_OK;
 }
 
@@ -203,10 +206,12 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 	uint32_t *chosen = NULL;
 	size_t ncand = 0, nchosen = 0;
 	gf_err err = GF_OK;
+	/* an admission mask: only its nodes, and the shape's memo is not its own */
+	const uint64_t *adm = gf_loop_admission(L, id);
 
 	*ok = false;
 	if (!L->cfg.preemption ||
-	    (s->nopreempt_starts == L->stats.starts && s->nopreempt_freed == L->nfreed))
+	    (!adm && s->nopreempt_starts == L->stats.starts && s->nopreempt_freed == L->nfreed))
 		return GF_OK;
 	bool reclaim = gf_loop_quota_within_nominal(L, j);
 
@@ -241,13 +246,15 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 		size_t best_at = 0, best_n = 0;
 		bool found = false;
 
-		if (gf_loop_place_pods(L, L->planner, L->scratch, &p, NULL, L->tmp_members, m, m + 1))
+		if (gf_loop_place_pods(L, L->planner, L->scratch, &p, adm, L->tmp_members, m, m + 1))
 			continue;
 		for (size_t a = 0, b; a < ncand; a = b) {
 			size_t need;
 
 			for (b = a; b < ncand && cand[b].node == cand[a].node; b++)
 				;
+			if (adm && !(adm[cand[a].node / 64] >> (cand[a].node % 64) & 1))
+				continue;	/* a node it may not use */
 			need = node_victims(L, &cand[a], b - a, &p, chosen, nchosen, &pk);
 			if (need && (!found || pick_better(&pk, &best))) {
 				best = pk;
@@ -292,8 +299,10 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 none_undo:
 	/* the scratch is re-synchronised from the real cluster before its next use */
 none:
-	s->nopreempt_starts = L->stats.starts;
-	s->nopreempt_freed = L->nfreed;
+	if (!adm) {
+		s->nopreempt_starts = L->stats.starts;
+		s->nopreempt_freed = L->nfreed;
+	}
 out:
 	free(cand);
 	free(chosen);

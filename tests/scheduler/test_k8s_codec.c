@@ -55,6 +55,7 @@ static void test_pod_whole_gpus(void **st)
 		"{\"metadata\":{\"name\":\"train-0\",\"namespace\":\"ml\",\"uid\":\"u1\","
 		"\"resourceVersion\":\"17\"},"
 		"\"spec\":{\"schedulerName\":\"gpufleet\",\"nodeSelector\":{\"nvidia.com/gpu.product\":\"H100\"},"
+		"\"priority\":1000,"
 		"\"containers\":[{\"name\":\"a\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"2\",\"memory\":\"64Gi\"},"
 		"\"requests\":{\"cpu\":\"16\",\"memory\":\"64Gi\"}}},"
 		"{\"name\":\"b\",\"resources\":{\"limits\":{\"cpu\":\"500m\"}}}],"
@@ -75,6 +76,7 @@ static void test_pod_whole_gpus(void **st)
 	assert_string_equal(p.model, "H100");
 	assert_string_equal(p.invalid, "");
 	assert_false(p.assigned);
+	assert_int_equal(p.req.priority, 1000); /* spec.priority, from the PriorityClass */
 }
 
 static void test_pod_share_and_annotations(void **st)
@@ -166,6 +168,10 @@ static void test_pod_parse_errors(void **st)
 		  "metadata.annotations[\"gpufleet.io/gpu-milli\"]: expected a whole number" },
 		{ "{\"metadata\":{\"name\":\"a\",\"annotations\":{\"k\":1}}}",
 		  "metadata.annotations.k: expected a string" },
+		{ "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"priority\":\"high\"}}",
+		  "spec.priority: expected a number, got a string" },
+		{ "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"priority\":1.5}}",
+		  "spec.priority: expected a whole number" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		err[0] = '\0';

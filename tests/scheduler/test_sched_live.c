@@ -11,6 +11,7 @@
 
 #include "cluster/frag.h"
 #include "k8s/live.h"
+#include "queue/loop.h"
 
 static struct gf_k8s_node mknode(const char *name, int gpus, const char *model, int gpu_mem, bool topo)
 {
@@ -759,6 +760,64 @@ static void test_pod_count_limit(void **st)
 	gf_live_destroy(l);
 }
 
+/* One 8-GPU node, the queue policy given; pods a (4 GPUs, bound), b (8), c (1), then d (1, priority 10). */
+static void queue_policy_case(int qp, bool *c_placed_first, bool *d_before_c)
+{
+	gf_live *l;
+	struct gf_live_opts o = { .queue_policy = qp };
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node n = mknode("n8", 8, "H100", 81559, false);
+	gf_live_node_set(l, &n);
+	struct gf_k8s_pod a = mkpod("a", "ua", "", "", "\"nvidia.com/gpu\":\"4\"", "gpufleet");
+	gf_live_pod_set(l, &a);
+	struct gf_k8s_pod bound[8];
+	size_t nb = 0;
+	struct gf_live_decision last;
+	drain(l, bound, &nb, &last);
+	assert_int_equal(nb, 1);
+	struct gf_k8s_pod b = mkpod("b", "ub", "", "", "\"nvidia.com/gpu\":\"8\"", "gpufleet");
+	struct gf_k8s_pod c = mkpod("c", "uc", "", "", "\"nvidia.com/gpu\":\"1\"", "gpufleet");
+	gf_live_pod_set(l, &b);
+	gf_live_pod_set(l, &c);
+	nb = 0;
+	drain(l, bound, &nb, &last);
+	*c_placed_first = nb == 1 && !strcmp(bound[0].uid, "uc");
+	if (!*c_placed_first) {
+		assert_int_equal(nb, 0);
+		assert_non_null(strstr(last.message, "blocked by the queue head")); /* c's decision */
+	}
+	/* d (priority 10) arrives; a ends: b takes the node (strict) ... */
+	struct gf_k8s_pod dp = mkpod("d", "ud", "", "", "\"nvidia.com/gpu\":\"1\"", "gpufleet");
+	dp.req.priority = 10;
+	gf_live_pod_set(l, &dp);
+	gf_live_pod_delete(l, "ua");
+	size_t from = nb;
+	for (int i = 0; i < 40; i++) { /* the daemon's loop: requeue, decide (virtual seconds) */
+		gf_live_requeue_due(l, 20.0 * i);
+		drain(l, bound, &nb, NULL);
+	}
+	/* the first pod bound once a's room is free */
+	*d_before_c = nb > from && !strcmp(bound[from].uid, "ud");
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+}
+
+static void test_queue_policy_live(void **st)
+{
+	(void)st;
+	bool c_first, d_first;
+	/* kube (default): c skips ahead of b; strict FIFO: c waits behind b, and d (priority 10,
+	 * last to arrive) is the queue's head once a's room is free: it goes first, b blocks c */
+	queue_policy_case(0, &c_first, &d_first);
+	assert_true(c_first);
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("strict-fifo", &qp));
+	queue_policy_case((int)qp, &c_first, &d_first);
+	assert_false(c_first);
+	assert_true(d_first);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -773,6 +832,7 @@ int main(void)
 		cmocka_unit_test(test_pod_count_limit),
 		cmocka_unit_test(test_empty_pod_masked),
 		cmocka_unit_test(test_target_every_pod),
+		cmocka_unit_test(test_queue_policy_live),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -171,7 +171,7 @@ const struct gf_policy_ops gf_policy_fgd_fill = {
 	.name = "fgd-fill",
 	.label = "FGD-Fill",
 	.summary = "FGD that also counts the GPUs a node's CPU cannot feed; CPU-only pods onto "
-		   "nodes whose GPUs are spent, sharing pods onto the GPU that wastes least "
+		   "nodes whose GPUs are spent, sharing pods onto the GPU and node that waste least "
 		   "(gpufleet's own, not in the paper)",
 	.in_paper = false,
 	.ours = true,

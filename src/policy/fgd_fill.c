@@ -48,8 +48,7 @@
  *    is most likely to be filled by the pods the target workload sends (an
  *    exact fit, W(0) = 0, first), instead of to the first node in FGD's
  *    priority order.  The level W(g - m), not rule 2's growth W(g - m) -
- *    W(g): the growth favours GPUs that were already hard to fill, and as a
- *    node key measured worse (docs/simulate.md).
+ *    W(g): the growth as the node key measured worse (docs/simulate.md).
  *      score = fgd * 2^32 + (10^6 - round(1000 W(g - m)))
  *
  * Whole-GPU pods get rule 0 only.
@@ -57,9 +56,9 @@
  * Cost: FGD's (its cache and scores, shared through policy/fgd.h), plus a
  * sum over the node's GPUs per measure (S_n), and two table reads per GPU
  * tried for sharing pods (the free GPU share of rule 1 is a field of the
- * node), and one more table read for rule 3; the score is a pure function of the node's state and the pod's
- * shape, so the framework's score cache applies.  Measured: bench_simulate
- * prints both replay times.
+ * node), and one more table read per node for rule 3; the score is a pure
+ * function of the node's state and the pod's shape, so the framework's score
+ * cache applies.  Measured: bench_simulate prints both replay times.
  */
 #include <math.h>
 #include <stdlib.h>

@@ -295,13 +295,56 @@ static void test_fgd_fill_sharing_gpu(void **state)
 	assert_int_equal(score(f, &gf_policy_fgd, 0, &p200, &hint), 50);
 	assert_int_equal(hint, 0);
 	/* W growth: GPU 0: W(800) - W(1000) = 300 - 0 = 300; GPU 1: W(500) - W(700)
-	 * = 0 - 200 = -200.  FGD-Fill takes GPU 1; the node score is FGD's alone. */
-	assert_int_equal(score(f, &gf_policy_fgd_fill, 0, &p200, &hint), 50 * ((int64_t)1 << 32));
+	 * = 0 - 200 = -200.  FGD-Fill takes GPU 1; below FGD's 50, rule 3's key for
+	 * it: 10^6 - 1000 W(500) = 10^6. */
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 0, &p200, &hint),
+			 50 * ((int64_t)1 << 32) + 1000000);
 	assert_int_equal(hint, 1);
 	assert_int_equal(gf_sched_create(&gf_policy_fgd_fill, &f->env, &s), GF_OK);
 	assert_int_equal(gf_sched_place(s, &p200, NULL, &pl), GF_PLACED);
 	assert_int_equal(pl.ngpus, 1);
 	assert_int_equal(pl.gpus[0], 1);
+	gf_sched_destroy(s);
+	fx_free(f);
+}
+
+/*
+ * Rule 3: a sharing pod that FGD scores 50 on two nodes goes to the node whose
+ * GPU it leaves with the least expected eventual waste W(g - m).
+ */
+static void test_fgd_fill_sharing_node(void **state)
+{
+	struct gf_node_spec n[2] = { tu_node("a", 8000, 64000, 1, -1), tu_node("b", 8000, 64000, 1, -1) };
+	struct fixture *f = fx_new(n, 2);
+	struct gf_pod_spec p300 = tu_pod("p3", 1000, 100, 1, 300, 0);
+	struct gf_pod_spec p200 = tu_pod("p2", 1000, 100, 1, 200, 0);
+	uint8_t g0[] = { 0 };
+	int hint;
+	gf_sched *s;
+	struct gf_placement pl;
+
+	(void)state;
+	bind(f, 1, &p300, g0);	/* a: g = [1000], 8000 mCPU; b: g = [700], 7000 mCPU */
+	/* p200 on a -> [800], on b -> [500]: both still fit the 500 class and keep
+	 * CPU for it (S stays 0), F stays 0: FGD scores 50 on both and takes a by
+	 * priority. */
+	assert_int_equal(score(f, &gf_policy_fgd, 0, &p200, &hint), 50);
+	assert_int_equal(score(f, &gf_policy_fgd, 1, &p200, &hint), 50);
+	assert_int_equal(gf_sched_create(&gf_policy_fgd, &f->env, &s), GF_OK);
+	assert_int_equal(gf_sched_place(s, &p200, NULL, &pl), GF_PLACED);
+	assert_int_equal(pl.node, 0);
+	gf_sched_destroy(s);
+	/* FGD-Fill: 50 in the high bits, then 10^6 - 1000 W(rest): on a W(800) =
+	 * 800 - 500 = 300 -> 700000; on b W(500) = W(0) = 0 -> 1000000.  It takes b,
+	 * where the 500 class fills the GPU exactly. */
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 0, &p200, &hint), 50 * ((int64_t)1 << 32) + 700000);
+	assert_int_equal(hint, 0);
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 1, &p200, &hint), 50 * ((int64_t)1 << 32) + 1000000);
+	assert_int_equal(hint, 0);
+	assert_int_equal(gf_sched_create(&gf_policy_fgd_fill, &f->env, &s), GF_OK);
+	assert_int_equal(gf_sched_place(s, &p200, NULL, &pl), GF_PLACED);
+	assert_int_equal(pl.node, 1);
+	assert_int_equal(pl.gpus[0], 0);
 	gf_sched_destroy(s);
 	fx_free(f);
 }
@@ -500,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_fgd_fill_strand_ratio_no_gpu_class),
 		cmocka_unit_test(test_fgd_fill_cpu_pod),
 		cmocka_unit_test(test_fgd_fill_sharing_gpu),
+		cmocka_unit_test(test_fgd_fill_sharing_node),
 		cmocka_unit_test(test_k8s_resources_fit),
 		cmocka_unit_test(test_sched_score_cached),
 		cmocka_unit_test(test_tie_break_priority),

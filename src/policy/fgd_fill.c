@@ -1,11 +1,11 @@
 /*
  * policy/fgd_fill.c - FGD-Fill: FGD whose measure also counts the GPUs a
- * node's CPU cannot fill, plus two filling rules where FGD is indifferent
+ * node's CPU cannot fill, plus three filling rules where FGD is indifferent
  * (gpufleet's own policy; not in the FGD paper).
  *
  * The node score is FGD's quantised score (policy/fgd.c, spec 4.6.3) in the
  * high bits, computed on FGD's fragmentation plus the stranded GPU share
- * below; rules 1 and 2 only order what that score ties.  The quantisation
+ * below; rules 1 to 3 only order what that score ties.  The quantisation
  * and the fixed node-priority order stay: FGD owes most of its packing to
  * them (spec 7.2), and finer primary keys measured worse.
  *
@@ -42,21 +42,32 @@
  *    the GPU is full.  Model constraints and CPU are left out of W: FGD's
  *    score already carries them.  Ties: the lowest index.
  *
+ * 3. GPU-sharing pods, the node: among the nodes with FGD's best score, the
+ *    one whose chosen GPU (rule 2) is left with the least expected eventual
+ *    waste W(g - m), the "complement" rule: the pod goes where what it leaves
+ *    is most likely to be filled by the pods the target workload sends (an
+ *    exact fit, W(0) = 0, first), instead of to the first node in FGD's
+ *    priority order.  The level W(g - m), not rule 2's growth W(g - m) -
+ *    W(g): the growth as the node key measured worse (docs/simulate.md).
+ *      score = fgd * 2^32 + (10^6 - round(1000 W(g - m)))
+ *
  * Whole-GPU pods get rule 0 only.
  *
  * Cost: FGD's (its cache and scores, shared through policy/fgd.h), plus a
  * sum over the node's GPUs per measure (S_n), and two table reads per GPU
  * tried for sharing pods (the free GPU share of rule 1 is a field of the
- * node); the score is a pure function of the node's state and the pod's
- * shape, so the framework's score cache applies.  Measured: bench_simulate
- * prints both replay times.
+ * node), and one more table read per node for rule 3; the score is a pure
+ * function of the node's state and the pod's shape, so the framework's score
+ * cache applies.  Measured: bench_simulate prints both replay times.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "policy/fgd.h"
 
 #define PRIMARY ((int64_t)1 << 32)	/* FGD's score, multiplied */
 #define SECONDARY_TOP ((int64_t)INT32_MAX)
+#define KEY_SCALE ((int64_t)1000000)	/* rule 3's key: 1000 milli-GPU x 1000 */
 
 struct fill_state {
 	struct gf_fgd_cache fgd;	/* FGD's F_before per node version */
@@ -123,6 +134,16 @@ static void fill_destroy(void *state)
 	free(st);
 }
 
+/*
+ * Rule 3's key: higher for less expected eventual waste W(rest) on the GPU the
+ * pod takes (rest = its free share after the pod), in thousandths of a
+ * milli-GPU; W <= 1000, so the key stays in 0..10^6.
+ */
+static int64_t remainder_key(const struct fill_state *st, int rest)
+{
+	return KEY_SCALE - (int64_t)llround(st->waste[rest] * 1000.0);
+}
+
 static int64_t fill_score(void *state, const struct gf_policy_env *env, size_t node,
 			  const struct gf_pod_spec *p, int *hint)
 {
@@ -130,9 +151,14 @@ static int64_t fill_score(void *state, const struct gf_policy_env *env, size_t n
 	const struct gf_node *nd = gf_cluster_node(env->cluster, node);
 	double before = gf_fgd_cache_before(&st->fgd, env->target, node, nd);
 
-	if (p->gpu_count == 1 && p->gpu_milli < GF_MILLI_PER_GPU)	/* rule 2 */
-		return gf_fgd_sharing_score(&st->fgd, env->target, nd, p, before, st->waste, hint) *
-		       PRIMARY;
+	if (p->gpu_count == 1 && p->gpu_milli < GF_MILLI_PER_GPU) {	/* rules 2 and 3 */
+		int64_t fgd = gf_fgd_sharing_score(&st->fgd, env->target, nd, p, before, st->waste,
+						   hint);
+
+		if (*hint < 0)
+			return fgd * PRIMARY;
+		return fgd * PRIMARY + remainder_key(st, nd->gpu_free[*hint] - p->gpu_milli);
+	}
 	int64_t fgd = gf_fgd_placed_score(&st->fgd, env->target, nd, p, before);
 
 	if (p->gpu_count == 0)	/* rule 1 */
@@ -144,7 +170,7 @@ const struct gf_policy_ops gf_policy_fgd_fill = {
 	.name = "fgd-fill",
 	.label = "FGD-Fill",
 	.summary = "FGD that also counts the GPUs a node's CPU cannot feed; CPU-only pods onto "
-		   "nodes whose GPUs are spent, sharing pods onto the GPU that wastes least "
+		   "nodes whose GPUs are spent, sharing pods onto the GPU and node that waste least "
 		   "(gpufleet's own, not in the paper)",
 	.in_paper = false,
 	.ours = true,

@@ -721,6 +721,11 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 	if (labels) {
 		size_t o2 = push(d, ".labels");
 		e = str_member(d, labels, GF_LABEL_POD_GROUP, p->pod_group, sizeof(p->pod_group));
+		if (!e)
+			e = str_member(d, labels, GF_LABEL_QUEUE, p->queue, sizeof(p->queue));
+		if (!e)
+			e = member(d, labels, GF_LABEL_KUEUE_QUEUE, cJSON_String, &x);
+		p->kueue = !e && x != NULL;
 		pop(d, o2);
 		if (e)
 			goto out;

@@ -159,21 +159,71 @@ static gf_err per_model(struct qdec *d, const cJSON *v, const char *path, struct
 	return GF_OK;
 }
 
+/*
+ * The CRD's spec.models[{model, nominalQuota, borrowingLimit, lendingLimit}]
+ * (deploy/crds/queue.yaml; the file's spec.nominalQuota.perModel is the same
+ * quota).  The engine lends a model's quota whole and borrows it without
+ * limit (queue/loop.h), so a per-model limit is refused, not ignored.
+ */
+static gf_err crd_models(struct qdec *d, const cJSON *v, struct gf_queue_def *q)
+{
+	static const char *const keys[] = { "model", "nominalQuota", "borrowingLimit", "lendingLimit" };
+	char sub[160];
+	if (!cJSON_IsArray(v))
+		return qfail(d, "spec.models", "expected a list of {model, nominalQuota}, got %s", kind_of(v));
+	unsigned i = 0;
+	for (const cJSON *e = v->child; e; e = e->next, i++) {
+		gf_err r;
+		snprintf(sub, sizeof(sub), "spec.models[%u]", i);
+		if (q->nmodels == GF_QUOTA_MAX_MODELS)
+			return qfail(d, sub, "more than %d models", GF_QUOTA_MAX_MODELS);
+		if (!cJSON_IsObject(e))
+			return qfail(d, sub, "expected an object, got %s", kind_of(e));
+		if ((r = known_keys(d, e, sub, keys, 4)))
+			return r;
+		for (int k = 2; k < 4; k++) {
+			const cJSON *lim = cJSON_GetObjectItemCaseSensitive(e, keys[k]);
+			if (lim && !cJSON_IsNull(lim))
+				return qfail(d, sub, "%s per model is not supported (a model's quota is lent whole and "
+					     "borrowed without limit in the cohort): leave it out", keys[k]);
+		}
+		const cJSON *mo = cJSON_GetObjectItemCaseSensitive(e, "model");
+		if (!mo || !cJSON_IsString(mo) || !mo->valuestring[0] || strlen(mo->valuestring) >= GF_QUEUE_NAME_MAX)
+			return qfail(d, sub, "model: expected a GPU model name of 1 to 63 characters");
+		for (uint32_t k = 0; k < q->nmodels; k++)
+			if (!strcmp(q->models[k].model, mo->valuestring))
+				return qfail(d, sub, "the model is listed twice");
+		const cJSON *nq = cJSON_GetObjectItemCaseSensitive(e, "nominalQuota");
+		int64_t milli = 0;
+		char np[180];
+		snprintf(np, sizeof(np), "%s.nominalQuota", sub);
+		if (nq && !cJSON_IsNull(nq) && (r = quantity(d, nq, np, false, &milli)))
+			return r;
+		snprintf(q->models[q->nmodels].model, GF_QUEUE_NAME_MAX, "%s", mo->valuestring);
+		q->models[q->nmodels].nominal = milli;
+		q->models[q->nmodels].line = 0;
+		q->nmodels++;
+	}
+	return GF_OK;
+}
+
 static gf_err spec(struct qdec *d, const cJSON *s, struct gf_queue_def *q)
 {
 	static const char *const keys[] = { "nominalQuota", "borrowingLimit", "lendingLimit",
-					     "cohort", "weight", "ordering" };
+					     "cohort", "weight", "ordering", "models" };
 	const cJSON *v;
 	gf_err e;
 	if (!cJSON_IsObject(s))
 		return qfail(d, "spec", "expected an object, got %s", kind_of(s));
-	if ((e = known_keys(d, s, "spec", keys, 6)))
+	if ((e = known_keys(d, s, "spec", keys, 7)))
 		return e;
 	if ((v = cJSON_GetObjectItemCaseSensitive(s, "nominalQuota")) && !cJSON_IsNull(v)) {
 		if ((e = quantity(d, v, "spec.nominalQuota", true, &q->nominal)) ||
 		    (e = per_model(d, cJSON_GetObjectItemCaseSensitive(v, "perModel"), "spec.nominalQuota.perModel", q)))
 			return e;
 	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(s, "models")) && !cJSON_IsNull(v) && (e = crd_models(d, v, q)))
+		return e;
 	if ((v = cJSON_GetObjectItemCaseSensitive(s, "borrowingLimit")) && !cJSON_IsNull(v) &&
 	    (e = quantity(d, v, "spec.borrowingLimit", false, &q->borrowing_limit)))
 		return e;

@@ -8,7 +8,10 @@
  * The JSON rules are the YAML file's (sim/queues.c): spec.nominalQuota
  * {gpus, gpuMilli, perModel[{model, gpus}]}, spec.borrowingLimit and
  * spec.lendingLimit {gpus, gpuMilli}, spec.cohort, spec.weight (1..1000000),
- * spec.ordering (strict | skip-ahead | backfill); non-negative integers,
+ * spec.ordering (strict | skip-ahead | backfill); the CRD's per-model form
+ * spec.models[{model, nominalQuota}] too (what the API server keeps: its
+ * schema prunes nominalQuota.perModel; per-model borrowing and lending
+ * limits are refused: the engine has none); non-negative integers,
  * lendingLimit <= nominal, limits only with a cohort, unknown spec fields
  * refused.  metadata beyond name and status are not read.  An error names
  * the JSON path and what is wrong ("spec.nominalQuota.gpus: expected a

@@ -74,6 +74,10 @@ static void test_decode_errors(void **st)
 		  "queue a: spec.nominalQuota.perModel[0]: gpus is missing" },
 		{ "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"nominalQuota\":{\"perModel\":[{\"model\":\"X\",\"gpus\":1},"
 		  "{\"model\":\"X\",\"gpus\":1}]}}}", "queue a: spec.nominalQuota.perModel[1]: the model is listed twice" },
+		{ "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"models\":[{\"model\":\"H100\",\"borrowingLimit\":{\"gpus\":0}}]}}",
+		  "queue a: spec.models[0]: borrowingLimit per model is not supported" },
+		{ "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"models\":[{\"model\":\"H100\",\"nominalQuota\":{\"gpus\":-2}}]}}",
+		  "queue a: spec.models[0].nominalQuota.gpus: -2 is outside" },
 		{ "{\"metadata\":{\"name\":\"A\"},\"spec\":{}}", "metadata.name: expected lower-case" },
 		{ "{\"metadata\":{},\"spec\":{}}", "metadata.name: missing" },
 		{ "{\"metadata\":{\"name\":\"a\"}}", "queue a: spec: missing" },
@@ -88,6 +92,16 @@ static void test_decode_errors(void **st)
 		if (!strstr(err, bad[i].want))
 			fail_msg("case %zu: got \"%s\", want \"%s\"", i, err, bad[i].want);
 	}
+	/* the CRD's per-model form */
+	const char *crd = "{\"metadata\":{\"name\":\"m\"},\"spec\":{\"models\":[{\"model\":\"NVIDIA-H100-80GB-HBM3\","
+			  "\"nominalQuota\":{\"gpus\":32,\"gpuMilli\":500}},{\"model\":\"A100\"}]}}";
+	struct gf_queue_def m;
+	char merr[256];
+	assert_int_equal(gf_k8s_queue_decode_text(crd, strlen(crd), &m, merr, sizeof(merr)), GF_OK);
+	assert_int_equal(m.nmodels, 2);
+	assert_string_equal(m.models[0].model, "NVIDIA-H100-80GB-HBM3");
+	assert_int_equal(m.models[0].nominal, 32500);
+	assert_int_equal(m.models[1].nominal, 0);
 	/* defaults: no limits, weight 1, skip-ahead (the CRD's default), cohort "" = none */
 	const char *min = "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"cohort\":\"\"}}";
 	char err[256];

@@ -141,6 +141,8 @@ struct gf_k8s_pod {
 	char queue[GF_K8S_LABEL_VALUE_MAX];
 	/* metadata.labels[GF_LABEL_KUEUE_QUEUE] present: Kueue admitted it */
 	bool kueue;
+	/* spec.preemptionPolicy: Never (it never evicts others; default PreemptLowerPriority) */
+	bool preempt_never;
 };
 
 /*

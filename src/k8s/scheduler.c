@@ -337,6 +337,7 @@ struct daemon {
 	uint64_t group_events, group_decode_errors;
 	/* Queue objects and namespaces' queue labels (o.queues), under mu */
 	uint64_t queue_events, queue_decode_errors;
+	bool queues_synced[2];		/* the Queue and namespace watches listed once: decide only then */
 };
 
 /* ---- reflector callbacks ------------------------------------------------- */
@@ -516,8 +517,9 @@ static void *group_main(void *arg)
 /* Queues (o.queues): Queue objects (gpufleet.io/v1alpha1) and the
  * namespaces' GF_LABEL_QUEUE labels, one reflector each, into d->live's
  * quotas (k8s/live.h).  A refused Queue is kept by name with its error:
- * its pods wait with that message.  Objects deleted while a watch was
- * down stay until seen again (no relist reconciliation yet). */
+ * its pods wait with that message.  Nothing is decided before both have
+ * listed once.  Objects deleted while a watch was down stay until seen
+ * again (no relist reconciliation yet). */
 struct queue_thread {
 	struct daemon *d;
 	gf_kube_client *k;
@@ -530,8 +532,15 @@ static void on_queue_event(void *ud, const char *type, const cJSON *obj)
 {
 	struct queue_thread *qt = ud;
 	struct daemon *d = qt->d;
-	if (!strcmp(type, "SYNCED"))
+	if (!strcmp(type, "SYNCED")) {
+		pthread_mutex_lock(&d->mu);
+		if (!d->queues_synced[qt->ns])
+			logline("%s synced", qt->ns ? "namespaces" : "queues");
+		d->queues_synced[qt->ns] = true;
+		pthread_cond_broadcast(&d->work);
+		pthread_mutex_unlock(&d->mu);
 		return;
+	}
 	bool del = !strcmp(type, "DELETED");
 	const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
 	const cJSON *nm = cJSON_GetObjectItemCaseSensitive(md, "name");
@@ -942,7 +951,8 @@ static void *sched_main(void *arg)
 	pthread_mutex_lock(&d->mu);
 	while (!gf_kube_stopped(d->o.stop)) {
 		double t = now_s();
-		bool ready = d->synced[0] && d->synced[1] && lead_ready(d);
+		bool ready = d->synced[0] && d->synced[1] && lead_ready(d) &&
+			     (!d->o.queues || (d->queues_synced[0] && d->queues_synced[1]));
 		if (ready)
 			gf_live_requeue_due(d->live, t);
 		static struct gf_k8s_pod p;

@@ -818,6 +818,17 @@ gf_err gf_live_namespace_queue(gf_live *l, const char *ns, const char *queue)
 	return GF_OK;
 }
 
+void gf_live_each_queue(gf_live *l, void (*fn)(void *ud, const char *name, int64_t used, int64_t nominal,
+					       const char *err), void *ud)
+{
+	bool engine = !ensure(l) && l->loop && l->quota;
+	for (size_t i = 0; i < l->nq; i++) {
+		char why[256];
+		queue_why(l, i, why, sizeof(why));
+		fn(ud, l->qdef[i].name, engine ? gf_loop_queue_usage(l->loop, (uint16_t)i) : -1, l->qdef[i].nominal, why);
+	}
+}
+
 bool gf_live_queue_usage(gf_live *l, const char *name, int64_t *milli)
 {
 	int i = queue_find(l, name);

@@ -89,6 +89,11 @@ gf_err gf_live_namespace_queue(gf_live *l, const char *ns, const char *queue);
 /* Queue name's usage in milli-GPU (bound, assumed and in-cycle pods); false if unknown or quotas are off. */
 bool gf_live_queue_usage(gf_live *l, const char *name, int64_t *milli);
 
+/* Each Queue held, in the order first seen: fn(ud, name, usage (milli-GPU; -1 when quotas are
+ * off or there is no engine yet), nominal (milli-GPU), err ("" when the Queue can take pods)). */
+void gf_live_each_queue(gf_live *l, void (*fn)(void *ud, const char *name, int64_t used, int64_t nominal,
+					       const char *err), void *ud);
+
 /* ---- deciding ---- */
 
 enum gf_live_result { GF_LIVE_PLACED, GF_LIVE_UNSCHEDULABLE, GF_LIVE_INVALID };

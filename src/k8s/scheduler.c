@@ -577,6 +577,16 @@ static void on_queue_event(void *ud, const char *type, const cJSON *obj)
 	pthread_mutex_unlock(&d->mu);
 }
 
+/* One gpufleet_queue_used_milli series (a refused Queue's name may be anything: left out). */
+static void queue_metric(void *ud, const char *name, int64_t used, int64_t nominal, const char *err)
+{
+	(void)nominal;
+	if (!gf_k8s_dns_subdomain(name))
+		return;
+	gf_obuf_printf(ud, "gpufleet_queue_used_milli{queue=\"%s\",refused=\"%s\"} %lld\n", name,
+		       err[0] ? "true" : "false", (long long)used);
+}
+
 static void on_queue_log(void *ud, const char *line)
 {
 	logline("%s: %s", ((struct queue_thread *)ud)->ns ? "namespaces" : "queues", line);
@@ -1050,6 +1060,16 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 		char name[96];
 		snprintf(name, sizeof(name), "gpufleet_extender_%s_duration_seconds", verb_names[v]);
 		histo_render(o, name, "Extender request handling time (in the server).", &d->h_ext[v]);
+	}
+	if (d->o.queues) {
+		gf_obuf_printf(o, "# HELP gpufleet_queue_used_milli GPU usage charged to each Queue (milli-GPU: bound, "
+				  "assumed and admitted pods); -1 before the engine exists.\n"
+				  "# TYPE gpufleet_queue_used_milli gauge\n");
+		gf_live_each_queue(d->live, queue_metric, o);
+		gf_obuf_printf(o, "# HELP gpufleet_queue_events_total Queue objects received (errors: refused).\n"
+				  "# TYPE gpufleet_queue_events_total counter\n"
+				  "gpufleet_queue_events_total %llu\ngpufleet_queue_events_total{result=\"refused\"} %llu\n",
+			       (unsigned long long)d->queue_events, (unsigned long long)d->queue_decode_errors);
 	}
 	double cap = (double)s.gpu_capacity_milli;
 	gf_obuf_printf(o,

@@ -265,6 +265,19 @@ static void test_live_quota_borrowing(void **st)
 	gf_live_destroy(l);
 }
 
+struct seen { char names[8][64]; int64_t used[8]; bool refused[8]; int n; };
+
+static void each(void *ud, const char *name, int64_t used, int64_t nominal, const char *err)
+{
+	struct seen *s = ud;
+	(void)nominal;
+	if (s->n < 8) {
+		snprintf(s->names[s->n], sizeof(s->names[0]), "%s", name);
+		s->used[s->n] = used;
+		s->refused[s->n++] = err[0] != 0;
+	}
+}
+
 static void test_live_missing_queue_and_kueue(void **st)
 {
 	(void)st;
@@ -303,6 +316,21 @@ static void test_live_missing_queue_and_kueue(void **st)
 	assert_true(gf_live_queue_usage(l, "a", &used));
 	assert_int_equal(used, 1000);
 	assert_false(gf_live_queue_usage(l, "none-such", &used));
+	struct seen sn = { .n = 0 };
+	gf_live_each_queue(l, each, &sn);
+	assert_int_equal(sn.n, 4); /* a, b, nope, broken: first seen first */
+	assert_string_equal(sn.names[0], "a");
+	assert_int_equal(sn.used[0], 1000);
+	assert_string_equal(sn.names[2], "nope");
+	assert_int_equal(sn.used[2], 1000);
+	assert_string_equal(sn.names[3], "broken");
+	assert_true(sn.refused[3]);
+	assert_false(sn.refused[0]);
+	gf_live_queue_delete(l, "nope");
+	sn.n = 0;
+	gf_live_each_queue(l, each, &sn);
+	assert_int_equal(sn.n, 3);
+	assert_string_equal(sn.names[2], "broken");
 	char why[256];
 	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
 	gf_live_destroy(l);

@@ -646,7 +646,7 @@ static void queue_why(const gf_live *l, size_t i, char *why, size_t n)
 		while (k < l->cat.nmodels && strcmp(l->cat.models[k], d->models[m].model))
 			k++;
 		if (k == l->cat.nmodels)
-			snprintf(why, n, "queue %s: spec.nominalQuota.perModel[%u].model: no node has GPU model %s",
+			snprintf(why, n, "queue %s: spec.models[%u].model: no node has GPU model %s",
 				 d->name, m, d->models[m].model);
 	}
 }

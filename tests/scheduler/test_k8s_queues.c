@@ -336,6 +336,37 @@ static void test_live_missing_queue_and_kueue(void **st)
 	gf_live_destroy(l);
 }
 
+/* Per-model quotas (the CRD's spec.models): a model no node has makes the Queue refuse pods, said so;
+ * a model's nominal quota caps that model's GPUs. */
+static void test_live_per_model(void **st)
+{
+	(void)st;
+	gf_live *l = quota_live();
+	double now = 0;
+	char last[512] = "";
+	struct gf_queue_def m = qdef("{\"metadata\":{\"name\":\"m\"},\"spec\":{\"nominalQuota\":{\"gpus\":4},"
+				     "\"models\":[{\"model\":\"A100\",\"nominalQuota\":{\"gpus\":2}}]}}");
+	struct gf_queue_def h = qdef("{\"metadata\":{\"name\":\"h\"},\"spec\":{\"nominalQuota\":{\"gpus\":4},"
+				     "\"models\":[{\"model\":\"H100\",\"nominalQuota\":{\"gpus\":1}}]}}");
+	assert_int_equal(gf_live_queue_set(l, &m, NULL), GF_OK);
+	assert_int_equal(gf_live_queue_set(l, &h, NULL), GF_OK);
+	struct gf_k8s_pod pm = qpod("ns", "m0", "\"gpufleet.io/queue\":\"m\"", 1);
+	gf_live_pod_set(l, &pm);
+	assert_int_equal(rounds(l, &now, last, sizeof(last)), 0);
+	if (!strstr(last, "Queue \"m\" cannot admit pods: queue m: spec.models[0].model: no node has GPU model A100"))
+		fail_msg("last: %s", last);
+	struct gf_k8s_pod h0 = qpod("ns", "h0", "\"gpufleet.io/queue\":\"h\"", 1);
+	struct gf_k8s_pod h1 = qpod("ns", "h1", "\"gpufleet.io/queue\":\"h\"", 1);
+	gf_live_pod_set(l, &h0);
+	gf_live_pod_set(l, &h1);
+	assert_int_equal(rounds(l, &now, last, sizeof(last)), 1); /* 1 H100 GPU of quota, 4 in all */
+	assert_non_null(strstr(last, "quota"));
+	int64_t used;
+	assert_true(gf_live_queue_usage(l, "h", &used));
+	assert_int_equal(used, 1000);
+	gf_live_destroy(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_pod_queue_rule),
 		cmocka_unit_test(test_live_quota_borrowing),
 		cmocka_unit_test(test_live_missing_queue_and_kueue),
+		cmocka_unit_test(test_live_per_model),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

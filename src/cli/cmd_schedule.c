@@ -121,7 +121,10 @@ static void usage(FILE *f)
 		"      --watch-pod-groups     read coscheduling PodGroups (scheduling.x-k8s.io/v1alpha1; the\n"
 		"                             CRD must exist): counted in /metrics, no gang scheduling yet\n"
 		"      --watch-workload-groups  read the Workload API's PodGroups (scheduling.k8s.io/v1alpha2,\n"
-		"                             KEP-4671; feature gate GenericWorkload): the same gang store\n");
+		"                             KEP-4671; feature gate GenericWorkload): the same gang store\n"
+		"      --queues               quotas: watch Queue objects (gpufleet.io/v1alpha1; the CRD must\n"
+		"                             exist) and namespaces' gpufleet.io/queue labels; pods are admitted\n"
+		"                             within their Queue's quota (needs a --queue-policy other than kube)\n");
 }
 
 int gf_cmd_schedule(int argc, char **argv)
@@ -154,6 +157,7 @@ int gf_cmd_schedule(int argc, char **argv)
 		{ "watch-pod-groups", no_argument, NULL, 'G' },
 		{ "watch-workload-groups", no_argument, NULL, 'J' },
 		{ "queue-policy", required_argument, NULL, 'O' },
+		{ "queues", no_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -248,6 +252,7 @@ int gf_cmd_schedule(int argc, char **argv)
 		case 'L': elect = true; break;
 		case 'G': o.pod_groups = true; break;
 		case 'J': o.workload_groups = true; break;
+		case 'U': o.queues = true; break;
 		case 'O': {
 			enum gf_queue_policy qp;
 			if (!gf_queue_policy_find(optarg, &qp)) {
@@ -276,6 +281,11 @@ int gf_cmd_schedule(int argc, char **argv)
 	}
 	if (gf_cli_operands("schedule", argc, argv))
 		return 2;
+	if (o.queues && o.queue_policy == GF_QP_KUBE) {
+		fprintf(stderr, "gpufleet schedule: --queues needs --queue-policy strict-fifo, best-effort-fifo, "
+				"backfill or conservative-backfill (kube places pod by pod, without quotas)\n");
+		return 2;
+	}
 	o.policy = gf_policy_find(policy);
 	if (!o.policy) {
 		fprintf(stderr, "gpufleet schedule: unknown policy '%s'; one of:", policy);

@@ -694,6 +694,23 @@ static gf_err sched_group(struct dec *d, const cJSON *spec, struct gf_k8s_pod *p
 
 static gf_err int32_member(struct dec *d, const cJSON *obj, const char *key, int32_t lo, int32_t *out);
 
+/* spec.preemptionPolicy (filled from the PriorityClass by the API server's admission). */
+static gf_err preemption_policy(struct dec *d, const cJSON *spec, struct gf_k8s_pod *p)
+{
+	const cJSON *v;
+	gf_err e = member(d, spec, "preemptionPolicy", cJSON_String, &v);
+	if (e || !v)
+		return e;
+	if (!strcmp(v->valuestring, "Never"))
+		p->preempt_never = true;
+	else if (strcmp(v->valuestring, "PreemptLowerPriority")) {
+		size_t o = push_key(d, "preemptionPolicy");
+		e = fail(d, "expected Never or PreemptLowerPriority");
+		pop(d, o);
+	}
+	return e;
+}
+
 static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -721,6 +738,11 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 	if (labels) {
 		size_t o2 = push(d, ".labels");
 		e = str_member(d, labels, GF_LABEL_POD_GROUP, p->pod_group, sizeof(p->pod_group));
+		if (!e)
+			e = str_member(d, labels, GF_LABEL_QUEUE, p->queue, sizeof(p->queue));
+		if (!e)
+			e = member(d, labels, GF_LABEL_KUEUE_QUEUE, cJSON_String, &x);
+		p->kueue = !e && x != NULL;
 		pop(d, o2);
 		if (e)
 			goto out;
@@ -761,6 +783,8 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 			goto out;
 		struct req init = { 0 };
 		if ((e = containers(d, spec, "initContainers", true, &init, p)))
+			goto out;
+		if ((e = preemption_policy(d, spec, p)))
 			goto out;
 		if (init.cpu > tot.cpu) tot.cpu = init.cpu;
 		if (init.mem_bytes_milli > tot.mem_bytes_milli) tot.mem_bytes_milli = init.mem_bytes_milli;

@@ -78,6 +78,8 @@ struct cJSON;
 /* The Queue (gpufleet.io/v1alpha1) a pod is charged to: the pod's label,
  * else its namespace's label of the same name. */
 #define GF_LABEL_QUEUE "gpufleet.io/queue"
+/* Kueue's LocalQueue label: such a pod's quota is Kueue's, not ours (docs/scheduler.md). */
+#define GF_LABEL_KUEUE_QUEUE "kueue.x-k8s.io/queue-name"
 
 #define GF_K8S_NAME_MAX 254 /* DNS subdomain names: 253 + NUL */
 #define GF_K8S_UID_MAX 64
@@ -134,6 +136,13 @@ struct gf_k8s_pod {
 	/* spec.schedulingGroup.podGroupName: the Workload API's PodGroup
 	 * (scheduling.k8s.io/v1alpha2, same namespace); "" = none */
 	char sched_group[GF_K8S_NAME_MAX];
+	/* metadata.labels[GF_LABEL_QUEUE]: the pod's own Queue; "" = none (its
+	 * namespace's label then decides: k8s/queues.h) */
+	char queue[GF_K8S_LABEL_VALUE_MAX];
+	/* metadata.labels[GF_LABEL_KUEUE_QUEUE] present: Kueue admitted it */
+	bool kueue;
+	/* spec.preemptionPolicy: Never (it never evicts others; default PreemptLowerPriority) */
+	bool preempt_never;
 };
 
 /*

@@ -54,6 +54,8 @@
 #include "queue/loop.h"
 #include "queue/podstate.h"
 #include "queue/requeue.h"
+#include "k8s/queues.h"
+#include "sim/queues.h"
 
 /* ---- string -> index map ------------------------------------------------ */
 
@@ -302,6 +304,11 @@ struct lpod {
 	uint8_t *packed;
 	struct gf_pod_rec r;
 	char uid[GF_K8S_UID_MAX];
+	/* quotas (opts.queues): what its bound GPUs are charged to in the loop */
+	bool qcharged;
+	uint16_t qidx;
+	int32_t qmodel;
+	int64_t qmilli;
 };
 
 struct gf_live {
@@ -368,6 +375,15 @@ struct gf_live {
 	double next_scan;	/* a backoff or the sweep ends then */
 	double last_scan;	/* changes are looked at most every GF_LIVE_SCAN_S */
 	uint64_t skipped;	/* attempts skipped: no logged change lets the pod fit */
+	/* Quotas (opts.queues; gf_live_queue_set): the Queue objects, their
+	 * errors ("" valid), the namespaces' queue labels, the loop's quotas. */
+	struct gf_queue_def *qdef;
+	char (*qerr)[256];
+	size_t nq, capq;
+	struct lnsq { char ns[GF_K8S_NAME_MAX]; char q[GF_K8S_LABEL_VALUE_MAX]; } *nsq;
+	size_t nnsq, capnsq;
+	struct gf_queue_quota *quota;	/* nq + 1: the last one, unlimited, for pods of no Queue */
+	bool queues_dirty;		/* a Queue or namespace label changed: a new loop */
 };
 
 static const char *node_key(const void *arr, uint32_t i)
@@ -453,6 +469,10 @@ void gf_live_destroy(gf_live *l)
 	free(l->ext_score);
 	free(l->ext_list);
 	free(l->job_pod);
+	free(l->qdef);
+	free(l->qerr);
+	free(l->nsq);
+	free(l->quota);
 	free(l->dec);
 	free(l->tried);
 	nindex_release(&l->names);
@@ -585,8 +605,242 @@ static int effective(gf_live *l, const struct gf_k8s_pod *p, int64_t node_gpu_me
 	return 0;
 }
 
+static gf_err ensure(gf_live *l);
+
+/* ---- quotas: Queue objects -> the loop's quotas (k8s/queues.h) ----------- */
+
+/*
+ * With opts.queues the loop gets one quota per Queue object held (in the
+ * order first seen) and one more, unlimited, for pods charged to no Queue
+ * (no label, or Kueue's).  The loop knows only the pods waiting in it; the
+ * bound ones are this file's (gf_loop_disown), so their GPUs are charged to
+ * their queue from outside (gf_loop_queue_charge) whenever they are
+ * accounted, and again, all of them, into each new loop.  A Queue change
+ * (or a namespace's queue label) makes a new loop before the next decision:
+ * the waiting pods go back to this file's queue and are submitted again.
+ */
+
+static int queue_find(const gf_live *l, const char *name)
+{
+	for (size_t i = 0; i < l->nq; i++)
+		if (!strcmp(l->qdef[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+static const char *ns_queue(const gf_live *l, const char *ns)
+{
+	for (size_t i = 0; i < l->nnsq; i++)
+		if (!strcmp(l->nsq[i].ns, ns))
+			return l->nsq[i].q;
+	return NULL;
+}
+
+/* Why Queue i cannot take pods now ("" it can): its object was refused, or it lists a GPU model nobody has. */
+static void queue_why(const gf_live *l, size_t i, char *why, size_t n)
+{
+	const struct gf_queue_def *d = &l->qdef[i];
+	snprintf(why, n, "%s", l->qerr[i]);
+	for (uint32_t m = 0; !why[0] && m < d->nmodels; m++) {
+		int k = 0;
+		while (k < l->cat.nmodels && strcmp(l->cat.models[k], d->models[m].model))
+			k++;
+		if (k == l->cat.nmodels)
+			snprintf(why, n, "queue %s: spec.models[%u].model: no node has GPU model %s",
+				 d->name, m, d->models[m].model);
+	}
+}
+
+/*
+ * The quota index of pod p: its Queue's, or nq (unlimited) when it is
+ * charged to none; -1 when it names a Queue that is missing or cannot take
+ * pods (why, when given, says which and why).
+ */
+static int pod_qindex(const gf_live *l, const struct gf_k8s_pod *p, char *why, size_t n)
+{
+	const char *q = gf_k8s_pod_queue(p, ns_queue(l, p->ns));
+	if (!q)
+		return (int)l->nq;
+	int i = queue_find(l, q);
+	char w[256] = "";
+	if (i >= 0)
+		queue_why(l, (size_t)i, w, sizeof(w));
+	if (i >= 0 && !w[0])
+		return i;
+	if (why && i < 0)
+		snprintf(why, n, "Queue \"%s\" (gpufleet.io/v1alpha1, from %s) does not exist: the pod waits until it does.",
+			 q, p->queue[0] ? "the pod's label " GF_LABEL_QUEUE : "its namespace's label " GF_LABEL_QUEUE);
+	else if (why)
+		snprintf(why, n, "Queue \"%s\" cannot admit pods: %s.", q, w);
+	return -1;
+}
+
+/* lc's quotas for a new loop (none without opts.queues or in kube mode). */
+static gf_err quota_config(gf_live *l, struct gf_loop_config *lc)
+{
+	l->queues_dirty = false;
+	if (!l->o.queues || l->o.queue_policy == GF_QP_KUBE)
+		return GF_OK;
+	struct gf_queue_quota *v = realloc(l->quota, (l->nq + 1) * sizeof(*v));
+	struct gf_queue_def *defs = malloc((l->nq ? l->nq : 1) * sizeof(*defs));
+	if (v)
+		l->quota = v;
+	if (!v || !defs) {
+		free(defs);
+		return GF_NOMEM;
+	}
+	for (size_t i = 0; i < l->nq; i++) {
+		char why[256];
+		defs[i] = l->qdef[i];
+		queue_why(l, i, why, sizeof(why));
+		if (why[0]) { /* no pod is submitted to it: a harmless quota */
+			defs[i].nmodels = 0;
+			defs[i].nominal = 0;
+			defs[i].weight = 1;
+			defs[i].cohort[0] = 0;
+			defs[i].borrowing_limit = defs[i].lending_limit = GF_QUOTA_UNLIMITED;
+		}
+	}
+	struct gf_queue_file f = { defs, l->nq };
+	struct gf_queues_error err;
+	gf_err e = gf_queues_to_quota(&f, &l->cat, "queues", l->quota, &err);
+	free(defs);
+	if (e)
+		return e; /* cannot happen: unknown models were left out */
+	l->quota[l->nq] = (struct gf_queue_quota){ .nominal = INT64_MAX / 4, .borrowing_limit = GF_QUOTA_UNLIMITED,
+						   .lending_limit = 0, .cohort = -1, .weight = 1 };
+	lc->queues = l->quota;
+	lc->nqueues = l->nq + 1;
+	return GF_OK;
+}
+
+/* Charge lp's accounted GPUs to its queue in the loop (once). */
+static void qcharge(gf_live *l, struct lpod *lp)
+{
+	if (!l->loop || !l->quota || !l->o.queues || lp->qcharged || !lp->r.counted || lp->r.node < 0)
+		return;
+	int qi = pod_qindex(l, pod_of(l, lp), NULL, 0);
+	if (qi < 0)
+		qi = (int)l->nq; /* bound by someone else to a missing Queue: counted nowhere */
+	lp->qidx = (uint16_t)qi;
+	lp->qmodel = l->nodes[lp->r.node].model;
+	lp->qmilli = (int64_t)lp->r.eff.gpu_count * lp->r.eff.gpu_milli;
+	gf_loop_queue_charge(l->loop, lp->qidx, lp->qmodel, lp->qmilli, 1);
+	lp->qcharged = true;
+}
+
+static void quncharge(gf_live *l, struct lpod *lp)
+{
+	if (lp->qcharged && l->loop)
+		gf_loop_queue_charge(l->loop, lp->qidx, lp->qmodel, lp->qmilli, -1);
+	lp->qcharged = false;
+}
+
+/* A new loop: every accounted pod charged into it. */
+static void quota_charge_all(gf_live *l)
+{
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		lp->qcharged = false;
+		if (lp->used && (lp->r.st == GF_POD_ASSUMED || lp->r.st == GF_POD_BOUND))
+			qcharge(l, lp);
+	}
+}
+
+/* Pods parked for want of a Queue (or its room) are tried again. */
+static void queues_changed(gf_live *l)
+{
+	l->queues_dirty = true;
+	(void)gf_live_requeue_parked(l);
+}
+
+gf_err gf_live_queue_set(gf_live *l, const struct gf_queue_def *d, const char *err)
+{
+	int i = queue_find(l, d->name);
+	if (i < 0) {
+		if (l->nq + 1 >= GF_LOOP_MAX_QUEUES)
+			return GF_RANGE;
+		if (l->nq == l->capq) {
+			size_t nc = l->capq ? l->capq * 2 : 8;
+			struct gf_queue_def *v = realloc(l->qdef, nc * sizeof(*v));
+			if (v)
+				l->qdef = v;
+			char (*w)[256] = v ? realloc(l->qerr, nc * sizeof(*w)) : NULL;
+			if (!w)
+				return GF_NOMEM;
+			l->qerr = w;
+			l->capq = nc;
+		}
+		i = (int)l->nq++;
+	}
+	l->qdef[i] = *d;
+	snprintf(l->qerr[i], sizeof(l->qerr[i]), "%s", err ? err : "");
+	queues_changed(l);
+	return GF_OK;
+}
+
+void gf_live_queue_delete(gf_live *l, const char *name)
+{
+	int i = queue_find(l, name);
+	if (i < 0)
+		return;
+	memmove(&l->qdef[i], &l->qdef[i + 1], (l->nq - (size_t)i - 1) * sizeof(*l->qdef));
+	memmove(&l->qerr[i], &l->qerr[i + 1], (l->nq - (size_t)i - 1) * sizeof(*l->qerr));
+	l->nq--;
+	queues_changed(l);
+}
+
+gf_err gf_live_namespace_queue(gf_live *l, const char *ns, const char *queue)
+{
+	const char *old = ns_queue(l, ns);
+	if (!queue)
+		queue = "";
+	if ((old ? old : "")[0] == 0 && !queue[0])
+		return GF_OK;
+	if (old && !strcmp(old, queue))
+		return GF_OK;
+	size_t i = 0;
+	while (i < l->nnsq && strcmp(l->nsq[i].ns, ns))
+		i++;
+	if (i == l->nnsq) {
+		if (l->nnsq == l->capnsq) {
+			size_t nc = l->capnsq ? l->capnsq * 2 : 16;
+			struct lnsq *v = realloc(l->nsq, nc * sizeof(*v));
+			if (!v)
+				return GF_NOMEM;
+			l->nsq = v;
+			l->capnsq = nc;
+		}
+		snprintf(l->nsq[l->nnsq++].ns, sizeof(l->nsq[0].ns), "%s", ns);
+	}
+	snprintf(l->nsq[i].q, sizeof(l->nsq[i].q), "%s", queue);
+	queues_changed(l);
+	return GF_OK;
+}
+
+void gf_live_each_queue(gf_live *l, void (*fn)(void *ud, const char *name, int64_t used, int64_t nominal,
+					       const char *err), void *ud)
+{
+	bool engine = !ensure(l) && l->loop && l->quota;
+	for (size_t i = 0; i < l->nq; i++) {
+		char why[256];
+		queue_why(l, i, why, sizeof(why));
+		fn(ud, l->qdef[i].name, engine ? gf_loop_queue_usage(l->loop, (uint16_t)i) : -1, l->qdef[i].nominal, why);
+	}
+}
+
+bool gf_live_queue_usage(gf_live *l, const char *name, int64_t *milli)
+{
+	int i = queue_find(l, name);
+	if (i < 0 || ensure(l) || !l->loop || !l->quota)
+		return false;
+	*milli = gf_loop_queue_usage(l->loop, (uint16_t)i);
+	return true;
+}
+
 static void unaccount(gf_live *l, struct lpod *lp)
 {
+	quncharge(l, lp);
 	if (lp->r.counted && l->cluster) {
 		struct lnode *nd = &l->nodes[lp->r.node];
 		if (nd->cidx >= 0 && gf_cluster_unbind(l->cluster, (size_t)nd->cidx, &lp->r.eff, lp->r.gpus) == GF_OK) {
@@ -629,10 +883,12 @@ static void account(gf_live *l, struct lpod *lp)
 			}
 		}
 	}
-	if (gf_cluster_bind(l->cluster, ci, &lp->r.eff, lp->r.gpus) == GF_OK)
+	if (gf_cluster_bind(l->cluster, ci, &lp->r.eff, lp->r.gpus) == GF_OK) {
 		lp->r.counted = true;
-	else
+		qcharge(l, lp);
+	} else {
 		l->conflicts++;
+	}
 }
 
 /*
@@ -721,7 +977,11 @@ static gf_err make_loop(gf_live *l)
 	struct gf_loop_config lc = { .policy = (enum gf_queue_policy)l->o.queue_policy,
 				     .seed = l->o.seed ? l->o.seed : 42,
 				     .horizon = INT64_MAX, .admit = loop_admit, .admit_ud = l };
-	return gf_loop_create_on(l->cluster, l->o.policy, &l->env, &lc, &l->loop);
+	gf_err e = quota_config(l, &lc);
+	if (!e)
+		e = gf_loop_create_on(l->cluster, l->o.policy, &l->env, &lc, &l->loop);
+	quota_charge_all(l);
+	return e;
 }
 
 static gf_err make_sched(gf_live *l)
@@ -830,6 +1090,8 @@ static gf_err ensure(gf_live *l)
 		return rebuild(l);
 	if (l->sched_dirty)
 		return make_sched(l);
+	if (l->queues_dirty && l->sched)
+		return make_loop(l);
 	return GF_OK;
 }
 
@@ -1030,7 +1292,7 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 	const struct gf_k8s_pod *old = pod_of(l, lp);
 	bool changed = memcmp(&old->req, &p->req, sizeof(p->req)) != 0 ||
 		       strcmp(old->model, p->model) || strcmp(old->invalid, p->invalid) ||
-		       old->milli_given != p->milli_given;
+		       old->milli_given != p->milli_given || strcmp(old->queue, p->queue) || old->kueue != p->kueue;
 	pod_store(l, lp, p);
 	if (!ours || changed)
 		leave_loop(l, lp); /* a changed request is submitted again */
@@ -1147,6 +1409,16 @@ static bool refuse_early(gf_live *l, struct lpod *lp, struct gf_live_decision *d
 	return false;
 }
 
+/* With quotas: a pod naming a missing (or refused) Queue waits, said once, nothing else disturbed. */
+static bool refuse_queue(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
+{
+	if (!l->quota || !l->o.queues || pod_qindex(l, pod_of(l, lp), d->message, sizeof(d->message)) >= 0)
+		return false;
+	d->result = GF_LIVE_UNSCHEDULABLE;
+	d->reason = fnv(d->message) | REASON_TEXT;
+	return true;
+}
+
 /* The loop bound lp at cluster node ci on its policy's GPUs: a multi-GPU pod on a node with a
  * topology takes the topology's choice instead (on the node's state without it). */
 static void topo_repick(gf_live *l, struct lpod *lp, size_t ci, struct gf_live_decision *d)
@@ -1199,7 +1471,8 @@ static void internal_error(gf_live *l, struct lpod *lp, const char *what)
 static bool submit_pod(gf_live *l, struct lpod *lp, int64_t t)
 {
 	struct gf_job_spec js = { .pod = lp->r.eff, .npods = 1, .priority = pod_of(l, lp)->req.priority,
-				  .arrival = t, .duration = GF_LOOP_OPEN };
+				  .arrival = t, .duration = GF_LOOP_OPEN,
+				  .queue = (uint16_t)(l->quota ? pod_qindex(l, pod_of(l, lp), NULL, 0) : 0) };
 	uint32_t job;
 	gf_err e = gf_loop_submit(l->loop, &js, &job);
 	if (!e && job >= l->job_cap) {
@@ -1246,6 +1519,7 @@ static void take_bound(gf_live *l, struct lpod *lp, uint32_t job, const struct g
 	lp->r.eff.spec = 0;
 	fill_placed(l, lp, b->node, d);
 	gf_pod_assume(&lp->r, lp->r.node, l->now, l->changes.end);
+	qcharge(l, lp); /* its queue's usage, now outside the loop */
 }
 
 /* Could a logged change since lp's last attempt let it fit (queue/requeue.h)? */
@@ -1325,7 +1599,7 @@ static bool run_cycle(gf_live *l)
 			continue;
 		}
 		struct gf_live_decision d;
-		if (refuse_early(l, lp, &d)) {
+		if (refuse_early(l, lp, &d) || refuse_queue(l, lp, &d)) {
 			gf_pod_failed(&lp->r, d.result == GF_LIVE_INVALID, l->now, l->changes.end);
 			add_decision(l, lp, &d);
 			continue;

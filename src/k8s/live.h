@@ -51,6 +51,15 @@ struct gf_live_opts {
 	 * placed, deleted or changed; one FailedScheduling decision each.
 	 */
 	int queue_policy;
+	/*
+	 * Quotas from Queue objects (gf_live_queue_set; not in kube mode): a
+	 * pod charged to a Queue (k8s/queues.h: its label, else its
+	 * namespace's) is admitted within that Queue's quota, its bound pods
+	 * counting against it; a pod naming a Queue that does not exist (or
+	 * was refused) waits with an Event saying so; pods charged to none
+	 * (Kueue's among them) are not limited.
+	 */
+	bool queues;
 };
 
 gf_err gf_live_create(const struct gf_live_opts *o, gf_live **out);
@@ -67,6 +76,23 @@ void gf_live_pod_delete(gf_live *l, const char *uid);
 /* A relist: objects set between begin and end are kept, the others deleted. */
 void gf_live_sync_begin(gf_live *l, bool pods);
 void gf_live_sync_end(gf_live *l, bool pods);
+
+/* ---- quotas (opts.queues) ---- */
+
+struct gf_queue_def;
+/* Add or replace the Queue d->name (copied); err non-NULL: the object was refused (why), its pods wait.
+ * GF_RANGE: more than 255 Queues; GF_NOMEM. */
+gf_err gf_live_queue_set(gf_live *l, const struct gf_queue_def *d, const char *err);
+void gf_live_queue_delete(gf_live *l, const char *name);
+/* Namespace ns's GF_LABEL_QUEUE label (NULL or "": none).  GF_NOMEM. */
+gf_err gf_live_namespace_queue(gf_live *l, const char *ns, const char *queue);
+/* Queue name's usage in milli-GPU (bound, assumed and in-cycle pods); false if unknown or quotas are off. */
+bool gf_live_queue_usage(gf_live *l, const char *name, int64_t *milli);
+
+/* Each Queue held, in the order first seen: fn(ud, name, usage (milli-GPU; -1 when quotas are
+ * off or there is no engine yet), nominal (milli-GPU), err ("" when the Queue can take pods)). */
+void gf_live_each_queue(gf_live *l, void (*fn)(void *ud, const char *name, int64_t used, int64_t nominal,
+					       const char *err), void *ud);
 
 /* ---- deciding ---- */
 

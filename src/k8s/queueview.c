@@ -12,6 +12,7 @@
  * queues and namespaces are looked up by binary search after sorting.
  */
 #include "k8s/queueview.h"
+#include "k8s/queues.h"
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -442,17 +443,15 @@ void gf_qview_build(gf_qview *v, int64_t now)
 	sort(v->q, v->nq, sizeof(*v->q), cmp_queue);
 	for (size_t i = 0; i < v->np; i++) {
 		struct qv_pod *p = &v->p[i];
-		p->queue_from_ns = false;
-		snprintf(p->queue, sizeof(p->queue), "%s", p->label_queue);
-		if (!p->queue[0]) {
-			struct qv_ns key;
-			snprintf(key.name, sizeof(key.name), "%s", p->ns);
-			size_t k = lower_bound(v->ns, v->nns, sizeof(*v->ns), &key, cmp_ns);
-			if (k < v->nns && !strcmp(v->ns[k].name, p->ns)) {
-				snprintf(p->queue, sizeof(p->queue), "%s", v->ns[k].queue);
-				p->queue_from_ns = true;
-			}
-		}
+		const char *nsq = NULL, *q;
+		struct qv_ns key;
+		snprintf(key.name, sizeof(key.name), "%s", p->ns);
+		size_t k = lower_bound(v->ns, v->nns, sizeof(*v->ns), &key, cmp_ns);
+		if (k < v->nns && !strcmp(v->ns[k].name, p->ns))
+			nsq = v->ns[k].queue;
+		q = gf_k8s_queue_rule(p->label_queue, nsq); /* the scheduler's rule too (k8s/queues.h) */
+		snprintf(p->queue, sizeof(p->queue), "%s", q ? q : "");
+		p->queue_from_ns = q && q == nsq;
 		const struct qv_event *e;
 		p->rsrc = R_NONE;
 		if (p->ann_reason[0])

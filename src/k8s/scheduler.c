@@ -53,6 +53,7 @@
 #include "k8s/costrec.h"
 #include "k8s/extargs.h"
 #include "k8s/gangs.h"
+#include "k8s/queues.h"
 #include "k8s/lease.h"
 #include "k8s/live.h"
 
@@ -334,6 +335,9 @@ struct daemon {
 	/* coscheduling PodGroups (o.pod_groups), under mu; NULL when not watched */
 	gf_gangs *gangs;
 	uint64_t group_events, group_decode_errors;
+	/* Queue objects and namespaces' queue labels (o.queues), under mu */
+	uint64_t queue_events, queue_decode_errors;
+	bool queues_synced[2];		/* the Queue and namespace watches listed once: decide only then */
 };
 
 /* ---- reflector callbacks ------------------------------------------------- */
@@ -507,6 +511,92 @@ static void *group_main(void *arg)
 	gf_kube_reflect(gt->k, gt->workload ? "/apis/scheduling.k8s.io/v1alpha2/podgroups"
 					   : "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
 			on_group_event, gt, on_group_log, gt->d->o.stop);
+	return NULL;
+}
+
+/* Queues (o.queues): Queue objects (gpufleet.io/v1alpha1) and the
+ * namespaces' GF_LABEL_QUEUE labels, one reflector each, into d->live's
+ * quotas (k8s/live.h).  A refused Queue is kept by name with its error:
+ * its pods wait with that message.  Nothing is decided before both have
+ * listed once.  Objects deleted while a watch was down stay until seen
+ * again (no relist reconciliation yet). */
+struct queue_thread {
+	struct daemon *d;
+	gf_kube_client *k;
+	pthread_t t;
+	bool started;
+	bool ns;			/* the namespaces' watch */
+};
+
+static void on_queue_event(void *ud, const char *type, const cJSON *obj)
+{
+	struct queue_thread *qt = ud;
+	struct daemon *d = qt->d;
+	if (!strcmp(type, "SYNCED")) {
+		pthread_mutex_lock(&d->mu);
+		if (!d->queues_synced[qt->ns])
+			logline("%s synced", qt->ns ? "namespaces" : "queues");
+		d->queues_synced[qt->ns] = true;
+		pthread_cond_broadcast(&d->work);
+		pthread_mutex_unlock(&d->mu);
+		return;
+	}
+	bool del = !strcmp(type, "DELETED");
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	const cJSON *nm = cJSON_GetObjectItemCaseSensitive(md, "name");
+	const char *name = cJSON_IsString(nm) ? nm->valuestring : "";
+	gf_err e = GF_OK;
+	char err[300] = "";
+	if (qt->ns) {
+		const cJSON *lb = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(md, "labels"), GF_LABEL_QUEUE);
+		const char *q = !del && cJSON_IsString(lb) ? lb->valuestring : "";
+		pthread_mutex_lock(&d->mu);
+		if (name[0])
+			e = gf_live_namespace_queue(d->live, name, q);
+	} else {
+		static struct gf_queue_def q; /* one reflector thread: decoded before taking mu */
+		gf_err de = del ? GF_OK : gf_k8s_queue_decode(obj, &q, err, sizeof(err));
+		if (de)
+			logline("Queue %s refused (its pods wait): %s", name[0] ? name : "(no name)", err);
+		pthread_mutex_lock(&d->mu);
+		d->queue_events++;
+		d->queue_decode_errors += de != GF_OK;
+		if (del) {
+			gf_live_queue_delete(d->live, name);
+		} else if (de && strlen(name) < GF_QUEUE_NAME_MAX && name[0]) {
+			memset(&q, 0, sizeof(q));
+			memcpy(q.name, name, strlen(name) + 1);
+			e = gf_live_queue_set(d->live, &q, err);
+		} else if (!de) {
+			e = gf_live_queue_set(d->live, &q, NULL);
+		}
+	}
+	if (e)
+		logline("%s %s: %s", qt->ns ? "namespace" : "Queue", name, e == GF_RANGE ? "more than 255 Queues" : gf_strerror(e));
+	pthread_cond_broadcast(&d->work);
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* One gpufleet_queue_used_milli series (a refused Queue's name may be anything: left out). */
+static void queue_metric(void *ud, const char *name, int64_t used, int64_t nominal, const char *err)
+{
+	(void)nominal;
+	if (!gf_k8s_dns_subdomain(name))
+		return;
+	gf_obuf_printf(ud, "gpufleet_queue_used_milli{queue=\"%s\",refused=\"%s\"} %lld\n", name,
+		       err[0] ? "true" : "false", (long long)used);
+}
+
+static void on_queue_log(void *ud, const char *line)
+{
+	logline("%s: %s", ((struct queue_thread *)ud)->ns ? "namespaces" : "queues", line);
+}
+
+static void *queue_main(void *arg)
+{
+	struct queue_thread *qt = arg;
+	gf_kube_reflect(qt->k, qt->ns ? "/api/v1/namespaces" : "/apis/gpufleet.io/v1alpha1/queues", on_queue_event, qt,
+			on_queue_log, qt->d->o.stop);
 	return NULL;
 }
 
@@ -871,7 +961,8 @@ static void *sched_main(void *arg)
 	pthread_mutex_lock(&d->mu);
 	while (!gf_kube_stopped(d->o.stop)) {
 		double t = now_s();
-		bool ready = d->synced[0] && d->synced[1] && lead_ready(d);
+		bool ready = d->synced[0] && d->synced[1] && lead_ready(d) &&
+			     (!d->o.queues || (d->queues_synced[0] && d->queues_synced[1]));
 		if (ready)
 			gf_live_requeue_due(d->live, t);
 		static struct gf_k8s_pod p;
@@ -969,6 +1060,16 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 		char name[96];
 		snprintf(name, sizeof(name), "gpufleet_extender_%s_duration_seconds", verb_names[v]);
 		histo_render(o, name, "Extender request handling time (in the server).", &d->h_ext[v]);
+	}
+	if (d->o.queues) {
+		gf_obuf_printf(o, "# HELP gpufleet_queue_used_milli GPU usage charged to each Queue (milli-GPU: bound, "
+				  "assumed and admitted pods); -1 before the engine exists.\n"
+				  "# TYPE gpufleet_queue_used_milli gauge\n");
+		gf_live_each_queue(d->live, queue_metric, o);
+		gf_obuf_printf(o, "# HELP gpufleet_queue_events_total Queue objects received (errors: refused).\n"
+				  "# TYPE gpufleet_queue_events_total counter\n"
+				  "gpufleet_queue_events_total %llu\ngpufleet_queue_events_total{result=\"refused\"} %llu\n",
+			       (unsigned long long)d->queue_events, (unsigned long long)d->queue_decode_errors);
 	}
 	double cap = (double)s.gpu_capacity_milli;
 	gf_obuf_printf(o,
@@ -1604,10 +1705,11 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	fan_start(&d->fan);
 	struct gf_live_opts lo = { .policy = d->o.policy, .scheduler_name = d->o.scheduler_name,
 				   .seed = d->o.seed, .target_pct = d->o.target_pct,
-				   .queue_policy = d->o.queue_policy };
+				   .queue_policy = d->o.queue_policy, .queues = d->o.queues };
 	e = gf_live_create(&lo, &d->live);
 	struct refl_thread rt[2] = { 0 };
 	struct group_thread gt[2] = { { 0 } };
+	struct queue_thread qt[2] = { { 0 } };
 	struct binder *bs = NULL;
 	gf_http_server *srv = NULL, *esrv = NULL;
 	int nb = 0, nrt = 0;
@@ -1699,6 +1801,19 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 		}
 		gt[i].started = true;
 	}
+	for (int i = 0; d->o.queues && i < 2; i++) {
+		co.seed = d->o.seed + 23 + (uint64_t)i * 1000;
+		co.timeout_ms = 60000;
+		if ((e = gf_kube_client_create(d->o.conn, &co, &qt[i].k)))
+			goto out;
+		qt[i].d = d;
+		qt[i].ns = i == 1;
+		if (pthread_create(&qt[i].t, NULL, queue_main, &qt[i])) {
+			e = GF_NOMEM;
+			goto out;
+		}
+		qt[i].started = true;
+	}
 	bs = calloc((size_t)d->o.binders, sizeof(*bs));
 	if (!bs) {
 		e = GF_NOMEM;
@@ -1782,6 +1897,11 @@ out:
 		gf_kube_client_destroy(gt[i].k);
 	}
 	gf_gangs_destroy(d->gangs);
+	for (int i = 0; i < 2; i++) {
+		if (qt[i].started)
+			pthread_join(qt[i].t, NULL);
+		gf_kube_client_destroy(qt[i].k);
+	}
 	for (int i = 0; i < 2; i++)
 		gf_kube_client_destroy(rt[i].k);
 	gf_http_server_destroy(esrv);

@@ -78,6 +78,11 @@ struct gf_kube_sched_opts {
 	 * the API server needs the GenericWorkload feature gate and that API
 	 * version) into the same store; read only. */
 	bool workload_groups;
+	/* Quotas (issue 12): watch Queue objects (gpufleet.io/v1alpha1; the
+	 * CRD must exist) and namespaces' gpufleet.io/queue labels, and admit
+	 * pods within their Queue's quota (k8s/live.h, opts.queues).  Needs a
+	 * queue policy other than kube. */
+	bool queues;
 };
 
 #define GF_EXT_PREFIX_MAX 127

@@ -350,6 +350,14 @@ const gf_cluster *gf_loop_cluster(const gf_loop *L);
 int64_t gf_loop_queue_usage(const gf_loop *L, uint16_t q);
 
 /*
+ * Usage the loop holds no job for (the live scheduler's bound pods, which it
+ * accounts itself after gf_loop_disown): sign * milli milli-GPU of GPU model
+ * `model` (a catalog id; -1 unknown) charged to queue q, as a job's pods
+ * would be.  Nothing without quotas or for q out of range.
+ */
+void gf_loop_queue_charge(gf_loop *L, uint16_t q, int32_t model, int64_t milli, int sign);
+
+/*
  * A job already running where the caller says (a pod bound before the loop
  * knew it, or by someone else): its members bound exactly at where[0..npods)
  * (node, GPUs; job and member ignored), running from the loop's clock, for

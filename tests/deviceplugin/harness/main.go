@@ -424,6 +424,29 @@ func main() {
 			fail("Allocate milli answer: %+v, limit file %q (want %d bytes)", c, limit, want)
 		} else {
 			ok("Allocate gpufleet.io/gpu-milli 250 units: GPU 2 by CDI, GPUFLEET_GPU_MILLI=250, cap file limit_bytes = %d, library and ledger mounted", want)
+			// The plugin remembers limit files it wrote (one stat on
+			// reuse): a file changed or removed behind it is written again.
+			path := ""
+			for _, m := range c.Mounts {
+				if m.ContainerPath == "/etc/gpufleet/memcap/limit" {
+					path = m.HostPath
+				}
+			}
+			again := func(what string) {
+				if _, err := milli.Allocate(ctx, &api.AllocateRequest{ContainerRequests: []*api.ContainerAllocateRequest{{DevicesIds: ids}}}); err != nil {
+					fail("Allocate milli %s: %v", what, err)
+					return
+				}
+				if b, _ := os.ReadFile(path); !strings.Contains(string(b), fmt.Sprintf("limit_bytes = %d\n", want)) {
+					fail("Allocate milli %s: limit file %q", what, b)
+				}
+			}
+			again("reused")
+			os.WriteFile(path, []byte("limit_bytes = 1\n"), 0o644)
+			again("after the limit file was changed")
+			os.Remove(path)
+			again("after the limit file was removed")
+			ok("the same share again, its limit file changed, then removed: the file holds limit_bytes = %d each time", want)
 		}
 	}
 

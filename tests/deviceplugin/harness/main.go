@@ -450,6 +450,20 @@ func main() {
 		}
 	}
 
+	// 5b. A request larger than the plugin's unpacking arena (64 KiB): two
+	// containers of 1,000 units each (GPUs 3 and 4), ~110 KiB of IDs.
+	big := []*api.ContainerAllocateRequest{{}, {}}
+	for k := 0; k < 1000; k++ {
+		big[0].DevicesIds = append(big[0].DevicesIds, fmt.Sprintf("%s::%d", uuid(3), k))
+		big[1].DevicesIds = append(big[1].DevicesIds, fmt.Sprintf("%s::%d", uuid(4), k))
+	}
+	if r, err := milli.Allocate(ctx, &api.AllocateRequest{ContainerRequests: big}); err != nil || len(r.ContainerResponses) != 2 ||
+		r.ContainerResponses[0].Envs["GPUFLEET_GPU_MILLI"] != "1000" || r.ContainerResponses[1].Envs["NVIDIA_VISIBLE_DEVICES"] != uuid(4) {
+		fail("Allocate of 2 x 1,000 units: %v %v", r, err)
+	} else {
+		ok("Allocate of 2 containers x 1,000 units (a request past the unpacking arena): both answered")
+	}
+
 	// 6. Bad input: clear statuses, and the plugin keeps serving.
 	_, err = gpu.Allocate(ctx, &api.AllocateRequest{ContainerRequests: []*api.ContainerAllocateRequest{{DevicesIds: []string{"GPU-nope"}}}})
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "unknown device ID 'GPU-nope'") {

@@ -95,6 +95,19 @@ struct gf_dp {
 	unsigned nseen;
 	char podres[512];
 	unsigned mismatched, unattributed; /* last reconciliation */
+	/* Limit files this process wrote or found right (write_cap), with the
+	 * identity of the file then: one stat tells they are still those
+	 * files (a ring: the oldest is forgotten, costing one full check). */
+	pthread_mutex_t cap_mu;
+	struct capfile {
+		char path[700];
+		unsigned long long bytes;
+		dev_t dev;
+		ino_t ino;
+		off_t size;
+		struct timespec mtime;
+	} caps[64];
+	unsigned ncaps, cap_next;
 	unsigned long long reconcile_ok, reconcile_err;
 };
 
@@ -150,12 +163,9 @@ static uint64_t list_version(const struct gpu_view *v, unsigned n)
 	return h | 1; /* never 0, the stream's start */
 }
 
-bool gf_dp_parse_unit_id(const char *id, char *uuid, size_t uuidlen, unsigned *unit)
+/* The unit number after "::": 0..999 in decimal, no leading zero. */
+static bool parse_unit(const char *u, unsigned *unit)
 {
-	const char *sep = strstr(id, "::");
-	if (!sep || sep == id || (size_t)(sep - id) >= uuidlen)
-		return false;
-	const char *u = sep + 2;
 	unsigned v = 0;
 	size_t digits = strlen(u);
 	if (digits == 0 || digits > 3 || (digits > 1 && u[0] == '0'))
@@ -167,9 +177,17 @@ bool gf_dp_parse_unit_id(const char *id, char *uuid, size_t uuidlen, unsigned *u
 	}
 	if (v >= GF_DP_MILLI_PER_GPU)
 		return false;
+	*unit = v;
+	return true;
+}
+
+bool gf_dp_parse_unit_id(const char *id, char *uuid, size_t uuidlen, unsigned *unit)
+{
+	const char *sep = strstr(id, "::");
+	if (!sep || sep == id || (size_t)(sep - id) >= uuidlen || !parse_unit(sep + 2, unit))
+		return false;
 	memcpy(uuid, id, (size_t)(sep - id));
 	uuid[sep - id] = '\0';
-	*unit = v;
 	return true;
 }
 
@@ -179,6 +197,29 @@ static const struct gpu_view *find_gpu(const struct gpu_view *v, unsigned n, con
 		if (strcmp(v[i].uuid, uuid) == 0)
 			return &v[i];
 	return NULL;
+}
+
+/* The GPU of view v[0..n) that share unit ID id ("<UUID>::<unit>") names,
+ * with its unit; NULL when id is not of that form or names no GPU of the
+ * view.  hint (may be NULL): the GPU of the previous ID, tried first with
+ * one prefix comparison (a request's units are all of one GPU).  The
+ * device plugin works on GPUs of the view, not on UUID strings. */
+static const struct gpu_view *unit_gpu(const struct gpu_view *v, unsigned n, const struct gpu_view *hint,
+				       const char *id, unsigned *unit)
+{
+	if (hint) {
+		size_t l = strlen(hint->uuid);
+		if (strncmp(id, hint->uuid, l) == 0 && id[l] == ':' && id[l + 1] == ':')
+			return parse_unit(id + l + 2, unit) ? hint : NULL;
+	}
+	char uuid[GF_NVML_UUID_LEN];
+	return gf_dp_parse_unit_id(id, uuid, sizeof(uuid), unit) ? find_gpu(v, n, uuid) : NULL;
+}
+
+/* Writes share unit k of GPU g's device ID into id (80 bytes). */
+static void unit_id(char *id, const struct gpu_view *g, unsigned k)
+{
+	snprintf(id, 80, "%.56s::%u", g->uuid, k);
 }
 
 /* Packs msg into out. */
@@ -198,6 +239,34 @@ static int pack(const ProtobufCMessage *msg, struct gf_obuf *out, char *err, siz
 		return GF_GRPC_RESOURCE_EXHAUSTED;
 	}
 	return GF_GRPC_OK;
+}
+
+/* A bump allocator for unpacking one request into a caller's buffer: a
+ * share's Allocate names up to 1,000 device IDs, each its own allocation
+ * with protobuf-c's default allocator.  Past the buffer: malloc. */
+struct arena {
+	uint8_t *buf;
+	size_t cap, used;
+};
+
+static void *arena_alloc(void *ud, size_t n)
+{
+	struct arena *a = ud;
+	size_t need = (n + 15) & ~(size_t)15;
+	if (need >= n && a->cap - a->used >= need) {
+		void *p = a->buf + a->used;
+		a->used += need;
+		return p;
+	}
+	return malloc(n);
+}
+
+static void arena_free(void *ud, void *p)
+{
+	struct arena *a = ud;
+	uintptr_t u = (uintptr_t)p, b = (uintptr_t)a->buf;
+	if (u < b || u >= b + a->cap)
+		free(p);
 }
 
 /* ---- pending pods ---- */
@@ -296,19 +365,22 @@ static void claim(gf_dp *dp, const char *uid, int res)
  * kubelet hands a device to one container at a time, so they ended (their
  * pod was deleted) and would otherwise be reported as mismatched when a new
  * pod's container lists that ID. */
-static void attribute(struct plugin *pl, char *const *ids, size_t n, const char *pod)
+static void attribute(struct plugin *pl, const struct gpu_view *v, unsigned nv, char *const *ids, size_t n,
+		      const char *pod)
 {
 	gf_dp *dp = pl->dp;
 	/* Shares: units of one GPU (Allocate checked), compared as a bitmap
 	 * (O(admissions + IDs), not every pair); whole GPUs: at most 64 IDs. */
 	bool units[GF_DP_MILLI_PER_GPU] = { false };
-	char gpu[GF_NVML_UUID_LEN] = "", g[GF_NVML_UUID_LEN];
+	const struct gpu_view *gpu = NULL;
 	unsigned u;
-	for (size_t k = 0; pl->milli && k < n; k++)
-		if (gf_dp_parse_unit_id(ids[k], g, sizeof(g), &u)) {
+	for (size_t k = 0; pl->milli && k < n; k++) {
+		const struct gpu_view *g = unit_gpu(v, nv, gpu, ids[k], &u);
+		if (g) {
 			units[u] = true;
-			memcpy(gpu, g, sizeof(gpu));
+			gpu = g;
 		}
+	}
 	pthread_mutex_lock(&dp->claim_mu);
 	for (unsigned i = 0; i < dp->nattrs; i++) {
 		struct attr *old = &dp->attrs[i];
@@ -316,7 +388,7 @@ static void attribute(struct plugin *pl, char *const *ids, size_t n, const char 
 			continue;
 		bool reused = false;
 		if (pl->milli)
-			reused = gf_dp_parse_unit_id(old->id, g, sizeof(g), &u) && units[u] && strcmp(g, gpu) == 0;
+			reused = gpu && unit_gpu(v, nv, gpu, old->id, &u) == gpu && units[u];
 		for (size_t k = 0; !pl->milli && k < n && !reused; k++)
 			reused = strcmp(old->id, ids[k]) == 0;
 		if (reused)
@@ -480,7 +552,7 @@ static bool s_list(void *ud, const uint8_t *req, size_t len, uint64_t *version, 
 			size_t i = (size_t)g * per + k;
 			char *id = ids + i * 80;
 			if (pl->milli)
-				snprintf(id, 80, "%.56s::%u", v[g].uuid, k);
+				unit_id(id, &v[g], k);
 			else
 				snprintf(id, 80, "%.63s", v[g].uuid);
 			v1beta1__device__init(&devs[i]);
@@ -509,44 +581,43 @@ static bool s_list(void *ud, const uint8_t *req, size_t len, uint64_t *version, 
 /* Whole GPUs: must_include first, then the available ones in list order.
  * Shares: all units from one GPU: must_include's GPU, else the GPU with the
  * fewest available units that still has size (best fit, ties by UUID). */
-static void prefer(const struct plugin *pl, const V1beta1__ContainerPreferredAllocationRequest *rq,
-		   V1beta1__ContainerPreferredAllocationResponse *rs, char **pick)
+static void prefer(const struct plugin *pl, const struct gpu_view *v, unsigned nv,
+		   const V1beta1__ContainerPreferredAllocationRequest *rq, V1beta1__ContainerPreferredAllocationResponse *rs,
+		   char **pick)
 {
 	size_t want = rq->allocation_size > 0 ? (size_t)rq->allocation_size : 0, np = 0;
 	for (size_t i = 0; i < rq->n_must_include_deviceids && np < want; i++)
 		pick[np++] = rq->must_include_deviceids[i];
-	char gpu[GF_NVML_UUID_LEN] = "";
+	const struct gpu_view *gpu = NULL;
 	unsigned unit;
 	if (pl->milli) {
-		if (np > 0 && !gf_dp_parse_unit_id(pick[0], gpu, sizeof(gpu), &unit))
-			gpu[0] = '\0';
-		if (!gpu[0]) {
-			size_t best = SIZE_MAX;
-			char cand[GF_NVML_UUID_LEN], other[GF_NVML_UUID_LEN];
+		if (np > 0)
+			gpu = unit_gpu(v, nv, NULL, pick[0], &unit);
+		if (!gpu) {
+			/* Available units per GPU of the view, in one pass. */
+			size_t cnt[GF_AGENT_MAX_GPUS] = { 0 }, best = SIZE_MAX;
+			const struct gpu_view *hint = NULL;
 			for (size_t i = 0; i < rq->n_available_deviceids; i++) {
-				if (!gf_dp_parse_unit_id(rq->available_deviceids[i], cand, sizeof(cand), &unit))
-					continue;
-				size_t cnt = 0;
-				for (size_t j = 0; j < rq->n_available_deviceids; j++)
-					if (gf_dp_parse_unit_id(rq->available_deviceids[j], other, sizeof(other), &unit) &&
-					    strcmp(cand, other) == 0)
-						cnt++;
-				if (cnt >= want && (cnt < best || (cnt == best && strcmp(cand, gpu) < 0))) {
-					best = cnt;
-					memcpy(gpu, cand, sizeof(gpu));
-				}
+				const struct gpu_view *g = unit_gpu(v, nv, hint, rq->available_deviceids[i], &unit);
+				if (g)
+					cnt[g - v]++, hint = g;
 			}
+			for (unsigned k = 0; k < nv; k++)
+				if (cnt[k] > 0 && cnt[k] >= want &&
+				    (cnt[k] < best || (cnt[k] == best && strcmp(v[k].uuid, gpu->uuid) < 0))) {
+					best = cnt[k];
+					gpu = &v[k];
+				}
 		}
 	}
 	for (size_t i = 0; i < rq->n_available_deviceids && np < want; i++) {
 		char *id = rq->available_deviceids[i];
-		char g[GF_NVML_UUID_LEN];
 		bool dup = false;
 		for (size_t j = 0; j < np && !dup; j++)
 			dup = strcmp(pick[j], id) == 0;
 		if (dup)
 			continue;
-		if (pl->milli && gpu[0] && (!gf_dp_parse_unit_id(id, g, sizeof(g), &unit) || strcmp(g, gpu) != 0))
+		if (pl->milli && gpu && unit_gpu(v, nv, gpu, id, &unit) != gpu)
 			continue;
 		pick[np++] = id;
 	}
@@ -557,12 +628,11 @@ static void prefer(const struct plugin *pl, const V1beta1__ContainerPreferredAll
 /* The scheduler's choice for this request: the oldest pending pod with a
  * container left whose assigned GPUs (whole) or GPU (share of exactly
  * `size` units) are all available.  True with pick filled. */
-static bool prefer_assigned(struct plugin *pl, const V1beta1__ContainerPreferredAllocationRequest *rq,
-			    const struct gf_dp_pod *pods, unsigned n, unsigned *extra,
-			    V1beta1__ContainerPreferredAllocationResponse *rs, char **pick)
+static bool prefer_assigned(struct plugin *pl, const struct gpu_view *v, unsigned nv,
+			    const V1beta1__ContainerPreferredAllocationRequest *rq, const struct gf_dp_pod *pods, unsigned n,
+			    unsigned *extra, V1beta1__ContainerPreferredAllocationResponse *rs, char **pick)
 {
 	size_t want = rq->allocation_size > 0 ? (size_t)rq->allocation_size : 0;
-	char g[GF_NVML_UUID_LEN];
 	unsigned unit;
 	for (unsigned k = 0; k < n; k++) {
 		const struct gf_dp_pod *p = &pods[k];
@@ -570,11 +640,11 @@ static bool prefer_assigned(struct plugin *pl, const V1beta1__ContainerPreferred
 			continue;
 		size_t np = 0;
 		if (pl->milli) {
-			if (p->nuuids != 1 || p->milli != want)
+			const struct gpu_view *pg = p->nuuids == 1 ? find_gpu(v, nv, p->uuids[0]) : NULL;
+			if (!pg || p->milli != want)
 				continue;
 			for (size_t i = 0; i < rq->n_must_include_deviceids && np < want; i++)
-				if (gf_dp_parse_unit_id(rq->must_include_deviceids[i], g, sizeof(g), &unit) &&
-				    strcmp(g, p->uuids[0]) == 0)
+				if (unit_gpu(v, nv, pg, rq->must_include_deviceids[i], &unit) == pg)
 					pick[np++] = rq->must_include_deviceids[i];
 			if (np != rq->n_must_include_deviceids)
 				continue;
@@ -583,7 +653,7 @@ static bool prefer_assigned(struct plugin *pl, const V1beta1__ContainerPreferred
 				bool dup = false;
 				for (size_t j = 0; j < np && !dup; j++)
 					dup = strcmp(pick[j], id) == 0;
-				if (!dup && gf_dp_parse_unit_id(id, g, sizeof(g), &unit) && strcmp(g, p->uuids[0]) == 0)
+				if (!dup && unit_gpu(v, nv, pg, id, &unit) == pg)
 					pick[np++] = id;
 			}
 		} else {
@@ -622,6 +692,8 @@ static int h_preferred(void *ud, const uint8_t *req, size_t len, struct gf_obuf 
 			return GF_GRPC_UNAVAILABLE;
 		}
 	}
+	struct gpu_view v[GF_AGENT_MAX_GPUS];
+	unsigned nv = snapshot(pl->dp, v);
 	V1beta1__PreferredAllocationRequest *rq = v1beta1__preferred_allocation_request__unpack(NULL, len, req);
 	if (!rq)
 		free(pods);
@@ -643,8 +715,8 @@ static int h_preferred(void *ud, const uint8_t *req, size_t len, struct gf_obuf 
 			st = GF_GRPC_RESOURCE_EXHAUSTED;
 			break;
 		}
-		if (!pods || !prefer_assigned(pl, cr, pods, (unsigned)npods, extra, &rs[c], picks[c]))
-			prefer(pl, cr, &rs[c], picks[c]);
+		if (!pods || !prefer_assigned(pl, v, nv, cr, pods, (unsigned)npods, extra, &rs[c], picks[c]))
+			prefer(pl, v, nv, cr, &rs[c], picks[c]);
 	}
 	if (st == GF_GRPC_OK) {
 		V1beta1__PreferredAllocationResponse r = V1BETA1__PREFERRED_ALLOCATION_RESPONSE__INIT;
@@ -673,6 +745,7 @@ struct cresp {
 	V1beta1__CDIDevice cdi[GF_AGENT_MAX_GPUS], *cdip[GF_AGENT_MAX_GPUS];
 	V1beta1__Mount mnt[3], *mntp[3];
 	V1beta1__ContainerAllocateResponse__AnnotationsEntry ann, *annp[1];
+	const struct gpu_view *gpus[GF_AGENT_MAX_GPUS]; /* in the Allocate's view snapshot */
 	char pod[320];
 	char cdi_names[GF_AGENT_MAX_GPUS][GF_NVML_UUID_LEN + 32];
 	char visible[GF_AGENT_MAX_GPUS * (GF_NVML_UUID_LEN + 1)];
@@ -708,6 +781,7 @@ static void add_gpu(struct cresp *c, const struct gpu_view *g)
 	c->cdi[i].name = c->cdi_names[i];
 	c->cdip[i] = &c->cdi[i];
 	c->r.cdi_devices = c->cdip;
+	c->gpus[i] = g;
 	size_t l = strlen(c->visible);
 	snprintf(c->visible + l, sizeof(c->visible) - l, "%s%.*s", l ? "," : "", (int)sizeof(g->uuid), g->uuid);
 }
@@ -724,11 +798,59 @@ static bool file_holds(const char *path, const char *text, size_t len)
 	return n == len && memcmp(buf, text, len) == 0;
 }
 
+static bool same_file(const struct capfile *k, const struct stat *st)
+{
+	return k->dev == st->st_dev && k->ino == st->st_ino && k->size == st->st_size &&
+	       k->mtime.tv_sec == st->st_mtim.tv_sec && k->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/* Was path, holding `bytes`, written or checked by this process and is it
+ * still that file (same inode, size, mtime)?  One stat. */
+static bool cap_known(gf_dp *dp, const char *path, unsigned long long bytes)
+{
+	struct stat st;
+	bool known = false;
+	if (stat(path, &st) != 0)
+		return false;
+	pthread_mutex_lock(&dp->cap_mu);
+	for (unsigned i = 0; i < dp->ncaps && !known; i++)
+		known = dp->caps[i].bytes == bytes && strcmp(dp->caps[i].path, path) == 0 && same_file(&dp->caps[i], &st);
+	pthread_mutex_unlock(&dp->cap_mu);
+	return known;
+}
+
+static void cap_remember(gf_dp *dp, const char *path, unsigned long long bytes)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return;
+	pthread_mutex_lock(&dp->cap_mu);
+	unsigned i = 0;
+	while (i < dp->ncaps && strcmp(dp->caps[i].path, path) != 0)
+		i++;
+	if (i == dp->ncaps) {
+		i = dp->cap_next;
+		dp->cap_next = (dp->cap_next + 1) % (sizeof(dp->caps) / sizeof(dp->caps[0]));
+		if (dp->ncaps < sizeof(dp->caps) / sizeof(dp->caps[0]))
+			dp->ncaps++;
+	}
+	struct capfile *k = &dp->caps[i];
+	snprintf(k->path, sizeof(k->path), "%s", path);
+	k->bytes = bytes;
+	k->dev = st.st_dev;
+	k->ino = st.st_ino;
+	k->size = st.st_size;
+	k->mtime = st.st_mtim;
+	pthread_mutex_unlock(&dp->cap_mu);
+}
+
 /* The share's limit file and ledger folder under memcap_dir.  A folder is
  * named by GPU, first unit and size, so a container's restart (same IDs)
- * and the kubelet's reuse of units find it written already:
- * when the file holds the same text nothing is written (the writes cost
- * ~0.45 ms of a share's Allocate on this project's machine, bench/dp-allocate.sh). */
+ * and the kubelet's reuse of units find it written already: a limit file
+ * this process wrote or checked before and that is still the same file
+ * costs one stat; another is read and compared, and written only when its
+ * text differs (writing cost ~0.45 ms of a share's Allocate on this
+ * project's machine, reading and comparing ~12 us median; bench/dp-allocate.sh). */
 static int write_cap(gf_dp *dp, struct cresp *c, const struct gpu_view *g, unsigned first, size_t units,
 		     char *msg, size_t msglen)
 {
@@ -740,8 +862,13 @@ static int write_cap(gf_dp *dp, struct cresp *c, const struct gpu_view *g, unsig
 	int tn = snprintf(text, sizeof(text), "# gpufleet agent: %zu/%u of %.96s\nlimit_bytes = %llu\n", units,
 			  GF_DP_MILLI_PER_GPU, g->uuid, cap);
 	struct stat st;
-	bool ready = tn > 0 && (size_t)tn < sizeof(text) && stat(c->ledger_dir, &st) == 0 &&
-		     (st.st_mode & 0777) == 0777 && file_holds(c->limit_path, text, (size_t)tn);
+	bool fits = tn > 0 && (size_t)tn < sizeof(text);
+	bool ready = fits && cap_known(dp, c->limit_path, cap);
+	if (!ready && fits && stat(c->ledger_dir, &st) == 0 && (st.st_mode & 0777) == 0777 &&
+	    file_holds(c->limit_path, text, (size_t)tn)) {
+		ready = true;
+		cap_remember(dp, c->limit_path, cap);
+	}
 	if (!ready) {
 		if ((mkdir(dir, 0755) != 0 && errno != EEXIST) || (mkdir(c->ledger_dir, 0777) != 0 && errno != EEXIST)) {
 			snprintf(msg, msglen, "memory cap: %s: %s", dir, strerror(errno));
@@ -756,6 +883,7 @@ static int write_cap(gf_dp *dp, struct cresp *c, const struct gpu_view *g, unsig
 			snprintf(msg, msglen, "memory cap: %s: %s", c->limit_path, strerror(errno));
 			return GF_GRPC_INTERNAL;
 		}
+		cap_remember(dp, c->limit_path, cap);
 	}
 	add_mount(c, "/etc/gpufleet/memcap/limit", c->limit_path, true);
 	add_mount(c, "/var/run/gpufleet/memcap", c->ledger_dir, false);
@@ -801,21 +929,22 @@ static int allocate_one(struct plugin *pl, const struct gpu_view *v, unsigned n,
 	}
 	/* Units: all of one GPU (checked below), so a unit seen twice is an ID
 	 * given twice; a bitmap instead of comparing every pair (1,000 IDs). */
-	char first_gpu[GF_NVML_UUID_LEN] = "", uuid[GF_NVML_UUID_LEN];
+	const struct gpu_view *g = NULL;
 	unsigned unit, first_unit = GF_DP_MILLI_PER_GPU;
 	bool seen[GF_DP_MILLI_PER_GPU] = { false };
 	for (size_t i = 0; i < rq->n_devices_ids; i++) {
-		if (!gf_dp_parse_unit_id(rq->devices_ids[i], uuid, sizeof(uuid), &unit) || !find_gpu(v, n, uuid)) {
+		const struct gpu_view *u = unit_gpu(v, n, g, rq->devices_ids[i], &unit);
+		if (!u) {
 			snprintf(msg, msglen, "Allocate: unknown device ID '%.64s' for %s (want <GPU UUID>::<0..999>)",
 				 rq->devices_ids[i], pl->resource);
 			return GF_GRPC_INVALID_ARGUMENT;
 		}
-		if (!first_gpu[0])
-			memcpy(first_gpu, uuid, sizeof(uuid));
-		if (strcmp(first_gpu, uuid) != 0) {
+		if (!g)
+			g = u;
+		if (u != g) {
 			snprintf(msg, msglen,
 				 "Allocate: %s units from two GPUs (%s and %s): a share must come from one GPU", pl->resource,
-				 first_gpu, uuid);
+				 g->uuid, u->uuid);
 			return GF_GRPC_FAILED_PRECONDITION;
 		}
 		if (seen[unit]) {
@@ -826,7 +955,6 @@ static int allocate_one(struct plugin *pl, const struct gpu_view *v, unsigned n,
 		if (unit < first_unit)
 			first_unit = unit;
 	}
-	const struct gpu_view *g = find_gpu(v, n, first_gpu);
 	if (!g->healthy) {
 		snprintf(msg, msglen, "Allocate: GPU %s is unhealthy", g->uuid);
 		return GF_GRPC_FAILED_PRECONDITION;
@@ -849,27 +977,21 @@ static int allocate_one(struct plugin *pl, const struct gpu_view *v, unsigned n,
 static int match_container(struct plugin *pl, const V1beta1__ContainerAllocateRequest *rq, const struct gf_dp_pod *pods,
 			   unsigned n, unsigned *extra, struct cresp *c, char *msg, size_t msglen)
 {
+	/* The GPUs allocate_one found in the view (one for a share). */
 	const char *uuids[GF_DP_MATCH_MAX_GPUS];
-	char one[GF_NVML_UUID_LEN];
-	unsigned nu = 0, units = 0, unit;
-	if (pl->milli) {
-		gf_dp_parse_unit_id(rq->devices_ids[0], one, sizeof(one), &unit); /* checked by allocate_one */
-		uuids[nu++] = one;
-		units = (unsigned)rq->n_devices_ids;
-	} else {
-		if (rq->n_devices_ids > GF_DP_MATCH_MAX_GPUS) {
-			snprintf(msg, msglen, "Allocate: %zu GPUs: no assignment names more than %d", rq->n_devices_ids,
-				 GF_DP_MATCH_MAX_GPUS);
-			return GF_GRPC_FAILED_PRECONDITION;
-		}
-		for (size_t i = 0; i < rq->n_devices_ids; i++)
-			uuids[nu++] = rq->devices_ids[i];
+	unsigned nu = 0, units = pl->milli ? (unsigned)rq->n_devices_ids : 0;
+	if (c->r.n_cdi_devices > GF_DP_MATCH_MAX_GPUS) {
+		snprintf(msg, msglen, "Allocate: %zu GPUs: no assignment names more than %d", c->r.n_cdi_devices,
+			 GF_DP_MATCH_MAX_GPUS);
+		return GF_GRPC_FAILED_PRECONDITION;
 	}
+	for (size_t i = 0; i < c->r.n_cdi_devices; i++)
+		uuids[nu++] = c->gpus[i]->uuid;
 	int k = find_pod(pl, pods, n, extra, uuids, nu, units);
 	if (k < 0) {
 		char what[160];
 		if (pl->milli)
-			snprintf(what, sizeof(what), "%u/1000 of GPU %.96s", units, one);
+			snprintf(what, sizeof(what), "%u/1000 of GPU %.96s", units, uuids[0]);
 		else
 			snprintf(what, sizeof(what), "%u whole GPU(s) starting with %.96s", nu, uuids[0]);
 		snprintf(msg, msglen,
@@ -895,7 +1017,10 @@ static int h_allocate(void *ud, const uint8_t *req, size_t len, struct gf_obuf *
 	struct gf_dp_pod *pods = NULL;
 	unsigned extra[MAX_PENDING] = { 0 };
 	int npods = 0;
-	V1beta1__AllocateRequest *rq = v1beta1__allocate_request__unpack(NULL, len, req);
+	_Alignas(16) uint8_t abuf[64 * 1024]; /* 1,000 unit IDs take ~56 KiB */
+	struct arena ar = { abuf, sizeof(abuf), 0 };
+	ProtobufCAllocator alloc = { arena_alloc, arena_free, &ar };
+	V1beta1__AllocateRequest *rq = v1beta1__allocate_request__unpack(&alloc, len, req);
 	if (!rq) {
 		snprintf(msg, msglen, "Allocate: the request is not a valid AllocateRequest");
 		return GF_GRPC_INVALID_ARGUMENT;
@@ -905,7 +1030,7 @@ static int h_allocate(void *ud, const uint8_t *req, size_t len, struct gf_obuf *
 		npods = pods ? list_pending(pl, pods, msg, msglen) : -1;
 		if (npods < 0) {
 			free(pods);
-			v1beta1__allocate_request__free_unpacked(rq, NULL);
+			v1beta1__allocate_request__free_unpacked(rq, &alloc);
 			if (!msg[0])
 				snprintf(msg, msglen, "out of memory");
 			return GF_GRPC_UNAVAILABLE;
@@ -936,11 +1061,12 @@ static int h_allocate(void *ud, const uint8_t *req, size_t len, struct gf_obuf *
 		for (unsigned j = 0; j < extra[k]; j++)
 			claim(pl->dp, pods[k].uid, pl->milli);
 	for (size_t i = 0; st == GF_GRPC_OK && pods && i < nc; i++)
-		attribute(pl, rq->container_requests[i]->devices_ids, rq->container_requests[i]->n_devices_ids, cs[i].pod);
+		attribute(pl, v, n, rq->container_requests[i]->devices_ids, rq->container_requests[i]->n_devices_ids,
+			  cs[i].pod);
 	free(pods);
 	free(cs);
 	free(rp);
-	v1beta1__allocate_request__free_unpacked(rq, NULL);
+	v1beta1__allocate_request__free_unpacked(rq, &alloc);
 	return st;
 }
 
@@ -1052,6 +1178,7 @@ gf_err gf_dp_start(gf_agent *a, const struct gf_dp_config *cfg, gf_dp **out, cha
 	pthread_cond_init(&dp->cv, NULL);
 	pthread_mutex_init(&dp->view_mu, NULL);
 	pthread_mutex_init(&dp->claim_mu, NULL);
+	pthread_mutex_init(&dp->cap_mu, NULL);
 	refresh_view(dp);
 	if (cfg->kube) {
 		struct gf_kube_client_opts ko = { .timeout_ms = 5000, .retries = 1 };
@@ -1111,6 +1238,7 @@ void gf_dp_stop(gf_dp *dp)
 	pthread_mutex_destroy(&dp->mu);
 	pthread_mutex_destroy(&dp->view_mu);
 	pthread_mutex_destroy(&dp->claim_mu);
+	pthread_mutex_destroy(&dp->cap_mu);
 	gf_kube_client_destroy(dp->kc);
 	free(dp);
 }

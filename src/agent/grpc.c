@@ -5,7 +5,8 @@
  * Server: an accept thread; per connection a thread that owns one
  * nghttp2 server session and loops: poll(fd, GF_GRPC_STREAM_POLL_MS) ->
  * read -> nghttp2_session_mem_recv -> (requests complete: dispatch) ->
- * poll open server streams -> nghttp2_session_send.  Per stream: the
+ * poll open server streams -> nghttp2_session_send (the frames it makes
+ * are gathered and sent with one send(): session_send).  Per stream: the
  * request's :path, its body (capped at GF_GRPC_MAX_MESSAGE + 5; past it the
  * stream is answered RESOURCE_EXHAUSTED and its body discarded), and the
  * response bytes not yet handed to nghttp2.  The response body goes out
@@ -88,6 +89,10 @@ struct conn {
 	nghttp2_session *ng;
 	struct stream *streams;
 	struct gf_obuf *sink;  /* gf_grpc_serve_bytes: output goes here, not to fd */
+	/* Frames of one nghttp2_session_send, sent together (session_send):
+	 * one send() per response instead of one per frame. */
+	uint8_t wbuf[8192];
+	size_t wlen;
 	/* Under srv->mu (read by the accept thread to pick an eviction): */
 	unsigned nopen;        /* open streams */
 	int64_t t_idle_since;  /* ms: accept, or the end of the last stream */
@@ -184,6 +189,28 @@ static struct stream *find_stream(struct conn *c, int32_t id)
 	return NULL;
 }
 
+/* Blocking (SO_SNDTIMEO bounds it); false on an error. */
+static bool send_all(int fd, const uint8_t *data, size_t len)
+{
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = send(fd, data + off, len - off, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return false;
+		off += (size_t)w;
+	}
+	return true;
+}
+
+static bool flush_out(struct conn *c)
+{
+	bool ok = send_all(c->fd, c->wbuf, c->wlen);
+	c->wlen = 0;
+	return ok;
+}
+
 static ssize_t srv_send(nghttp2_session *ng, const uint8_t *data, size_t len, int flags, void *ud)
 {
 	struct conn *c = ud;
@@ -191,16 +218,23 @@ static ssize_t srv_send(nghttp2_session *ng, const uint8_t *data, size_t len, in
 	(void)flags;
 	if (c->sink)
 		return gf_obuf_append(c->sink, data, len) == GF_OK ? (ssize_t)len : NGHTTP2_ERR_CALLBACK_FAILURE;
-	size_t off = 0;
-	while (off < len) {
-		ssize_t w = send(c->fd, data + off, len - off, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return NGHTTP2_ERR_CALLBACK_FAILURE;
-		off += (size_t)w;
-	}
+	if (c->wlen + len > sizeof(c->wbuf) && !flush_out(c))
+		return NGHTTP2_ERR_CALLBACK_FAILURE;
+	if (len > sizeof(c->wbuf))
+		return send_all(c->fd, data, len) ? (ssize_t)len : NGHTTP2_ERR_CALLBACK_FAILURE;
+	memcpy(c->wbuf + c->wlen, data, len);
+	c->wlen += len;
 	return (ssize_t)len;
+}
+
+/* nghttp2_session_send, then what it queued in one send(); nonzero on an
+ * error (of either). */
+static int session_send(struct conn *c)
+{
+	int r = nghttp2_session_send(c->ng);
+	if (c->wlen && !flush_out(c) && r == 0)
+		r = NGHTTP2_ERR_CALLBACK_FAILURE;
+	return r;
 }
 
 static int srv_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
@@ -520,7 +554,7 @@ static bool session_new(struct conn *c)
 
 static void session_end(struct conn *c)
 {
-	nghttp2_session_send(c->ng);
+	session_send(c);
 	while (c->streams)
 		srv_close(c->ng, c->streams->id, 0, c);
 	nghttp2_session_del(c->ng);
@@ -574,7 +608,7 @@ static bool check_deadlines(struct conn *c, int64_t now)
 	pthread_mutex_unlock(&c->srv->mu);
 	if (idle) {
 		nghttp2_session_terminate_session(c->ng, NGHTTP2_NO_ERROR);
-		nghttp2_session_send(c->ng);
+		session_send(c);
 	}
 	return !idle;
 }
@@ -587,7 +621,7 @@ static void *conn_main(void *arg)
 	if (!session_new(c))
 		goto out;
 	while (!c->srv->stopping) {
-		if (nghttp2_session_send(c->ng) != 0)
+		if (session_send(c) != 0)
 			break;
 		if (!nghttp2_session_want_read(c->ng) && !nghttp2_session_want_write(c->ng))
 			break;

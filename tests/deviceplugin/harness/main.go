@@ -424,7 +424,44 @@ func main() {
 			fail("Allocate milli answer: %+v, limit file %q (want %d bytes)", c, limit, want)
 		} else {
 			ok("Allocate gpufleet.io/gpu-milli 250 units: GPU 2 by CDI, GPUFLEET_GPU_MILLI=250, cap file limit_bytes = %d, library and ledger mounted", want)
+			// The plugin remembers limit files it wrote (one stat on
+			// reuse): a file changed or removed behind it is written again.
+			path := ""
+			for _, m := range c.Mounts {
+				if m.ContainerPath == "/etc/gpufleet/memcap/limit" {
+					path = m.HostPath
+				}
+			}
+			again := func(what string) {
+				if _, err := milli.Allocate(ctx, &api.AllocateRequest{ContainerRequests: []*api.ContainerAllocateRequest{{DevicesIds: ids}}}); err != nil {
+					fail("Allocate milli %s: %v", what, err)
+					return
+				}
+				if b, _ := os.ReadFile(path); !strings.Contains(string(b), fmt.Sprintf("limit_bytes = %d\n", want)) {
+					fail("Allocate milli %s: limit file %q", what, b)
+				}
+			}
+			again("reused")
+			os.WriteFile(path, []byte("limit_bytes = 1\n"), 0o644)
+			again("after the limit file was changed")
+			os.Remove(path)
+			again("after the limit file was removed")
+			ok("the same share again, its limit file changed, then removed: the file holds limit_bytes = %d each time", want)
 		}
+	}
+
+	// 5b. A request larger than the plugin's unpacking arena (64 KiB): two
+	// containers of 1,000 units each (GPUs 3 and 4), ~110 KiB of IDs.
+	big := []*api.ContainerAllocateRequest{{}, {}}
+	for k := 0; k < 1000; k++ {
+		big[0].DevicesIds = append(big[0].DevicesIds, fmt.Sprintf("%s::%d", uuid(3), k))
+		big[1].DevicesIds = append(big[1].DevicesIds, fmt.Sprintf("%s::%d", uuid(4), k))
+	}
+	if r, err := milli.Allocate(ctx, &api.AllocateRequest{ContainerRequests: big}); err != nil || len(r.ContainerResponses) != 2 ||
+		r.ContainerResponses[0].Envs["GPUFLEET_GPU_MILLI"] != "1000" || r.ContainerResponses[1].Envs["NVIDIA_VISIBLE_DEVICES"] != uuid(4) {
+		fail("Allocate of 2 x 1,000 units: %v %v", r, err)
+	} else {
+		ok("Allocate of 2 containers x 1,000 units (a request past the unpacking arena): both answered")
 	}
 
 	// 6. Bad input: clear statuses, and the plugin keeps serving.

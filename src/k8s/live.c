@@ -41,6 +41,7 @@
  */
 #include "k8s/live.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,7 @@
 #include "cluster/frag.h"
 #include "core/rng.h"
 #include "core/zpack.h"
+#include "k8s/gangs.h"
 #include "policy/sched.h"
 #include "queue/loop.h"
 #include "queue/podstate.h"
@@ -299,6 +301,7 @@ struct lpod {
 	uint32_t gen;
 	uint32_t plen;		/* packed bytes */
 	uint32_t job;		/* its job in the loop's queue (not kube); NO_JOB: none */
+	uint64_t gkey;		/* its gang (api, namespace, name) hashed; 0: none */
 	uint8_t *packed;
 	struct gf_pod_rec r;
 	char uid[GF_K8S_UID_MAX];
@@ -361,6 +364,11 @@ struct gf_live {
 	struct ltry { uint32_t slot, job; } *tried;	/* a cycle's submitted pods, in queue order */
 	size_t ntried, tried_cap;
 	size_t in_loop;		/* pods waiting in the loop's queue (not kube) */
+	/* Gangs (not kube): the PodGroup store (the caller's) and the members of
+	 * the gang jobs in the loop: job_pod[job] = GANG_JOB | index of member 0 here. */
+	const gf_gangs *gangs;
+	uint32_t *gmem;
+	size_t ngmem, gmem_cap;
 	/* Requeueing (queue/requeue.h). */
 	double now;		/* the caller's clock at the last gf_live_requeue_due() */
 	struct gf_changelog changes; /* nodes changed (cluster indices) */
@@ -455,6 +463,7 @@ void gf_live_destroy(gf_live *l)
 	free(l->job_pod);
 	free(l->dec);
 	free(l->tried);
+	free(l->gmem);
 	nindex_release(&l->names);
 	gf_catalog_release(&l->cat);
 	free(l);
@@ -491,6 +500,17 @@ static void pod_copy(const struct lpod *lp, struct gf_k8s_pod *out)
 		memset(out, 0, sizeof(*out));
 }
 
+/* p's gang (gangs.h: spec.schedulingGroup, else the coscheduling label) hashed; 0: none. */
+static uint64_t gang_key(const struct gf_k8s_pod *p)
+{
+	const char *name = p->sched_group[0] ? p->sched_group : p->pod_group;
+	if (!name[0])
+		return 0;
+	uint64_t h = fnv(p->ns) ^ (p->sched_group[0] ? 0x5bd1e995ull : 0);
+	h = (h ^ fnv(name)) * 1099511628211ull;
+	return h ? h : 1;
+}
+
 /* Keep p as lp's object (packed).  Out of memory: the old object stays. */
 static void pod_store(gf_live *l, struct lpod *lp, const struct gf_k8s_pod *p)
 {
@@ -503,6 +523,7 @@ static void pod_store(gf_live *l, struct lpod *lp, const struct gf_k8s_pod *p)
 	lp->plen = (uint32_t)n;
 	lp->ours = !strcmp(p->scheduler, l->name) && !p->deleting;
 	lp->rules = p->selector_len || p->ntols || p->nterms;
+	lp->gkey = gang_key(p);
 }
 
 /* PENDING and queued (podstate.h); out of memory: parked, the next sweep retries it. */
@@ -511,11 +532,37 @@ static void enqueue(gf_live *l, struct lpod *lp)
 	(void)gf_pod_want(&l->queue, &lp->r, (uint32_t)(lp - l->pods));
 }
 
+#define GANG_JOB 0x80000000u
+
+/*
+ * lp, waiting in the loop as a member of a gang job, leaves it: the job
+ * leaves the queue whole (gf_loop_end), so the other members go back to
+ * this file's queue, to form the gang again without it.
+ */
+static void gang_leave(gf_live *l, struct lpod *lp)
+{
+	if (!l->job_pod || !(l->job_pod[lp->job] & GANG_JOB) || !l->loop)
+		return;
+	struct gf_job_info ji;
+	gf_loop_job(l->loop, lp->job, &ji);
+	uint32_t at = l->job_pod[lp->job] & ~GANG_JOB;
+	for (uint32_t m = 0; m < ji.npods && at + m < l->ngmem; m++) {
+		struct lpod *o = &l->pods[l->gmem[at + m]];
+		if (o == lp || !o->used || o->job != lp->job)
+			continue;
+		o->job = NO_JOB;
+		l->in_loop--;
+		if (o->r.st == GF_POD_PENDING)
+			enqueue(l, o);
+	}
+}
+
 /* lp leaves the loop's queue (deleted, changed, bound by someone, no longer ours). */
 static void leave_loop(gf_live *l, struct lpod *lp)
 {
 	if (lp->job == NO_JOB)
 		return;
+	gang_leave(l, lp);
 	if (l->loop)
 		(void)gf_loop_end(l->loop, lp->job, INT64_MIN); /* now: the loop's clock */
 	lp->job = NO_JOB;
@@ -686,11 +733,19 @@ static gf_err build_target(gf_live *l)
 	return e;
 }
 
-/* The nodes a loop job's pod may use (taints, cordon, selector, affinity, pod count); NULL: all. */
+/* The pod slot of member `member` of loop job `job` (a gang's from gmem). */
+static uint32_t job_slot(const gf_live *l, uint32_t job, uint32_t member)
+{
+	uint32_t v = l->job_pod[job];
+	return v & GANG_JOB ? l->gmem[(v & ~GANG_JOB) + member] : v;
+}
+
+/* The nodes a loop job's pod may use (taints, cordon, selector, affinity, pod count); NULL: all.
+ * A gang's: its first member's (gangs are of identical pods, gang_submit). */
 static const uint64_t *loop_admit(void *ud, uint32_t job)
 {
 	gf_live *l = ud;
-	struct lpod *lp = &l->pods[l->job_pod[job]];
+	struct lpod *lp = &l->pods[job_slot(l, job, 0)];
 	struct gf_pod_rules pr = lp->rules ? pod_rules(pod_of(l, lp)) : (struct gf_pod_rules){ 0 };
 	return gf_admit_mask(l->cluster, l->rules, &pr, l->allowed, NULL) ? l->allowed : NULL;
 }
@@ -706,6 +761,7 @@ static gf_err make_loop(gf_live *l)
 {
 	gf_loop_destroy(l->loop);
 	l->loop = NULL;
+	l->ngmem = 0;
 	/* pods that waited in the old loop's queue go back to this file's */
 	for (size_t i = 0; i < l->npods; i++) {
 		struct lpod *lp = &l->pods[i];
@@ -1260,12 +1316,19 @@ static bool worth_trying(gf_live *l, struct lpod *lp)
 
 #define LIVE_BATCH 1
 #define REASON_QUEUE (1ull << 42)
+#define REASON_GANG (1ull << 43)
 
 /* Not kube: a pod waiting in the loop's queue; its first decision says why (once). */
 static void queue_wait(gf_live *l, struct lpod *lp, uint32_t job, struct gf_live_decision *d)
 {
 	struct gf_job_info ji;
 	gf_loop_job(l->loop, job, &ji);
+	if (ji.npods > 1 && (ji.why == GF_LOOP_WHY_NO_ROOM || ji.why == GF_LOOP_WHY_NONE)) {
+		d->reason = REASON_QUEUE | REASON_GANG | ji.npods;
+		snprintf(d->message, sizeof(d->message), "gang of %u pods: no room for all of them together "
+			 "(placed all or none).", ji.npods);
+		return;
+	}
 	if (ji.why == GF_LOOP_WHY_NO_ROOM || ji.why == GF_LOOP_WHY_NONE) {
 		d->reason = why_summary(l, pod_of(l, lp), &lp->r.eff, d->message, sizeof(d->message));
 		lp->r.eff_ok = true;
@@ -1274,6 +1337,222 @@ static void queue_wait(gf_live *l, struct lpod *lp, uint32_t job, struct gf_live
 	d->reason = REASON_QUEUE | (uint64_t)ji.why;
 	snprintf(d->message, sizeof(d->message), "waiting in gpufleet's queue (%s): %s.",
 		 gf_queue_policy_name((enum gf_queue_policy)l->o.queue_policy), gf_loop_why_name(ji.why));
+}
+
+/* ---- gangs (not kube) ----------------------------------------------------- */
+
+/*
+ * A gang (a PodGroup of either API, gangs.h) is one loop job of N identical
+ * pods, N = minMember less the members already placed (ASSUMED or BOUND): the
+ * loop places all N in one cycle or none (queue/loop.h), so a gang never
+ * holds GPUs while it waits, and the cycle's N decisions are handed out one
+ * after another, all of them decided before the first binding is issued.
+ * The job is submitted once minMember members exist (before that each waits,
+ * "gang incomplete: k of N pods"); the first N by name form it.  Members
+ * beyond minMember, once minMember are placed, are placed one by one (as the
+ * coscheduling plugin lets them pass); until then they wait.  A member whose
+ * binding fails comes back (gf_live_forget) to a gang that now lacks one:
+ * it is re-placed alone, as a job of one, in the next cycle, ahead of every
+ * other job (priority INT32_MAX: the rest of its gang already holds GPUs).  A member
+ * deleted or changed while its gang waits takes the job out of the loop; the
+ * others go back to this file's queue.
+ *
+ * Cost: a member's attempt scans every pod slot for its gang (O(pods),
+ * compared by the hashed key first).
+ */
+static bool same_gang(gf_live *l, const struct lpod *o, const struct gf_gang_ref *ref)
+{
+	const struct gf_k8s_pod *q = pod_of(l, o);
+	const char *name = q->sched_group[0] ? q->sched_group : q->pod_group;
+	return (q->sched_group[0] ? GF_GANG_WORKLOAD : GF_GANG_COSCHEDULING) == ref->api &&
+	       !strcmp(q->ns, ref->ns) && !strcmp(name, ref->name);
+}
+
+/* The resources two pods ask for (not their names, priorities or times). */
+static bool same_request(const struct gf_pod_spec *a, const struct gf_pod_spec *b)
+{
+	return a->cpu_milli == b->cpu_milli && a->mem_mib == b->mem_mib && a->gpu_count == b->gpu_count &&
+	       a->gpu_milli == b->gpu_milli && a->spec == b->spec && a->gpu_mem_mib == b->gpu_mem_mib &&
+	       a->served_model == b->served_model;
+}
+
+static int cmp_member(gf_live *l, const struct lpod *a, const struct lpod *b)
+{
+	char an[GF_K8S_NAME_MAX];
+	snprintf(an, sizeof(an), "%s", pod_of(l, a)->name);
+	int c = strcmp(an, pod_of(l, b)->name);
+	return c ? c : strcmp(a->uid, b->uid);
+}
+
+/* lp waits for its gang: an unschedulable decision saying why, parked with its backoff. */
+static void gang_wait(gf_live *l, struct lpod *lp, uint64_t key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void gang_wait(gf_live *l, struct lpod *lp, uint64_t key, const char *fmt, ...)
+{
+	struct gf_live_decision d;
+	memset(&d, 0, sizeof(d));
+	d.result = GF_LIVE_UNSCHEDULABLE;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(d.message, sizeof(d.message), fmt, ap);
+	va_end(ap);
+	d.reason = REASON_GANG | key;
+	gf_pod_failed(&lp->r, false, l->now, l->changes.end);
+	add_decision(l, lp, &d);
+}
+
+/* Grow gmem for n more members. */
+static bool gmem_room(gf_live *l, size_t n)
+{
+	if (l->ngmem + n <= l->gmem_cap)
+		return true;
+	size_t nc = l->gmem_cap ? l->gmem_cap * 2 : 64;
+	while (nc < l->ngmem + n)
+		nc *= 2;
+	if (nc > GANG_JOB)
+		return false;
+	uint32_t *v = realloc(l->gmem, nc * sizeof(*v));
+	if (!v)
+		return false;
+	l->gmem = v;
+	l->gmem_cap = nc;
+	return true;
+}
+
+/* Submit members m[0..n) (identical requests: lp's effective one) as one loop job at t. */
+static void gang_submit(gf_live *l, struct lpod *lp, struct lpod **m, uint32_t n, int64_t t, bool finish)
+{
+	struct gf_job_spec js = { .pod = lp->r.eff, .npods = n, .priority = pod_of(l, lp)->req.priority,
+				  .arrival = t, .duration = GF_LOOP_OPEN };
+	if (finish)
+		js.priority = INT32_MAX; /* the rest of its gang holds its GPUs already: ahead of all */
+	uint32_t job = 0;
+	gf_err e = gmem_room(l, n) ? gf_loop_submit(l->loop, &js, &job) : GF_INVAL;
+	bool submitted = !e;
+	if (!e && job >= l->job_cap) {
+		size_t nc = l->job_cap ? l->job_cap * 2 : 256;
+		while (nc <= job)
+			nc *= 2;
+		uint32_t *v = realloc(l->job_pod, nc * sizeof(*v));
+		if (v)
+			l->job_pod = v, l->job_cap = nc;
+		else
+			e = GF_NOMEM;
+	}
+	if (!e && l->ntried + n > l->tried_cap) {
+		size_t nc = l->tried_cap ? l->tried_cap * 2 : 64;
+		while (nc < l->ntried + n)
+			nc *= 2;
+		struct ltry *v = realloc(l->tried, nc * sizeof(*v));
+		if (v)
+			l->tried = v, l->tried_cap = nc;
+		else
+			e = GF_NOMEM;
+	}
+	if (e) {
+		if (submitted)
+			(void)gf_loop_end(l->loop, job, t);
+		internal_error(l, lp, e == GF_NOMEM ? "out of memory" : "gang refused by the engine");
+		return;
+	}
+	l->job_pod[job] = GANG_JOB | (uint32_t)l->ngmem;
+	for (uint32_t k = 0; k < n; k++) {
+		l->gmem[l->ngmem++] = (uint32_t)(m[k] - l->pods);
+		m[k]->job = job;
+		m[k]->r.eff = lp->r.eff;
+		l->in_loop++;
+		gf_pod_skip(&m[k]->r); /* parked here while the loop holds the gang */
+		l->tried[l->ntried++] = (struct ltry){ (uint32_t)(m[k] - l->pods), job };
+	}
+}
+
+/*
+ * lp (ours, its effective request in lp->r.eff) belongs to a gang: it waits,
+ * or its gang goes to the loop.  false: place it as a pod of its own (no gang
+ * constraint left: minMember <= 1, or minMember members placed already).
+ */
+static bool gang_take(gf_live *l, struct lpod *lp, int64_t t)
+{
+	struct gf_gang_ref ref;
+	if (!gf_gangs_of_pod(l->gangs, pod_of(l, lp), &ref))
+		return false;
+	if (!ref.known) {
+		gang_wait(l, lp, lp->gkey & 0xffffffffffull, "waiting for its PodGroup %s/%s (%s): not found",
+			  ref.ns, ref.name, ref.api == GF_GANG_WORKLOAD ? "scheduling.k8s.io" : "scheduling.x-k8s.io");
+		return true;
+	}
+	uint32_t min = ref.min_member > 0 ? (uint32_t)ref.min_member : 1;
+	if (min <= 1)
+		return false;
+	if (min > GF_LOOP_MAX_GANG) {
+		gang_wait(l, lp, 1, "gang %s/%s: minMember %u is more than gpufleet places together (%d)",
+			  ref.ns, ref.name, min, GF_LOOP_MAX_GANG);
+		return true;
+	}
+	struct lpod **m = malloc(min * sizeof(*m));
+	if (!m) {
+		internal_error(l, lp, "out of memory");
+		return true;
+	}
+	uint32_t placed = 0, npend = 0;
+	bool in_loop = false, differ = false;
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *o = &l->pods[i];
+		if (!o->used || o->gkey != lp->gkey || (o != lp && !same_gang(l, o, &ref)))
+			continue;
+		if (o->r.st == GF_POD_ASSUMED || o->r.st == GF_POD_BOUND) {
+			placed++;
+			continue;
+		}
+		if (o->r.st != GF_POD_PENDING || !o->ours || o->r.invalid)
+			continue;
+		if (o->job != NO_JOB) {
+			in_loop = true;
+			continue;
+		}
+		npend++;
+		/* keep the min first members by name (insertion into a sorted array) */
+		uint32_t k = npend <= min ? npend - 1 : min;
+		while (k > 0 && cmp_member(l, o, m[k - 1]) < 0) {
+			if (k < min)
+				m[k] = m[k - 1];
+			k--;
+		}
+		if (k < min)
+			m[k] = o;
+	}
+	bool done = true;
+	if (placed >= min) {
+		done = false; /* the gang stands: lp is an extra member, placed alone */
+	} else if (in_loop) {
+		gang_wait(l, lp, 2, "gang %s/%s: waiting for its first %u pods to be placed together",
+			  ref.ns, ref.name, min);
+	} else if (placed + npend < min) {
+		gang_wait(l, lp, ((uint64_t)(placed + npend) << 20) | min, "gang incomplete: %u of %u pods",
+			  placed + npend, min);
+	} else {
+		uint32_t need = min - placed;
+		for (uint32_t k = 0; k < need && !differ; k++) {
+			struct gf_pod_spec e;
+			char msg[8];
+			differ = m[k] != lp && (effective(l, pod_of(l, m[k]), 0, &e, msg, sizeof(msg)) ||
+						!same_request(&e, &lp->r.eff));
+		}
+		bool has_lp = false;
+		for (uint32_t k = 0; k < need; k++)
+			has_lp |= m[k] == lp;
+		if (differ) {
+			gang_wait(l, lp, 3, "gang %s/%s: its pods ask for different resources; gpufleet places "
+				  "a gang as one job of identical pods", ref.ns, ref.name);
+		} else {
+			gang_submit(l, lp, m, need, t, placed > 0);
+			if (!has_lp) /* an extra member: after the first ones (by name) */
+				gang_wait(l, lp, 2, "gang %s/%s: waiting for its first %u pods to be placed "
+					  "together", ref.ns, ref.name, min);
+		}
+	}
+	free(m);
+	return done;
 }
 
 /*
@@ -1330,6 +1609,8 @@ static bool run_cycle(gf_live *l)
 			add_decision(l, lp, &d);
 			continue;
 		}
+		if (!kube && lp->gkey && l->gangs && gang_take(l, lp, t))
+			continue;
 		if (submit_pod(l, lp, t) && !kube) {
 			lp->job = l->tried[l->ntried - 1].job;
 			l->in_loop++;
@@ -1342,7 +1623,7 @@ static bool run_cycle(gf_live *l)
 	gf_err e = gf_loop_cycle(l->loop, t, &out);
 	if (!kube) {
 		for (size_t i = 0; !e && i < out.nbinds; i++) {
-			struct lpod *lp = &l->pods[l->job_pod[out.binds[i].job]];
+			struct lpod *lp = &l->pods[job_slot(l, out.binds[i].job, out.binds[i].member)];
 			if (!lp->used || lp->job != out.binds[i].job)
 				continue; /* cannot happen: a job leaves the loop with its pod */
 			struct gf_live_decision d;
@@ -1365,8 +1646,8 @@ static bool run_cycle(gf_live *l)
 				queue_wait(l, lp, lp->job, &d);
 			add_decision(l, lp, &d);
 		}
-		if (!l->in_loop)
-			(void)gf_loop_clear_jobs(l->loop);
+		if (!l->in_loop && !gf_loop_clear_jobs(l->loop))
+			l->ngmem = 0;
 		return took || l->ndec > 0;
 	}
 	for (size_t k = 0; k < l->ntried; k++) {
@@ -1425,6 +1706,26 @@ void gf_live_forget(gf_live *l, const char *uid, bool requeue)
 	/* not requeued: back after its backoff, on the change its own release logged */
 	gf_pod_forget(&l->queue, &lp->r, (uint32_t)(lp - l->pods), ours, requeue, l->now,
 		      l->changes.end ? l->changes.end - 1 : 0);
+}
+
+void gf_live_set_gangs(gf_live *l, const gf_gangs *g)
+{
+	l->gangs = g;
+}
+
+size_t gf_live_gangs_changed(gf_live *l)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		if (lp->used && lp->gkey && lp->r.st == GF_POD_PENDING && lp->r.parked && lp->job == NO_JOB &&
+		    !lp->r.invalid) {
+			lp->r.hinted = false; /* no node change is what it waited for */
+			enqueue(l, lp);
+			n++;
+		}
+	}
+	return n;
 }
 
 bool gf_live_take_freed(gf_live *l)

@@ -100,6 +100,19 @@ bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_de
 /* Undo an assumption (binding failed).  requeue: back into the queue. */
 void gf_live_forget(gf_live *l, const char *uid, bool requeue);
 
+/*
+ * Gangs (not in kube mode): the PodGroup store the caller keeps (k8s/gangs.h;
+ * NULL: none, every pod alone), read at each decision under the caller's
+ * lock.  A pod naming a PodGroup waits until minMember members exist, then
+ * the gang is one loop job placed all or nothing (live.c, "gangs").  In kube
+ * mode gangs are not looked at: each pod is placed alone.
+ * gf_live_gangs_changed(): a PodGroup was added, changed or deleted: gang
+ * members waiting here are tried again; returns how many.
+ */
+struct gf_gangs;
+void gf_live_set_gangs(gf_live *l, const struct gf_gangs *g);
+size_t gf_live_gangs_changed(gf_live *l);
+
 /* Something was freed or added since the last call (then true once). */
 bool gf_live_take_freed(gf_live *l);
 

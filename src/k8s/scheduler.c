@@ -492,6 +492,8 @@ static void on_group_event(void *ud, const char *type, const cJSON *obj)
 		gf_gangs_unset(d->gangs, &gt->g);
 	else if (gf_gangs_set(d->gangs, &gt->g))
 		logline("PodGroup %s/%s: out of memory", gt->g.ns, gt->g.name);
+	if (!e && gf_live_gangs_changed(d->live)) /* its waiting members look again */
+		pthread_cond_signal(&d->work);
 	pthread_mutex_unlock(&d->mu);
 }
 
@@ -1684,6 +1686,8 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	}
 	if ((d->o.pod_groups || d->o.workload_groups) && (e = gf_gangs_create(&d->gangs)))
 		goto out;
+	if (d->gangs)
+		gf_live_set_gangs(d->live, d->gangs); /* not kube: gangs placed all or nothing */
 	for (int i = 0; i < 2; i++) {
 		if (!(i ? d->o.workload_groups : d->o.pod_groups))
 			continue;

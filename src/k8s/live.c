@@ -302,6 +302,8 @@ struct lpod {
 	uint32_t plen;		/* packed bytes */
 	uint32_t job;		/* its job in the loop's queue (not kube); NO_JOB: none */
 	uint64_t gkey;		/* its gang (api, namespace, name) hashed; 0: none */
+	int32_t note_s;		/* estimated start last noted (caller's seconds); -1 none; NOTE_NEVER */
+	uint32_t note_why;	/* the waiting reason last noted, hashed */
 	uint8_t *packed;
 	struct gf_pod_rec r;
 	char uid[GF_K8S_UID_MAX];
@@ -533,6 +535,7 @@ static void enqueue(gf_live *l, struct lpod *lp)
 }
 
 #define GANG_JOB 0x80000000u
+#define NOTE_NEVER INT32_MIN
 
 /*
  * lp, waiting in the loop as a member of a gang job, leaves it: the job
@@ -1028,6 +1031,7 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 		memset(lp, 0, sizeof(*lp));
 		lp->used = true;
 		lp->job = NO_JOB;
+		lp->note_s = NOTE_NEVER;
 		snprintf(lp->uid, sizeof(lp->uid), "%s", p->uid);
 		gf_pod_init(&lp->r);
 		if (l->pmap.slot[j] == EMPTY)
@@ -1725,6 +1729,58 @@ size_t gf_live_gangs_changed(gf_live *l)
 			n++;
 		}
 	}
+	return n;
+}
+
+/*
+ * The notes of pods waiting in the loop's queue: the reason from the job's
+ * why (a gang's own phrase), the estimated start from gf_loop_forecast (loop
+ * time is the caller's clock in milliseconds).  Due when never noted, the
+ * reason changed, the estimate appeared or went, or it moved by more than
+ * GF_LIVE_NOTE_MOVE_S.  O(jobs + pods) for the forecast and the scan.
+ */
+size_t gf_live_notes_due(gf_live *l, struct gf_live_note *out, size_t max)
+{
+	if (!l->loop || !l->in_loop || !max || l->o.queue_policy == GF_QP_KUBE)
+		return 0;
+	size_t nj = gf_loop_njobs(l->loop), n = 0;
+	int64_t *start = malloc((nj ? nj : 1) * sizeof(*start));
+	if (!start || gf_loop_forecast(l->loop, start)) {
+		free(start);
+		return 0;
+	}
+	const char *qp = gf_queue_policy_name((enum gf_queue_policy)l->o.queue_policy);
+	for (size_t i = 0; i < l->npods && n < max; i++) {
+		struct lpod *lp = &l->pods[i];
+		if (!lp->used || lp->job == NO_JOB || lp->job >= nj)
+			continue;
+		struct gf_job_info ji;
+		gf_loop_job(l->loop, lp->job, &ji);
+		struct gf_live_note *o = &out[n];
+		if (ji.npods > 1 && (ji.why == GF_LOOP_WHY_NO_ROOM || ji.why == GF_LOOP_WHY_NONE))
+			snprintf(o->reason, sizeof(o->reason), "gang of %u pods: no room for all of them together",
+				 ji.npods);
+		else
+			snprintf(o->reason, sizeof(o->reason), "waiting in gpufleet's queue (%s): %s", qp,
+				 ji.why == GF_LOOP_WHY_NONE ? "not tried yet" : gf_loop_why_name(ji.why));
+		int64_t st = start[lp->job] >= 0 ? start[lp->job] / 1000 : -1;
+		if (st > INT32_MAX)
+			st = -1; /* beyond any clock this process has: no estimate */
+		uint32_t why = (uint32_t)fnv(o->reason);
+		bool due = lp->note_s == NOTE_NEVER || why != lp->note_why || (st < 0) != (lp->note_s < 0) ||
+			   (st >= 0 && (st - lp->note_s > GF_LIVE_NOTE_MOVE_S || lp->note_s - st > GF_LIVE_NOTE_MOVE_S));
+		if (!due)
+			continue;
+		lp->note_s = (int32_t)st;
+		lp->note_why = why;
+		const struct gf_k8s_pod *p = pod_of(l, lp);
+		snprintf(o->uid, sizeof(o->uid), "%s", lp->uid);
+		snprintf(o->ns, sizeof(o->ns), "%s", p->ns);
+		snprintf(o->name, sizeof(o->name), "%s", p->name);
+		o->start = st >= 0 ? (double)st : -1;
+		n++;
+	}
+	free(start);
 	return n;
 }
 

@@ -120,7 +120,7 @@ static void histo_render(struct gf_obuf *o, const char *name, const char *help, 
 
 /* ---- the daemon ---------------------------------------------------------- */
 
-enum job_kind { JOB_BIND, JOB_FAILED, JOB_EXT_BIND };
+enum job_kind { JOB_BIND, JOB_FAILED, JOB_EXT_BIND, JOB_NOTE };
 
 /*
  * An extender bind between the HTTP thread and a binder.  Under mu; two
@@ -141,6 +141,7 @@ struct job {
 	struct gf_live_decision d;
 	double t0;
 	unsigned long term;	/* the leader's term it was decided in (gf_leader_terms) */
+	time_t est;		/* JOB_NOTE: estimated start (wall clock), -1 none; d.message: the reason */
 };
 
 enum { A_SCHEDULED, A_UNSCHEDULABLE, A_INVALID, A_ERROR, A_COUNT };
@@ -310,6 +311,7 @@ struct daemon {
 	uint64_t attempts[A_COUNT];
 	uint64_t binds[B_COUNT];
 	uint64_t events_total, event_errors, decode_errors, watch_restarts[2];
+	uint64_t notes_total, note_errors;	/* waiting pods' annotations written (send_note) */
 	uint64_t watch_events[2];	/* objects received: nodes, pods */
 	uint64_t ext_requests[V_COUNT][3]; /* [verb][200, 400, 403] */
 	uint64_t ext_reused[V_COUNT];	/* calls whose NodeNames were the memo's */
@@ -607,6 +609,39 @@ static void send_failed(struct daemon *d, gf_kube_client *k, const struct job *j
 	pthread_mutex_unlock(&d->mu);
 }
 
+/*
+ * A waiting pod's notes (gf_live_notes_due) as its annotations, one merge
+ * PATCH: GF_ANN_WAITING_REASON and GF_ANN_ESTIMATED_START (removed when
+ * there is no estimate).  A pod gone meanwhile (404) is no error.
+ */
+static void send_note(struct daemon *d, gf_kube_client *k, const struct job *j)
+{
+	char path[600], err[300], ts[32];
+	cJSON *patch = cJSON_CreateObject();
+	cJSON *ann = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations");
+	cJSON_AddStringToObject(ann, GF_ANN_WAITING_REASON, j->d.message);
+	if (j->est >= 0) {
+		struct tm tm;
+		gmtime_r(&j->est, &tm);
+		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		cJSON_AddStringToObject(ann, GF_ANN_ESTIMATED_START, ts);
+	} else {
+		cJSON_AddNullToObject(ann, GF_ANN_ESTIMATED_START);
+	}
+	char *body = cJSON_PrintUnformatted(patch);
+	cJSON_Delete(patch);
+	long st = 0;
+	bool ok = body && !gf_kube_path(path, sizeof(path), j->ns, "pods", j->name, NULL, err, sizeof(err)) &&
+		  !gf_kube_request(k, "PATCH", path, "application/merge-patch+json", body, strlen(body), &st,
+				   NULL, err, sizeof(err)) &&
+		  (st / 100 == 2 || st == 404);
+	free(body);
+	pthread_mutex_lock(&d->mu);
+	d->notes_total++;
+	d->note_errors += !ok;
+	pthread_mutex_unlock(&d->mu);
+}
+
 struct binder {
 	struct daemon *d;
 	gf_kube_client *k;
@@ -747,6 +782,12 @@ static void *binder_main(void *arg)
 			d->binding--;
 			continue;
 		}
+		if (j.kind == JOB_NOTE) {
+			send_note(d, b->k, &j);
+			pthread_mutex_lock(&d->mu);
+			d->binding--;
+			continue;
+		}
 		if (j.kind == JOB_FAILED) {
 			send_failed(d, b->k, &j);
 			pthread_mutex_lock(&d->mu);
@@ -867,15 +908,44 @@ static void on_leader_log(void *ud, const char *line)
 	logline("leader election: %s", line);
 }
 
+/*
+ * Waiting pods' notes (estimated start, waiting reason) due now, as jobs for
+ * the binders: every NOTE_EVERY_S at most NOTE_MAX (a bounded write rate;
+ * what is left is due at the next round).  Under mu.
+ */
+#define NOTE_EVERY_S 2.0
+#define NOTE_MAX 32
+static void push_notes(struct daemon *d, double t)
+{
+	static struct gf_live_note notes[NOTE_MAX]; /* the scheduling thread only */
+	size_t n = gf_live_notes_due(d->live, notes, NOTE_MAX);
+	time_t wall = time(NULL);
+	for (size_t i = 0; i < n; i++) {
+		struct job j = { .kind = JOB_NOTE, .term = gf_leader_terms(d->leader), .est = -1 };
+		snprintf(j.ns, sizeof(j.ns), "%s", notes[i].ns);
+		snprintf(j.name, sizeof(j.name), "%s", notes[i].name);
+		snprintf(j.uid, sizeof(j.uid), "%s", notes[i].uid);
+		snprintf(j.d.message, sizeof(j.d.message), "%s", notes[i].reason);
+		if (notes[i].start >= 0)
+			j.est = wall + (time_t)(notes[i].start > t ? notes[i].start - t + 0.5 : 0);
+		push_job(d, &j);
+	}
+}
+
 static void *sched_main(void *arg)
 {
 	struct daemon *d = arg;
+	double next_note = 0;
 	pthread_mutex_lock(&d->mu);
 	while (!gf_kube_stopped(d->o.stop)) {
 		double t = now_s();
 		bool ready = d->synced[0] && d->synced[1] && lead_ready(d);
 		if (ready)
 			gf_live_requeue_due(d->live, t);
+		if (ready && d->o.standalone && t >= next_note) {
+			next_note = t + NOTE_EVERY_S;
+			push_notes(d, t);
+		}
 		static struct gf_k8s_pod p;
 		struct gf_live_decision dc;
 		if (!ready || !d->o.standalone || !gf_live_schedule_next(d->live, &p, &dc)) {
@@ -1016,6 +1086,10 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 		       (unsigned long long)d->decode_errors, (unsigned long long)d->watch_restarts[0],
 		       (unsigned long long)d->watch_restarts[1], (unsigned long long)d->watch_events[0],
 		       (unsigned long long)d->watch_events[1]);
+	gf_obuf_printf(o, "# HELP gpufleet_pod_notes_total Waiting pods' estimated-start and waiting-reason annotations "
+			  "written (errors: failed writes).\n# TYPE gpufleet_pod_notes_total counter\n"
+			  "gpufleet_pod_notes_total %llu\ngpufleet_pod_note_errors_total %llu\n",
+		       (unsigned long long)d->notes_total, (unsigned long long)d->note_errors);
 	gf_costrec_render(d->live, o); /* the allocation record for `gpufleet cost` */
 	gf_obuf_printf(o, "# HELP gpufleet_leader 1 if this replica leads (binds), 0 if a standby; 1 without leader election.\n"
 			  "# TYPE gpufleet_leader gauge\ngpufleet_leader %d\n"

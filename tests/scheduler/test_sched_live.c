@@ -920,6 +920,16 @@ static void test_gangs_live(void **st)
 	assert_int_equal(n, 0);
 	assert_non_null(strstr(last, "gang of 2 pods: no room for all of them together"));
 	assert_int_equal(gpus_used(l), 24);
+	/* their notes (annotations): all four once, with no estimate (the running pods' ends are
+	 * unknown), then nothing until something changes */
+	struct gf_live_note notes[8];
+	assert_int_equal(gf_live_notes_due(l, notes, 8), 4);
+	for (int i = 0; i < 4; i++) {
+		assert_string_equal(notes[i].reason, "gang of 2 pods: no room for all of them together");
+		assert_true(notes[i].start < 0);
+		assert_string_equal(notes[i].ns, "t");
+	}
+	assert_int_equal(gf_live_notes_due(l, notes, 8), 0);
 	/* two of a's pods end: 24 free, room for one gang (each is more than half of it): one is
 	 * placed whole, the other waits whole (no deadlock, nothing partial) */
 	gf_live_pod_delete(l, "u-a-0");

@@ -503,14 +503,17 @@ static void pod_copy(const struct lpod *lp, struct gf_k8s_pod *out)
 }
 
 /* p's gang (gangs.h: spec.schedulingGroup, else the coscheduling label) hashed; 0: none. */
+static uint64_t gang_key_of(bool workload, const char *ns, const char *name)
+{
+	uint64_t h = fnv(ns) ^ (workload ? 0x5bd1e995ull : 0);
+	h = (h ^ fnv(name)) * 1099511628211ull;
+	return h ? h : 1;
+}
+
 static uint64_t gang_key(const struct gf_k8s_pod *p)
 {
 	const char *name = p->sched_group[0] ? p->sched_group : p->pod_group;
-	if (!name[0])
-		return 0;
-	uint64_t h = fnv(p->ns) ^ (p->sched_group[0] ? 0x5bd1e995ull : 0);
-	h = (h ^ fnv(name)) * 1099511628211ull;
-	return h ? h : 1;
+	return name[0] ? gang_key_of(p->sched_group[0] != 0, p->ns, name) : 0;
 }
 
 /* Keep p as lp's object (packed).  Out of memory: the old object stays. */
@@ -1782,6 +1785,26 @@ size_t gf_live_notes_due(gf_live *l, struct gf_live_note *out, size_t max)
 	}
 	free(start);
 	return n;
+}
+
+void gf_live_gang_count(gf_live *l, const struct gf_k8s_podgroup *pg, struct gf_live_gang_count *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct gf_gang_ref ref = { .api = pg->api };
+	snprintf(ref.ns, sizeof(ref.ns), "%s", pg->ns);
+	snprintf(ref.name, sizeof(ref.name), "%s", pg->name);
+	uint64_t key = gang_key_of(pg->api == GF_GANG_WORKLOAD, pg->ns, pg->name);
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		if (!lp->used || lp->gkey != key || !same_gang(l, lp, &ref))
+			continue;
+		const struct gf_k8s_pod *p = pod_of(l, lp);
+		out->members++;
+		out->succeeded += p->phase == GF_PHASE_SUCCEEDED;
+		out->failed += p->phase == GF_PHASE_FAILED;
+		out->running += p->phase == GF_PHASE_RUNNING;
+		out->scheduled += p->node[0] || lp->r.st == GF_POD_ASSUMED;
+	}
 }
 
 bool gf_live_take_freed(gf_live *l)

@@ -131,6 +131,16 @@ struct gf_live_note {
 };
 size_t gf_live_notes_due(gf_live *l, struct gf_live_note *out, size_t max);
 
+/*
+ * The members of PodGroup pg (pods naming it, any scheduler, finished ones
+ * too) by state: scheduled (bound or being bound; finished ones count),
+ * running, succeeded, failed (status.phase).  O(pods).
+ */
+struct gf_live_gang_count {
+	uint32_t members, scheduled, running, succeeded, failed;
+};
+void gf_live_gang_count(gf_live *l, const struct gf_k8s_podgroup *pg, struct gf_live_gang_count *out);
+
 /* Something was freed or added since the last call (then true once). */
 bool gf_live_take_freed(gf_live *l);
 

@@ -906,6 +906,18 @@ static void test_gangs_live(void **st)
 		struct gf_k8s_pod b = bound_copy(&got[i], &gd[i]);
 		gf_live_pod_set(l, &b);
 	}
+	struct gf_k8s_podgroup pa;
+	memset(&pa, 0, sizeof(pa));
+	snprintf(pa.ns, sizeof(pa.ns), "t");
+	snprintf(pa.name, sizeof(pa.name), "a");
+	struct gf_live_gang_count gc;
+	gf_live_gang_count(l, &pa, &gc); /* PodGroup status: 3 members, 3 scheduled, none running yet */
+	assert_int_equal(gc.members, 3);
+	assert_int_equal(gc.scheduled, 3);
+	assert_int_equal(gc.running + gc.succeeded + gc.failed, 0);
+	pa.api = GF_GANG_WORKLOAD; /* a Workload-API group of the same name has no member */
+	gf_live_gang_count(l, &pa, &gc);
+	assert_int_equal(gc.members, 0);
 	/* gangs b and c (minMember 2 each, 16 GPUs; 8 free): neither takes the free node */
 	set_group(g, "b", 2);
 	set_group(g, "c", 2);

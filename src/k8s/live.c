@@ -1474,6 +1474,28 @@ static void gang_submit(gf_live *l, struct lpod *lp, struct lpod **m, uint32_t n
 }
 
 /*
+ * The cycle bound gangs: their members still waiting here (the ones beyond
+ * minMember, parked with a backoff no node change ends) are tried again.
+ */
+static void gang_wake(gf_live *l, const struct gf_loop_decisions *out)
+{
+	for (size_t i = 0; i < out->nbinds; i++) {
+		const struct gf_loop_bind *b = &out->binds[i];
+		if (b->member || !(l->job_pod[b->job] & GANG_JOB))
+			continue;
+		uint64_t key = l->pods[job_slot(l, b->job, 0)].gkey;
+		for (size_t k = 0; k < l->npods; k++) {
+			struct lpod *o = &l->pods[k];
+			if (o->used && o->gkey == key && o->r.st == GF_POD_PENDING && o->r.parked &&
+			    o->job == NO_JOB && !o->r.invalid) {
+				o->r.hinted = false;
+				enqueue(l, o);
+			}
+		}
+	}
+}
+
+/*
  * lp (ours, its effective request in lp->r.eff) belongs to a gang: it waits,
  * or its gang goes to the loop.  false: place it as a pod of its own (no gang
  * constraint left: minMember <= 1, or minMember members placed already).
@@ -1653,6 +1675,8 @@ static bool run_cycle(gf_live *l)
 				queue_wait(l, lp, lp->job, &d);
 			add_decision(l, lp, &d);
 		}
+		if (!e)
+			gang_wake(l, &out);
 		if (!l->in_loop && !gf_loop_clear_jobs(l->loop))
 			l->ngmem = 0;
 		return took || l->ndec > 0;

@@ -996,6 +996,42 @@ static void test_gangs_live(void **st)
 	gf_gangs_destroy(g);
 }
 
+/* Members beyond minMember wait for the first minMember (by name), then are placed one by one. */
+static void test_gangs_extra_member(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("strict-fifo", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	gf_gangs *g;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	assert_int_equal(gf_gangs_create(&g), GF_OK);
+	gf_live_set_gangs(l, g);
+	for (int i = 0; i < 4; i++) {
+		char nm[16];
+		snprintf(nm, sizeof(nm), "n%d", i);
+		struct gf_k8s_node n = mknode(nm, 8, "H100", 81559, false);
+		gf_live_node_set(l, &n);
+	}
+	set_group(g, "e", 2);
+	struct gf_k8s_pod e[3] = { gang_pod("e-2", "e"), gang_pod("e-1", "e"), gang_pod("e-0", "e") };
+	for (int i = 0; i < 3; i++)
+		gf_live_pod_set(l, &e[i]);
+	struct gf_k8s_pod got[4];
+	struct gf_live_decision gd[4];
+	size_t n = 0;
+	decide_all(l, got, gd, &n, NULL, 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(got[0].name, "e-0"); /* the gang: the first two by name, together */
+	assert_string_equal(got[1].name, "e-1");
+	assert_string_equal(got[2].name, "e-2"); /* then the extra member alone */
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+	gf_gangs_destroy(g);
+}
+
 /* kube mode does not look at gangs: each member alone, so a gang may be placed in part. */
 static void test_gangs_kube_mode_partial(void **st)
 {
@@ -1036,6 +1072,7 @@ int main(void)
 		cmocka_unit_test(test_target_every_pod),
 		cmocka_unit_test(test_queue_policy_live),
 		cmocka_unit_test(test_gangs_live),
+		cmocka_unit_test(test_gangs_extra_member),
 		cmocka_unit_test(test_gangs_kube_mode_partial),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,6 +38,9 @@
  * loop and backs off here; frees are reported (gf_loop_nodes_freed).  The
  * kube policy, one pod a cycle (run_cycle).  Cost of a decision: the
  * engine's (filter all nodes, score the feasible ones with the cache).
+ * Under the other policies a PodGroup's members are one loop job of N pods,
+ * placed all or none ("gangs" below); waiting pods' notes (estimated start,
+ * reason) and PodGroup counts are read out for the daemon to write.
  */
 #include "k8s/live.h"
 
@@ -502,7 +505,7 @@ static void pod_copy(const struct lpod *lp, struct gf_k8s_pod *out)
 		memset(out, 0, sizeof(*out));
 }
 
-/* p's gang (gangs.h: spec.schedulingGroup, else the coscheduling label) hashed; 0: none. */
+/* A gang's key: its API, namespace and name hashed (never 0). */
 static uint64_t gang_key_of(bool workload, const char *ns, const char *name)
 {
 	uint64_t h = fnv(ns) ^ (workload ? 0x5bd1e995ull : 0);
@@ -510,6 +513,7 @@ static uint64_t gang_key_of(bool workload, const char *ns, const char *name)
 	return h ? h : 1;
 }
 
+/* p's gang (gangs.h: spec.schedulingGroup, else the coscheduling label); 0: none. */
 static uint64_t gang_key(const struct gf_k8s_pod *p)
 {
 	const char *name = p->sched_group[0] ? p->sched_group : p->pod_group;

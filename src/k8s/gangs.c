@@ -136,6 +136,11 @@ size_t gf_gangs_count(const gf_gangs *g)
 	return g->n;
 }
 
+const struct gf_k8s_podgroup *gf_gangs_at(const gf_gangs *g, size_t i)
+{
+	return i < g->n ? &g->v[i] : NULL;
+}
+
 size_t gf_gangs_count_api(const gf_gangs *g, enum gf_k8s_gang_api api)
 {
 	size_t n = 0;

@@ -40,6 +40,8 @@ void gf_gangs_delete(gf_gangs *g, const char *ns, const char *name);
 void gf_gangs_unset(gf_gangs *g, const struct gf_k8s_podgroup *pg);
 /* Groups held, of both APIs. */
 size_t gf_gangs_count(const gf_gangs *g);
+/* The i-th group held (first-seen order), NULL past the end (valid until the next change). */
+const struct gf_k8s_podgroup *gf_gangs_at(const gf_gangs *g, size_t i);
 /* Groups held of one API. */
 size_t gf_gangs_count_api(const gf_gangs *g, enum gf_k8s_gang_api api);
 /* The group api/ns/name, or NULL (valid until the next set, unset or delete). */

@@ -38,9 +38,13 @@
  * loop and backs off here; frees are reported (gf_loop_nodes_freed).  The
  * kube policy, one pod a cycle (run_cycle).  Cost of a decision: the
  * engine's (filter all nodes, score the feasible ones with the cache).
+ * Under the other policies a PodGroup's members are one loop job of N pods,
+ * placed all or none ("gangs" below); waiting pods' notes (estimated start,
+ * reason) and PodGroup counts are read out for the daemon to write.
  */
 #include "k8s/live.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +54,7 @@
 #include "cluster/frag.h"
 #include "core/rng.h"
 #include "core/zpack.h"
+#include "k8s/gangs.h"
 #include "policy/sched.h"
 #include "queue/loop.h"
 #include "queue/podstate.h"
@@ -301,6 +306,9 @@ struct lpod {
 	uint32_t gen;
 	uint32_t plen;		/* packed bytes */
 	uint32_t job;		/* its job in the loop's queue (not kube); NO_JOB: none */
+	uint64_t gkey;		/* its gang (api, namespace, name) hashed; 0: none */
+	int32_t note_s;		/* estimated start last noted (caller's seconds); -1 none; NOTE_NEVER */
+	uint32_t note_why;	/* the waiting reason last noted, hashed */
 	uint8_t *packed;
 	struct gf_pod_rec r;
 	char uid[GF_K8S_UID_MAX];
@@ -368,6 +376,11 @@ struct gf_live {
 	struct ltry { uint32_t slot, job; } *tried;	/* a cycle's submitted pods, in queue order */
 	size_t ntried, tried_cap;
 	size_t in_loop;		/* pods waiting in the loop's queue (not kube) */
+	/* Gangs (not kube): the PodGroup store (the caller's) and the members of
+	 * the gang jobs in the loop: job_pod[job] = GANG_JOB | index of member 0 here. */
+	const gf_gangs *gangs;
+	uint32_t *gmem;
+	size_t ngmem, gmem_cap;
 	/* Requeueing (queue/requeue.h). */
 	double now;		/* the caller's clock at the last gf_live_requeue_due() */
 	struct gf_changelog changes; /* nodes changed (cluster indices) */
@@ -475,6 +488,7 @@ void gf_live_destroy(gf_live *l)
 	free(l->quota);
 	free(l->dec);
 	free(l->tried);
+	free(l->gmem);
 	nindex_release(&l->names);
 	gf_catalog_release(&l->cat);
 	free(l);
@@ -511,6 +525,21 @@ static void pod_copy(const struct lpod *lp, struct gf_k8s_pod *out)
 		memset(out, 0, sizeof(*out));
 }
 
+/* A gang's key: its API, namespace and name hashed (never 0). */
+static uint64_t gang_key_of(bool workload, const char *ns, const char *name)
+{
+	uint64_t h = fnv(ns) ^ (workload ? 0x5bd1e995ull : 0);
+	h = (h ^ fnv(name)) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+/* p's gang (gangs.h: spec.schedulingGroup, else the coscheduling label); 0: none. */
+static uint64_t gang_key(const struct gf_k8s_pod *p)
+{
+	const char *name = p->sched_group[0] ? p->sched_group : p->pod_group;
+	return name[0] ? gang_key_of(p->sched_group[0] != 0, p->ns, name) : 0;
+}
+
 /* Keep p as lp's object (packed).  Out of memory: the old object stays. */
 static void pod_store(gf_live *l, struct lpod *lp, const struct gf_k8s_pod *p)
 {
@@ -523,6 +552,7 @@ static void pod_store(gf_live *l, struct lpod *lp, const struct gf_k8s_pod *p)
 	lp->plen = (uint32_t)n;
 	lp->ours = !strcmp(p->scheduler, l->name) && !p->deleting;
 	lp->rules = p->selector_len || p->ntols || p->nterms;
+	lp->gkey = gang_key(p);
 }
 
 /* PENDING and queued (podstate.h); out of memory: parked, the next sweep retries it. */
@@ -531,11 +561,38 @@ static void enqueue(gf_live *l, struct lpod *lp)
 	(void)gf_pod_want(&l->queue, &lp->r, (uint32_t)(lp - l->pods));
 }
 
+#define GANG_JOB 0x80000000u
+#define NOTE_NEVER INT32_MIN
+
+/*
+ * lp, waiting in the loop as a member of a gang job, leaves it: the job
+ * leaves the queue whole (gf_loop_end), so the other members go back to
+ * this file's queue, to form the gang again without it.
+ */
+static void gang_leave(gf_live *l, struct lpod *lp)
+{
+	if (!l->job_pod || !(l->job_pod[lp->job] & GANG_JOB) || !l->loop)
+		return;
+	struct gf_job_info ji;
+	gf_loop_job(l->loop, lp->job, &ji);
+	uint32_t at = l->job_pod[lp->job] & ~GANG_JOB;
+	for (uint32_t m = 0; m < ji.npods && at + m < l->ngmem; m++) {
+		struct lpod *o = &l->pods[l->gmem[at + m]];
+		if (o == lp || !o->used || o->job != lp->job)
+			continue;
+		o->job = NO_JOB;
+		l->in_loop--;
+		if (o->r.st == GF_POD_PENDING)
+			enqueue(l, o);
+	}
+}
+
 /* lp leaves the loop's queue (deleted, changed, bound by someone, no longer ours). */
 static void leave_loop(gf_live *l, struct lpod *lp)
 {
 	if (lp->job == NO_JOB)
 		return;
+	gang_leave(l, lp);
 	if (l->loop)
 		(void)gf_loop_end(l->loop, lp->job, INT64_MIN); /* now: the loop's clock */
 	lp->job = NO_JOB;
@@ -942,11 +999,19 @@ static gf_err build_target(gf_live *l)
 	return e;
 }
 
-/* The nodes a loop job's pod may use (taints, cordon, selector, affinity, pod count); NULL: all. */
+/* The pod slot of member `member` of loop job `job` (a gang's from gmem). */
+static uint32_t job_slot(const gf_live *l, uint32_t job, uint32_t member)
+{
+	uint32_t v = l->job_pod[job];
+	return v & GANG_JOB ? l->gmem[(v & ~GANG_JOB) + member] : v;
+}
+
+/* The nodes a loop job's pod may use (taints, cordon, selector, affinity, pod count); NULL: all.
+ * A gang's: its first member's (gangs are of identical pods, gang_submit). */
 static const uint64_t *loop_admit(void *ud, uint32_t job)
 {
 	gf_live *l = ud;
-	struct lpod *lp = &l->pods[l->job_pod[job]];
+	struct lpod *lp = &l->pods[job_slot(l, job, 0)];
 	struct gf_pod_rules pr = lp->rules ? pod_rules(pod_of(l, lp)) : (struct gf_pod_rules){ 0 };
 	return gf_admit_mask(l->cluster, l->rules, &pr, l->allowed, NULL) ? l->allowed : NULL;
 }
@@ -962,6 +1027,7 @@ static gf_err make_loop(gf_live *l)
 {
 	gf_loop_destroy(l->loop);
 	l->loop = NULL;
+	l->ngmem = 0;
 	/* pods that waited in the old loop's queue go back to this file's */
 	for (size_t i = 0; i < l->npods; i++) {
 		struct lpod *lp = &l->pods[i];
@@ -1234,6 +1300,7 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 		memset(lp, 0, sizeof(*lp));
 		lp->used = true;
 		lp->job = NO_JOB;
+		lp->note_s = NOTE_NEVER;
 		snprintf(lp->uid, sizeof(lp->uid), "%s", p->uid);
 		gf_pod_init(&lp->r);
 		if (l->pmap.slot[j] == EMPTY)
@@ -1534,12 +1601,19 @@ static bool worth_trying(gf_live *l, struct lpod *lp)
 
 #define LIVE_BATCH 1
 #define REASON_QUEUE (1ull << 42)
+#define REASON_GANG (1ull << 43)
 
 /* Not kube: a pod waiting in the loop's queue; its first decision says why (once). */
 static void queue_wait(gf_live *l, struct lpod *lp, uint32_t job, struct gf_live_decision *d)
 {
 	struct gf_job_info ji;
 	gf_loop_job(l->loop, job, &ji);
+	if (ji.npods > 1 && (ji.why == GF_LOOP_WHY_NO_ROOM || ji.why == GF_LOOP_WHY_NONE)) {
+		d->reason = REASON_QUEUE | REASON_GANG | ji.npods;
+		snprintf(d->message, sizeof(d->message), "gang of %u pods: no room for all of them together "
+			 "(placed all or none).", ji.npods);
+		return;
+	}
 	if (ji.why == GF_LOOP_WHY_NO_ROOM || ji.why == GF_LOOP_WHY_NONE) {
 		d->reason = why_summary(l, pod_of(l, lp), &lp->r.eff, d->message, sizeof(d->message));
 		lp->r.eff_ok = true;
@@ -1548,6 +1622,244 @@ static void queue_wait(gf_live *l, struct lpod *lp, uint32_t job, struct gf_live
 	d->reason = REASON_QUEUE | (uint64_t)ji.why;
 	snprintf(d->message, sizeof(d->message), "waiting in gpufleet's queue (%s): %s.",
 		 gf_queue_policy_name((enum gf_queue_policy)l->o.queue_policy), gf_loop_why_name(ji.why));
+}
+
+/* ---- gangs (not kube) ----------------------------------------------------- */
+
+/*
+ * A gang (a PodGroup of either API, gangs.h) is one loop job of N identical
+ * pods, N = minMember less the members already placed (ASSUMED or BOUND): the
+ * loop places all N in one cycle or none (queue/loop.h), so a gang never
+ * holds GPUs while it waits, and the cycle's N decisions are handed out one
+ * after another, all of them decided before the first binding is issued.
+ * The job is submitted once minMember members exist (before that each waits,
+ * "gang incomplete: k of N pods"); the first N by name form it.  Members
+ * beyond minMember, once minMember are placed, are placed one by one (as the
+ * coscheduling plugin lets them pass); until then they wait.  A member whose
+ * binding fails comes back (gf_live_forget) to a gang that now lacks one:
+ * it is re-placed alone, as a job of one, in the next cycle, ahead of every
+ * other job (priority INT32_MAX: the rest of its gang already holds GPUs).  A member
+ * deleted or changed while its gang waits takes the job out of the loop; the
+ * others go back to this file's queue.
+ *
+ * Cost: a member's attempt scans every pod slot for its gang (O(pods),
+ * compared by the hashed key first).
+ */
+static bool same_gang(gf_live *l, const struct lpod *o, const struct gf_gang_ref *ref)
+{
+	const struct gf_k8s_pod *q = pod_of(l, o);
+	const char *name = q->sched_group[0] ? q->sched_group : q->pod_group;
+	return (q->sched_group[0] ? GF_GANG_WORKLOAD : GF_GANG_COSCHEDULING) == ref->api &&
+	       !strcmp(q->ns, ref->ns) && !strcmp(name, ref->name);
+}
+
+/* The resources two pods ask for (not their names, priorities or times). */
+static bool same_request(const struct gf_pod_spec *a, const struct gf_pod_spec *b)
+{
+	return a->cpu_milli == b->cpu_milli && a->mem_mib == b->mem_mib && a->gpu_count == b->gpu_count &&
+	       a->gpu_milli == b->gpu_milli && a->spec == b->spec && a->gpu_mem_mib == b->gpu_mem_mib &&
+	       a->served_model == b->served_model;
+}
+
+static int cmp_member(gf_live *l, const struct lpod *a, const struct lpod *b)
+{
+	char an[GF_K8S_NAME_MAX];
+	snprintf(an, sizeof(an), "%s", pod_of(l, a)->name);
+	int c = strcmp(an, pod_of(l, b)->name);
+	return c ? c : strcmp(a->uid, b->uid);
+}
+
+/* lp waits for its gang: an unschedulable decision saying why, parked with its backoff. */
+static void gang_wait(gf_live *l, struct lpod *lp, uint64_t key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void gang_wait(gf_live *l, struct lpod *lp, uint64_t key, const char *fmt, ...)
+{
+	struct gf_live_decision d;
+	memset(&d, 0, sizeof(d));
+	d.result = GF_LIVE_UNSCHEDULABLE;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(d.message, sizeof(d.message), fmt, ap);
+	va_end(ap);
+	d.reason = REASON_GANG | key;
+	gf_pod_failed(&lp->r, false, l->now, l->changes.end);
+	add_decision(l, lp, &d);
+}
+
+/* Grow gmem for n more members. */
+static bool gmem_room(gf_live *l, size_t n)
+{
+	if (l->ngmem + n <= l->gmem_cap)
+		return true;
+	size_t nc = l->gmem_cap ? l->gmem_cap * 2 : 64;
+	while (nc < l->ngmem + n)
+		nc *= 2;
+	if (nc > GANG_JOB)
+		return false;
+	uint32_t *v = realloc(l->gmem, nc * sizeof(*v));
+	if (!v)
+		return false;
+	l->gmem = v;
+	l->gmem_cap = nc;
+	return true;
+}
+
+/* Submit members m[0..n) (identical requests: lp's effective one) as one loop job at t. */
+static void gang_submit(gf_live *l, struct lpod *lp, struct lpod **m, uint32_t n, int64_t t, bool finish)
+{
+	struct gf_job_spec js = { .pod = lp->r.eff, .npods = n, .priority = pod_of(l, lp)->req.priority,
+				  .arrival = t, .duration = GF_LOOP_OPEN };
+	if (finish)
+		js.priority = INT32_MAX; /* the rest of its gang holds its GPUs already: ahead of all */
+	uint32_t job = 0;
+	gf_err e = gmem_room(l, n) ? gf_loop_submit(l->loop, &js, &job) : GF_INVAL;
+	bool submitted = !e;
+	if (!e && job >= l->job_cap) {
+		size_t nc = l->job_cap ? l->job_cap * 2 : 256;
+		while (nc <= job)
+			nc *= 2;
+		uint32_t *v = realloc(l->job_pod, nc * sizeof(*v));
+		if (v)
+			l->job_pod = v, l->job_cap = nc;
+		else
+			e = GF_NOMEM;
+	}
+	if (!e && l->ntried + n > l->tried_cap) {
+		size_t nc = l->tried_cap ? l->tried_cap * 2 : 64;
+		while (nc < l->ntried + n)
+			nc *= 2;
+		struct ltry *v = realloc(l->tried, nc * sizeof(*v));
+		if (v)
+			l->tried = v, l->tried_cap = nc;
+		else
+			e = GF_NOMEM;
+	}
+	if (e) {
+		if (submitted)
+			(void)gf_loop_end(l->loop, job, t);
+		internal_error(l, lp, e == GF_NOMEM ? "out of memory" : "gang refused by the engine");
+		return;
+	}
+	l->job_pod[job] = GANG_JOB | (uint32_t)l->ngmem;
+	for (uint32_t k = 0; k < n; k++) {
+		l->gmem[l->ngmem++] = (uint32_t)(m[k] - l->pods);
+		m[k]->job = job;
+		m[k]->r.eff = lp->r.eff;
+		l->in_loop++;
+		gf_pod_skip(&m[k]->r); /* parked here while the loop holds the gang */
+		l->tried[l->ntried++] = (struct ltry){ (uint32_t)(m[k] - l->pods), job };
+	}
+}
+
+/*
+ * The cycle bound gangs: their members still waiting here (the ones beyond
+ * minMember, parked with a backoff no node change ends) are tried again.
+ */
+static void gang_wake(gf_live *l, const struct gf_loop_decisions *out)
+{
+	for (size_t i = 0; i < out->nbinds; i++) {
+		const struct gf_loop_bind *b = &out->binds[i];
+		if (b->member || !(l->job_pod[b->job] & GANG_JOB))
+			continue;
+		uint64_t key = l->pods[job_slot(l, b->job, 0)].gkey;
+		for (size_t k = 0; k < l->npods; k++) {
+			struct lpod *o = &l->pods[k];
+			if (o->used && o->gkey == key && o->r.st == GF_POD_PENDING && o->r.parked &&
+			    o->job == NO_JOB && !o->r.invalid) {
+				o->r.hinted = false;
+				enqueue(l, o);
+			}
+		}
+	}
+}
+
+/*
+ * lp (ours, its effective request in lp->r.eff) belongs to a gang: it waits,
+ * or its gang goes to the loop.  false: place it as a pod of its own (no gang
+ * constraint left: minMember <= 1, or minMember members placed already).
+ */
+static bool gang_take(gf_live *l, struct lpod *lp, int64_t t)
+{
+	struct gf_gang_ref ref;
+	if (!gf_gangs_of_pod(l->gangs, pod_of(l, lp), &ref))
+		return false;
+	if (!ref.known) {
+		gang_wait(l, lp, lp->gkey & 0xffffffffffull, "waiting for its PodGroup %s/%s (%s): not found",
+			  ref.ns, ref.name, ref.api == GF_GANG_WORKLOAD ? "scheduling.k8s.io" : "scheduling.x-k8s.io");
+		return true;
+	}
+	uint32_t min = ref.min_member > 0 ? (uint32_t)ref.min_member : 1;
+	if (min <= 1)
+		return false;
+	if (min > GF_LOOP_MAX_GANG) {
+		gang_wait(l, lp, 1, "gang %s/%s: minMember %u is more than gpufleet places together (%d)",
+			  ref.ns, ref.name, min, GF_LOOP_MAX_GANG);
+		return true;
+	}
+	struct lpod **m = malloc(min * sizeof(*m));
+	if (!m) {
+		internal_error(l, lp, "out of memory");
+		return true;
+	}
+	uint32_t placed = 0, npend = 0;
+	bool in_loop = false, differ = false;
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *o = &l->pods[i];
+		if (!o->used || o->gkey != lp->gkey || (o != lp && !same_gang(l, o, &ref)))
+			continue;
+		if (o->r.st == GF_POD_ASSUMED || o->r.st == GF_POD_BOUND) {
+			placed++;
+			continue;
+		}
+		if (o->r.st != GF_POD_PENDING || !o->ours || o->r.invalid)
+			continue;
+		if (o->job != NO_JOB) {
+			in_loop = true;
+			continue;
+		}
+		npend++;
+		/* keep the min first members by name (insertion into a sorted array) */
+		uint32_t k = npend <= min ? npend - 1 : min;
+		while (k > 0 && cmp_member(l, o, m[k - 1]) < 0) {
+			if (k < min)
+				m[k] = m[k - 1];
+			k--;
+		}
+		if (k < min)
+			m[k] = o;
+	}
+	bool done = true;
+	if (placed >= min) {
+		done = false; /* the gang stands: lp is an extra member, placed alone */
+	} else if (in_loop) {
+		gang_wait(l, lp, 2, "gang %s/%s: waiting for its first %u pods to be placed together",
+			  ref.ns, ref.name, min);
+	} else if (placed + npend < min) {
+		gang_wait(l, lp, ((uint64_t)(placed + npend) << 20) | min, "gang incomplete: %u of %u pods",
+			  placed + npend, min);
+	} else {
+		uint32_t need = min - placed;
+		for (uint32_t k = 0; k < need && !differ; k++) {
+			struct gf_pod_spec e;
+			char msg[8];
+			differ = m[k] != lp && (effective(l, pod_of(l, m[k]), 0, &e, msg, sizeof(msg)) ||
+						!same_request(&e, &lp->r.eff));
+		}
+		bool has_lp = false;
+		for (uint32_t k = 0; k < need; k++)
+			has_lp |= m[k] == lp;
+		if (differ) {
+			gang_wait(l, lp, 3, "gang %s/%s: its pods ask for different resources; gpufleet places "
+				  "a gang as one job of identical pods", ref.ns, ref.name);
+		} else {
+			gang_submit(l, lp, m, need, t, placed > 0);
+			if (!has_lp) /* an extra member: after the first ones (by name) */
+				gang_wait(l, lp, 2, "gang %s/%s: waiting for its first %u pods to be placed "
+					  "together", ref.ns, ref.name, min);
+		}
+	}
+	free(m);
+	return done;
 }
 
 /*
@@ -1604,6 +1916,8 @@ static bool run_cycle(gf_live *l)
 			add_decision(l, lp, &d);
 			continue;
 		}
+		if (!kube && lp->gkey && l->gangs && gang_take(l, lp, t))
+			continue;
 		if (submit_pod(l, lp, t) && !kube) {
 			lp->job = l->tried[l->ntried - 1].job;
 			l->in_loop++;
@@ -1616,7 +1930,7 @@ static bool run_cycle(gf_live *l)
 	gf_err e = gf_loop_cycle(l->loop, t, &out);
 	if (!kube) {
 		for (size_t i = 0; !e && i < out.nbinds; i++) {
-			struct lpod *lp = &l->pods[l->job_pod[out.binds[i].job]];
+			struct lpod *lp = &l->pods[job_slot(l, out.binds[i].job, out.binds[i].member)];
 			if (!lp->used || lp->job != out.binds[i].job)
 				continue; /* cannot happen: a job leaves the loop with its pod */
 			struct gf_live_decision d;
@@ -1639,8 +1953,10 @@ static bool run_cycle(gf_live *l)
 				queue_wait(l, lp, lp->job, &d);
 			add_decision(l, lp, &d);
 		}
-		if (!l->in_loop)
-			(void)gf_loop_clear_jobs(l->loop);
+		if (!e)
+			gang_wake(l, &out);
+		if (!l->in_loop && !gf_loop_clear_jobs(l->loop))
+			l->ngmem = 0;
 		return took || l->ndec > 0;
 	}
 	for (size_t k = 0; k < l->ntried; k++) {
@@ -1699,6 +2015,98 @@ void gf_live_forget(gf_live *l, const char *uid, bool requeue)
 	/* not requeued: back after its backoff, on the change its own release logged */
 	gf_pod_forget(&l->queue, &lp->r, (uint32_t)(lp - l->pods), ours, requeue, l->now,
 		      l->changes.end ? l->changes.end - 1 : 0);
+}
+
+void gf_live_set_gangs(gf_live *l, const gf_gangs *g)
+{
+	l->gangs = g;
+}
+
+size_t gf_live_gangs_changed(gf_live *l)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		if (lp->used && lp->gkey && lp->r.st == GF_POD_PENDING && lp->r.parked && lp->job == NO_JOB &&
+		    !lp->r.invalid) {
+			lp->r.hinted = false; /* no node change is what it waited for */
+			enqueue(l, lp);
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * The notes of pods waiting in the loop's queue: the reason from the job's
+ * why (a gang's own phrase), the estimated start from gf_loop_forecast (loop
+ * time is the caller's clock in milliseconds).  Due when never noted, the
+ * reason changed, the estimate appeared or went, or it moved by more than
+ * GF_LIVE_NOTE_MOVE_S.  O(jobs + pods) for the forecast and the scan.
+ */
+size_t gf_live_notes_due(gf_live *l, struct gf_live_note *out, size_t max)
+{
+	if (!l->loop || !l->in_loop || !max || l->o.queue_policy == GF_QP_KUBE)
+		return 0;
+	size_t nj = gf_loop_njobs(l->loop), n = 0;
+	int64_t *start = malloc((nj ? nj : 1) * sizeof(*start));
+	if (!start || gf_loop_forecast(l->loop, start)) {
+		free(start);
+		return 0;
+	}
+	const char *qp = gf_queue_policy_name((enum gf_queue_policy)l->o.queue_policy);
+	for (size_t i = 0; i < l->npods && n < max; i++) {
+		struct lpod *lp = &l->pods[i];
+		if (!lp->used || lp->job == NO_JOB || lp->job >= nj)
+			continue;
+		struct gf_job_info ji;
+		gf_loop_job(l->loop, lp->job, &ji);
+		struct gf_live_note *o = &out[n];
+		if (ji.npods > 1 && (ji.why == GF_LOOP_WHY_NO_ROOM || ji.why == GF_LOOP_WHY_NONE))
+			snprintf(o->reason, sizeof(o->reason), "gang of %u pods: no room for all of them together",
+				 ji.npods);
+		else
+			snprintf(o->reason, sizeof(o->reason), "waiting in gpufleet's queue (%s): %s", qp,
+				 ji.why == GF_LOOP_WHY_NONE ? "not tried yet" : gf_loop_why_name(ji.why));
+		int64_t st = start[lp->job] >= 0 ? start[lp->job] / 1000 : -1;
+		if (st > INT32_MAX)
+			st = -1; /* beyond any clock this process has: no estimate */
+		uint32_t why = (uint32_t)fnv(o->reason);
+		bool due = lp->note_s == NOTE_NEVER || why != lp->note_why || (st < 0) != (lp->note_s < 0) ||
+			   (st >= 0 && (st - lp->note_s > GF_LIVE_NOTE_MOVE_S || lp->note_s - st > GF_LIVE_NOTE_MOVE_S));
+		if (!due)
+			continue;
+		lp->note_s = (int32_t)st;
+		lp->note_why = why;
+		const struct gf_k8s_pod *p = pod_of(l, lp);
+		snprintf(o->uid, sizeof(o->uid), "%s", lp->uid);
+		snprintf(o->ns, sizeof(o->ns), "%s", p->ns);
+		snprintf(o->name, sizeof(o->name), "%s", p->name);
+		o->start = st >= 0 ? (double)st : -1;
+		n++;
+	}
+	free(start);
+	return n;
+}
+
+void gf_live_gang_count(gf_live *l, const struct gf_k8s_podgroup *pg, struct gf_live_gang_count *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct gf_gang_ref ref = { .api = pg->api };
+	snprintf(ref.ns, sizeof(ref.ns), "%s", pg->ns);
+	snprintf(ref.name, sizeof(ref.name), "%s", pg->name);
+	uint64_t key = gang_key_of(pg->api == GF_GANG_WORKLOAD, pg->ns, pg->name);
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		if (!lp->used || lp->gkey != key || !same_gang(l, lp, &ref))
+			continue;
+		const struct gf_k8s_pod *p = pod_of(l, lp);
+		out->members++;
+		out->succeeded += p->phase == GF_PHASE_SUCCEEDED;
+		out->failed += p->phase == GF_PHASE_FAILED;
+		out->running += p->phase == GF_PHASE_RUNNING;
+		out->scheduled += p->node[0] || lp->r.st == GF_POD_ASSUMED;
+	}
 }
 
 bool gf_live_take_freed(gf_live *l)

@@ -126,6 +126,47 @@ bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_de
 /* Undo an assumption (binding failed).  requeue: back into the queue. */
 void gf_live_forget(gf_live *l, const char *uid, bool requeue);
 
+/*
+ * Gangs (not in kube mode): the PodGroup store the caller keeps (k8s/gangs.h;
+ * NULL: none, every pod alone), read at each decision under the caller's
+ * lock.  A pod naming a PodGroup waits until minMember members exist, then
+ * the gang is one loop job placed all or nothing (live.c, "gangs").  In kube
+ * mode gangs are not looked at: each pod is placed alone.
+ * gf_live_gangs_changed(): a PodGroup was added, changed or deleted: gang
+ * members waiting here are tried again; returns how many.
+ */
+struct gf_gangs;
+void gf_live_set_gangs(gf_live *l, const struct gf_gangs *g);
+size_t gf_live_gangs_changed(gf_live *l);
+
+/*
+ * Waiting pods' notes (not kube): for pods waiting in the loop's queue whose
+ * note is due (never given, its reason changed, or its estimated start moved
+ * by more than GF_LIVE_NOTE_MOVE_S or appeared or went), at most max of them
+ * into out[], recorded as given.  start: when the loop expects the pod to
+ * start, on the caller's clock (seconds, as gf_live_requeue_due's now); -1:
+ * no estimate (gf_loop_forecast has none: behind a job that never fits, or
+ * every running pod's end unknown).  The daemon writes them as the pod's
+ * GF_ANN_ESTIMATED_START / GF_ANN_WAITING_REASON annotations.
+ */
+#define GF_LIVE_NOTE_MOVE_S 60
+struct gf_live_note {
+	char uid[GF_K8S_UID_MAX], ns[GF_K8S_NAME_MAX], name[GF_K8S_NAME_MAX];
+	double start;
+	char reason[160];
+};
+size_t gf_live_notes_due(gf_live *l, struct gf_live_note *out, size_t max);
+
+/*
+ * The members of PodGroup pg (pods naming it, any scheduler, finished ones
+ * too) by state: scheduled (bound or being bound; finished ones count),
+ * running, succeeded, failed (status.phase).  O(pods).
+ */
+struct gf_live_gang_count {
+	uint32_t members, scheduled, running, succeeded, failed;
+};
+void gf_live_gang_count(gf_live *l, const struct gf_k8s_podgroup *pg, struct gf_live_gang_count *out);
+
 /* Something was freed or added since the last call (then true once). */
 bool gf_live_take_freed(gf_live *l);
 

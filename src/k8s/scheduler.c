@@ -121,7 +121,7 @@ static void histo_render(struct gf_obuf *o, const char *name, const char *help, 
 
 /* ---- the daemon ---------------------------------------------------------- */
 
-enum job_kind { JOB_BIND, JOB_FAILED, JOB_EXT_BIND };
+enum job_kind { JOB_BIND, JOB_FAILED, JOB_EXT_BIND, JOB_NOTE, JOB_GROUP_STATUS };
 
 /*
  * An extender bind between the HTTP thread and a binder.  Under mu; two
@@ -142,6 +142,10 @@ struct job {
 	struct gf_live_decision d;
 	double t0;
 	unsigned long term;	/* the leader's term it was decided in (gf_leader_terms) */
+	time_t est;		/* JOB_NOTE: estimated start (wall clock), -1 none; d.message: the reason */
+	/* JOB_GROUP_STATUS: the PodGroup's API, members by state; d.message: the phase */
+	enum gf_k8s_gang_api api;
+	struct gf_live_gang_count gc;
 };
 
 enum { A_SCHEDULED, A_UNSCHEDULABLE, A_INVALID, A_ERROR, A_COUNT };
@@ -311,6 +315,10 @@ struct daemon {
 	uint64_t attempts[A_COUNT];
 	uint64_t binds[B_COUNT];
 	uint64_t events_total, event_errors, decode_errors, watch_restarts[2];
+	uint64_t notes_total, note_errors;	/* waiting pods' annotations written (send_note) */
+	uint64_t gstatus_total, gstatus_errors;	/* PodGroup status writes (send_group_status) */
+	size_t gcursor;				/* the next PodGroup push_group_status looks at */
+	struct gstat { uint64_t key, val; } *gstat;	/* PodGroup status last written, by group */
 	uint64_t watch_events[2];	/* objects received: nodes, pods */
 	uint64_t ext_requests[V_COUNT][3]; /* [verb][200, 400, 403] */
 	uint64_t ext_reused[V_COUNT];	/* calls whose NodeNames were the memo's */
@@ -496,6 +504,8 @@ static void on_group_event(void *ud, const char *type, const cJSON *obj)
 		gf_gangs_unset(d->gangs, &gt->g);
 	else if (gf_gangs_set(d->gangs, &gt->g))
 		logline("PodGroup %s/%s: out of memory", gt->g.ns, gt->g.name);
+	if (!e && gf_live_gangs_changed(d->live)) /* its waiting members look again */
+		pthread_cond_signal(&d->work);
 	pthread_mutex_unlock(&d->mu);
 }
 
@@ -695,6 +705,91 @@ static void send_failed(struct daemon *d, gf_kube_client *k, const struct job *j
 	pthread_mutex_unlock(&d->mu);
 }
 
+/*
+ * A waiting pod's notes (gf_live_notes_due) as its annotations, one merge
+ * PATCH: GF_ANN_WAITING_REASON and GF_ANN_ESTIMATED_START (removed when
+ * there is no estimate).  A pod gone meanwhile (404) is no error.
+ */
+static void send_note(struct daemon *d, gf_kube_client *k, const struct job *j)
+{
+	char path[600], err[300], ts[32];
+	cJSON *patch = cJSON_CreateObject();
+	cJSON *ann = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations");
+	cJSON_AddStringToObject(ann, GF_ANN_WAITING_REASON, j->d.message);
+	if (j->est >= 0) {
+		struct tm tm;
+		gmtime_r(&j->est, &tm);
+		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		cJSON_AddStringToObject(ann, GF_ANN_ESTIMATED_START, ts);
+	} else {
+		cJSON_AddNullToObject(ann, GF_ANN_ESTIMATED_START);
+	}
+	char *body = cJSON_PrintUnformatted(patch);
+	cJSON_Delete(patch);
+	long st = 0;
+	bool ok = body && !gf_kube_path(path, sizeof(path), j->ns, "pods", j->name, NULL, err, sizeof(err)) &&
+		  !gf_kube_request(k, "PATCH", path, "application/merge-patch+json", body, strlen(body), &st,
+				   NULL, err, sizeof(err)) &&
+		  (st / 100 == 2 || st == 404);
+	free(body);
+	pthread_mutex_lock(&d->mu);
+	d->notes_total++;
+	d->note_errors += !ok;
+	pthread_mutex_unlock(&d->mu);
+}
+
+/*
+ * A PodGroup's status, one merge PATCH of its status subresource.
+ * Coscheduling (scheduling.x-k8s.io/v1alpha1): phase, running, succeeded,
+ * failed (the fields of the CRD deploy/crds/podgroup.yaml has).  The Workload
+ * API (scheduling.k8s.io/v1alpha2): the PodGroupScheduled condition, True
+ * once minCount members are scheduled, else False (reason Unschedulable).
+ * A group gone meanwhile (404) is no error.
+ */
+static void send_group_status(struct daemon *d, gf_kube_client *k, const struct job *j)
+{
+	char base[600], path[700], err[300], ts[32];
+	rfc3339(ts);
+	cJSON *patch = cJSON_CreateObject();
+	cJSON *st = cJSON_AddObjectToObject(patch, "status");
+	bool wl = j->api == GF_GANG_WORKLOAD;
+	if (wl) {
+		bool ok = !strcmp(j->d.message, "Scheduled") || !strcmp(j->d.message, "Running") ||
+			  !strcmp(j->d.message, "Finished");
+		cJSON *c = cJSON_CreateObject();
+		cJSON_AddStringToObject(c, "type", "PodGroupScheduled");
+		cJSON_AddStringToObject(c, "status", ok ? "True" : "False");
+		cJSON_AddStringToObject(c, "reason", ok ? "Scheduled" : "Unschedulable");
+		char msg[160];
+		snprintf(msg, sizeof(msg), "gpufleet: %u of %u members scheduled", j->gc.scheduled, j->gc.members);
+		cJSON_AddStringToObject(c, "message", msg);
+		cJSON_AddStringToObject(c, "lastTransitionTime", ts);
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(st, "conditions"), c);
+	} else {
+		cJSON_AddStringToObject(st, "phase", j->d.message);
+		cJSON_AddNumberToObject(st, "running", j->gc.running);
+		cJSON_AddNumberToObject(st, "succeeded", j->gc.succeeded);
+		cJSON_AddNumberToObject(st, "failed", j->gc.failed);
+	}
+	char *body = cJSON_PrintUnformatted(patch);
+	cJSON_Delete(patch);
+	long code = 0;
+	bool ok = body && !gf_kube_path(base, sizeof(base), j->ns, "podgroups", j->name, "status", err, sizeof(err));
+	if (ok) { /* the same path under the group's API */
+		snprintf(path, sizeof(path), "%s%s", wl ? "/apis/scheduling.k8s.io/v1alpha2" : "/apis/scheduling.x-k8s.io/v1alpha1",
+			 base + strlen("/api/v1"));
+		ok = !gf_kube_request(k, "PATCH", path, "application/merge-patch+json", body, strlen(body), &code,
+				      NULL, err, sizeof(err)) && (code / 100 == 2 || code == 404);
+		if (!ok)
+			logline("PodGroup %s/%s: status not written: %s (HTTP %ld)", j->ns, j->name, err, code);
+	}
+	free(body);
+	pthread_mutex_lock(&d->mu);
+	d->gstatus_total++;
+	d->gstatus_errors += !ok;
+	pthread_mutex_unlock(&d->mu);
+}
+
 struct binder {
 	struct daemon *d;
 	gf_kube_client *k;
@@ -835,6 +930,18 @@ static void *binder_main(void *arg)
 			d->binding--;
 			continue;
 		}
+		if (j.kind == JOB_GROUP_STATUS) {
+			send_group_status(d, b->k, &j);
+			pthread_mutex_lock(&d->mu);
+			d->binding--;
+			continue;
+		}
+		if (j.kind == JOB_NOTE) {
+			send_note(d, b->k, &j);
+			pthread_mutex_lock(&d->mu);
+			d->binding--;
+			continue;
+		}
 		if (j.kind == JOB_FAILED) {
 			send_failed(d, b->k, &j);
 			pthread_mutex_lock(&d->mu);
@@ -955,9 +1062,104 @@ static void on_leader_log(void *ud, const char *line)
 	logline("leader election: %s", line);
 }
 
+/*
+ * Waiting pods' notes (estimated start, waiting reason) due now, as jobs for
+ * the binders: every NOTE_EVERY_S at most NOTE_MAX (a bounded write rate;
+ * what is left is due at the next round).  Under mu.
+ */
+#define NOTE_EVERY_S 2.0
+#define NOTE_MAX 32
+static void push_notes(struct daemon *d, double t)
+{
+	static struct gf_live_note notes[NOTE_MAX]; /* the scheduling thread only */
+	size_t n = gf_live_notes_due(d->live, notes, NOTE_MAX);
+	time_t wall = time(NULL);
+	for (size_t i = 0; i < n; i++) {
+		struct job j = { .kind = JOB_NOTE, .term = gf_leader_terms(d->leader), .est = -1 };
+		snprintf(j.ns, sizeof(j.ns), "%s", notes[i].ns);
+		snprintf(j.name, sizeof(j.name), "%s", notes[i].name);
+		snprintf(j.uid, sizeof(j.uid), "%s", notes[i].uid);
+		snprintf(j.d.message, sizeof(j.d.message), "%s", notes[i].reason);
+		if (notes[i].start >= 0)
+			j.est = wall + (time_t)(notes[i].start > t ? notes[i].start - t + 0.5 : 0);
+		push_job(d, &j);
+	}
+}
+
+/*
+ * PodGroup status (gangs watched, not kube): every NOTE_EVERY_S the next
+ * GSTATUS_MAX groups (round robin) are counted (gf_live_gang_count) and
+ * those whose phase or counts changed since last written get a status job.
+ * Phases (the coscheduling plugin's names): Failed (a member failed),
+ * Finished (minMember succeeded), Running (minMember running or done),
+ * Scheduled (minMember scheduled), Scheduling (some), PreScheduling
+ * (minMember exist), Pending.  Under mu.
+ */
+#define GSTATUS_MAX 64
+#define GSTAT_SLOTS 8192
+static const char *gang_phase(uint32_t min, const struct gf_live_gang_count *c)
+{
+	if (c->failed)
+		return "Failed";
+	if (c->succeeded >= min)
+		return "Finished";
+	if (c->running + c->succeeded >= min)
+		return "Running";
+	if (c->scheduled >= min)
+		return "Scheduled";
+	if (c->scheduled)
+		return "Scheduling";
+	return c->members >= min ? "PreScheduling" : "Pending";
+}
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static uint64_t mix64(uint64_t h, uint64_t v)
+{
+	h = (h ^ v) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 32);
+}
+
+static void push_group_status(struct daemon *d)
+{
+	size_t n = d->gangs ? gf_gangs_count(d->gangs) : 0;
+	if (!n || (!d->gstat && !(d->gstat = calloc(GSTAT_SLOTS, sizeof(*d->gstat)))))
+		return;
+	for (size_t k = 0; k < GSTATUS_MAX && k < n; k++) {
+		if (d->gcursor >= n)
+			d->gcursor = 0;
+		const struct gf_k8s_podgroup *pg = gf_gangs_at(d->gangs, d->gcursor++);
+		struct job j = { .kind = JOB_GROUP_STATUS, .api = pg->api, .term = gf_leader_terms(d->leader) };
+		gf_live_gang_count(d->live, pg, &j.gc);
+		const char *phase = gang_phase(pg->min_member > 0 ? (uint32_t)pg->min_member : 1, &j.gc);
+		uint64_t key = mix64(mix64(pg->api + 1, fnv1a(pg->ns)), fnv1a(pg->name)) | 1;
+		uint64_t val = mix64(mix64(mix64(mix64(fnv1a(phase), j.gc.running), j.gc.succeeded), j.gc.failed),
+				     j.gc.scheduled);
+		size_t s = key & (GSTAT_SLOTS - 1), probes = 0;
+		while (d->gstat[s].key && d->gstat[s].key != key && probes++ < 16)
+			s = (s + 1) & (GSTAT_SLOTS - 1);
+		bool slot = d->gstat[s].key == key || !d->gstat[s].key;
+		if (slot && d->gstat[s].key == key && d->gstat[s].val == val)
+			continue; /* written already */
+		if (slot)
+			d->gstat[s] = (struct gstat){ key, val };
+		snprintf(j.ns, sizeof(j.ns), "%s", pg->ns);
+		snprintf(j.name, sizeof(j.name), "%s", pg->name);
+		snprintf(j.d.message, sizeof(j.d.message), "%s", phase);
+		push_job(d, &j);
+	}
+}
+
 static void *sched_main(void *arg)
 {
 	struct daemon *d = arg;
+	double next_note = 0;
 	pthread_mutex_lock(&d->mu);
 	while (!gf_kube_stopped(d->o.stop)) {
 		double t = now_s();
@@ -965,6 +1167,12 @@ static void *sched_main(void *arg)
 			     (!d->o.queues || (d->queues_synced[0] && d->queues_synced[1]));
 		if (ready)
 			gf_live_requeue_due(d->live, t);
+		if (ready && d->o.standalone && t >= next_note) {
+			next_note = t + NOTE_EVERY_S;
+			push_notes(d, t);
+			if (d->o.queue_policy != 0)
+				push_group_status(d);
+		}
 		static struct gf_k8s_pod p;
 		struct gf_live_decision dc;
 		if (!ready || !d->o.standalone || !gf_live_schedule_next(d->live, &p, &dc)) {
@@ -1115,6 +1323,14 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 		       (unsigned long long)d->decode_errors, (unsigned long long)d->watch_restarts[0],
 		       (unsigned long long)d->watch_restarts[1], (unsigned long long)d->watch_events[0],
 		       (unsigned long long)d->watch_events[1]);
+	gf_obuf_printf(o, "# HELP gpufleet_pod_group_status_total PodGroup status writes (errors: failed writes).\n"
+			  "# TYPE gpufleet_pod_group_status_total counter\ngpufleet_pod_group_status_total %llu\n"
+			  "gpufleet_pod_group_status_errors_total %llu\n",
+		       (unsigned long long)d->gstatus_total, (unsigned long long)d->gstatus_errors);
+	gf_obuf_printf(o, "# HELP gpufleet_pod_notes_total Waiting pods' estimated-start and waiting-reason annotations "
+			  "written (errors: failed writes).\n# TYPE gpufleet_pod_notes_total counter\n"
+			  "gpufleet_pod_notes_total %llu\ngpufleet_pod_note_errors_total %llu\n",
+		       (unsigned long long)d->notes_total, (unsigned long long)d->note_errors);
 	gf_costrec_render(d->live, o); /* the allocation record for `gpufleet cost` */
 	gf_obuf_printf(o, "# HELP gpufleet_leader 1 if this replica leads (binds), 0 if a standby; 1 without leader election.\n"
 			  "# TYPE gpufleet_leader gauge\ngpufleet_leader %d\n"
@@ -1786,6 +2002,8 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	}
 	if ((d->o.pod_groups || d->o.workload_groups) && (e = gf_gangs_create(&d->gangs)))
 		goto out;
+	if (d->gangs)
+		gf_live_set_gangs(d->live, d->gangs); /* not kube: gangs placed all or nothing */
 	for (int i = 0; i < 2; i++) {
 		if (!(i ? d->o.workload_groups : d->o.pod_groups))
 			continue;
@@ -1902,6 +2120,7 @@ out:
 			pthread_join(qt[i].t, NULL);
 		gf_kube_client_destroy(qt[i].k);
 	}
+	free(d->gstat);
 	for (int i = 0; i < 2; i++)
 		gf_kube_client_destroy(rt[i].k);
 	gf_http_server_destroy(esrv);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cluster/frag.h"
+#include "k8s/gangs.h"
 #include "k8s/live.h"
 #include "queue/loop.h"
 
@@ -818,6 +819,243 @@ static void test_queue_policy_live(void **st)
 	assert_true(d_first);
 }
 
+/* A member of coscheduling PodGroup `group` asking for 8 GPUs. */
+static struct gf_k8s_pod gang_pod(const char *name, const char *group)
+{
+	char uid[64];
+	snprintf(uid, sizeof(uid), "u-%s", name);
+	struct gf_k8s_pod p = mkpod(name, uid, "", "", "\"nvidia.com/gpu\":\"8\"", "gpufleet");
+	snprintf(p.pod_group, sizeof(p.pod_group), "%s", group);
+	return p;
+}
+
+static void set_group(gf_gangs *g, const char *name, int min)
+{
+	struct gf_k8s_podgroup pg;
+	memset(&pg, 0, sizeof(pg));
+	pg.api = GF_GANG_COSCHEDULING;
+	snprintf(pg.ns, sizeof(pg.ns), "t");
+	snprintf(pg.name, sizeof(pg.name), "%s", name);
+	pg.min_member = min;
+	assert_int_equal(gf_gangs_set(g, &pg), GF_OK);
+}
+
+/* Decisions until none; placed ones into got[] (not confirmed); the last message. */
+static size_t decide_all(gf_live *l, struct gf_k8s_pod *got, struct gf_live_decision *gd, size_t *n,
+			 char *last, size_t lastlen)
+{
+	struct gf_k8s_pod p;
+	struct gf_live_decision d;
+	size_t k = 0;
+	while (gf_live_schedule_next(l, &p, &d)) {
+		k++;
+		if (d.result == GF_LIVE_PLACED) {
+			got[*n] = p;
+			gd[(*n)++] = d;
+		} else if (last) {
+			snprintf(last, lastlen, "%s", d.message);
+		}
+	}
+	return k;
+}
+
+static int64_t gpus_used(gf_live *l)
+{
+	struct gf_live_stats s;
+	gf_live_stats(l, &s);
+	return s.gpu_used_milli / 1000;
+}
+
+/* Gangs live (issue 12): a PodGroup's members placed all or none, never holding GPUs while waiting. */
+static void test_gangs_live(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("best-effort-fifo", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	gf_gangs *g;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	assert_int_equal(gf_gangs_create(&g), GF_OK);
+	gf_live_set_gangs(l, g);
+	for (int i = 0; i < 4; i++) {
+		char nm[16];
+		snprintf(nm, sizeof(nm), "n%d", i);
+		struct gf_k8s_node n = mknode(nm, 8, "H100", 81559, false);
+		gf_live_node_set(l, &n);
+	}
+	struct gf_k8s_pod got[16];
+	struct gf_live_decision gd[16];
+	size_t n = 0;
+	char last[512] = "";
+	/* gang a (minMember 3): two members wait, "gang incomplete", no GPU held */
+	set_group(g, "a", 3);
+	struct gf_k8s_pod a[3] = { gang_pod("a-0", "a"), gang_pod("a-1", "a"), gang_pod("a-2", "a") };
+	gf_live_pod_set(l, &a[0]);
+	gf_live_pod_set(l, &a[1]);
+	decide_all(l, got, gd, &n, last, sizeof(last));
+	assert_int_equal(n, 0);
+	assert_string_equal(last, "gang incomplete: 2 of 3 pods");
+	assert_int_equal(gpus_used(l), 0);
+	/* the third: all three placed in one cycle, on three nodes, before any is bound */
+	gf_live_pod_set(l, &a[2]);
+	decide_all(l, got, gd, &n, NULL, 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(gpus_used(l), 24);
+	for (size_t i = 0; i < n; i++) {
+		struct gf_k8s_pod b = bound_copy(&got[i], &gd[i]);
+		gf_live_pod_set(l, &b);
+	}
+	struct gf_k8s_podgroup pa;
+	memset(&pa, 0, sizeof(pa));
+	snprintf(pa.ns, sizeof(pa.ns), "t");
+	snprintf(pa.name, sizeof(pa.name), "a");
+	struct gf_live_gang_count gc;
+	gf_live_gang_count(l, &pa, &gc); /* PodGroup status: 3 members, 3 scheduled, none running yet */
+	assert_int_equal(gc.members, 3);
+	assert_int_equal(gc.scheduled, 3);
+	assert_int_equal(gc.running + gc.succeeded + gc.failed, 0);
+	pa.api = GF_GANG_WORKLOAD; /* a Workload-API group of the same name has no member */
+	gf_live_gang_count(l, &pa, &gc);
+	assert_int_equal(gc.members, 0);
+	/* gangs b and c (minMember 2 each, 16 GPUs; 8 free): neither takes the free node */
+	set_group(g, "b", 2);
+	set_group(g, "c", 2);
+	struct gf_k8s_pod b[2] = { gang_pod("b-0", "b"), gang_pod("b-1", "b") };
+	struct gf_k8s_pod c[2] = { gang_pod("c-0", "c"), gang_pod("c-1", "c") };
+	for (int i = 0; i < 2; i++) {
+		gf_live_pod_set(l, &b[i]);
+		gf_live_pod_set(l, &c[i]);
+	}
+	n = 0;
+	decide_all(l, got, gd, &n, last, sizeof(last));
+	assert_int_equal(n, 0);
+	assert_non_null(strstr(last, "gang of 2 pods: no room for all of them together"));
+	assert_int_equal(gpus_used(l), 24);
+	/* their notes (annotations): all four once, with no estimate (the running pods' ends are
+	 * unknown), then nothing until something changes */
+	struct gf_live_note notes[8];
+	assert_int_equal(gf_live_notes_due(l, notes, 8), 4);
+	for (int i = 0; i < 4; i++) {
+		assert_string_equal(notes[i].reason, "gang of 2 pods: no room for all of them together");
+		assert_true(notes[i].start < 0);
+		assert_string_equal(notes[i].ns, "t");
+	}
+	assert_int_equal(gf_live_notes_due(l, notes, 8), 0);
+	/* two of a's pods end: 24 free, room for one gang (each is more than half of it): one is
+	 * placed whole, the other waits whole (no deadlock, nothing partial) */
+	gf_live_pod_delete(l, "u-a-0");
+	gf_live_pod_delete(l, "u-a-1");
+	for (int i = 0; i < 5; i++) {
+		gf_live_requeue_due(l, 20.0 * (i + 1));
+		decide_all(l, got, gd, &n, NULL, 0);
+	}
+	assert_int_equal(n, 2);
+	assert_string_equal(got[0].pod_group, got[1].pod_group);
+	char first = got[0].pod_group[0];
+	/* a member's binding fails: it alone is placed again (the other is bound) */
+	struct gf_k8s_pod bb = bound_copy(&got[0], &gd[0]);
+	gf_live_pod_set(l, &bb);
+	gf_live_forget(l, got[1].uid, true);
+	assert_int_equal(gpus_used(l), 16); /* a-2 and the bound member */
+	n = 0;
+	decide_all(l, got, gd, &n, NULL, 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(got[0].pod_group[0], first);
+	bb = bound_copy(&got[0], &gd[0]);
+	gf_live_pod_set(l, &bb);
+	assert_int_equal(gpus_used(l), 24);
+	/* the first gang ends: the other is placed whole */
+	char u[64];
+	snprintf(u, sizeof(u), "u-%c-0", first);
+	gf_live_pod_delete(l, u);
+	snprintf(u, sizeof(u), "u-%c-1", first);
+	gf_live_pod_delete(l, u);
+	n = 0;
+	for (int i = 0; i < 5; i++) {
+		gf_live_requeue_due(l, 200.0 + 20.0 * i);
+		decide_all(l, got, gd, &n, NULL, 0);
+	}
+	assert_int_equal(n, 2);
+	assert_int_not_equal(got[0].pod_group[0], first);
+	assert_string_equal(got[0].pod_group, got[1].pod_group);
+	/* a pod naming a PodGroup not (yet) known waits; the group's arrival lets it go */
+	struct gf_k8s_pod x = gang_pod("x-0", "x");
+	gf_live_pod_set(l, &x);
+	n = 0;
+	decide_all(l, got, gd, &n, last, sizeof(last));
+	assert_int_equal(n, 0);
+	assert_string_equal(last, "waiting for its PodGroup t/x (scheduling.x-k8s.io): not found");
+	set_group(g, "x", 1);
+	assert_int_equal(gf_live_gangs_changed(l), 1);
+	decide_all(l, got, gd, &n, NULL, 0);
+	assert_int_equal(n, 1);
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+	gf_gangs_destroy(g);
+}
+
+/* Members beyond minMember wait for the first minMember (by name), then are placed one by one. */
+static void test_gangs_extra_member(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("strict-fifo", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	gf_gangs *g;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	assert_int_equal(gf_gangs_create(&g), GF_OK);
+	gf_live_set_gangs(l, g);
+	for (int i = 0; i < 4; i++) {
+		char nm[16];
+		snprintf(nm, sizeof(nm), "n%d", i);
+		struct gf_k8s_node n = mknode(nm, 8, "H100", 81559, false);
+		gf_live_node_set(l, &n);
+	}
+	set_group(g, "e", 2);
+	struct gf_k8s_pod e[3] = { gang_pod("e-2", "e"), gang_pod("e-1", "e"), gang_pod("e-0", "e") };
+	for (int i = 0; i < 3; i++)
+		gf_live_pod_set(l, &e[i]);
+	struct gf_k8s_pod got[4];
+	struct gf_live_decision gd[4];
+	size_t n = 0;
+	decide_all(l, got, gd, &n, NULL, 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(got[0].name, "e-0"); /* the gang: the first two by name, together */
+	assert_string_equal(got[1].name, "e-1");
+	assert_string_equal(got[2].name, "e-2"); /* then the extra member alone */
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+	gf_gangs_destroy(g);
+}
+
+/* kube mode does not look at gangs: each member alone, so a gang may be placed in part. */
+static void test_gangs_kube_mode_partial(void **st)
+{
+	(void)st;
+	gf_live *l;
+	gf_gangs *g;
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	assert_int_equal(gf_gangs_create(&g), GF_OK);
+	gf_live_set_gangs(l, g);
+	struct gf_k8s_node nd = mknode("n0", 8, "H100", 81559, false);
+	gf_live_node_set(l, &nd);
+	set_group(g, "a", 2);
+	struct gf_k8s_pod a0 = gang_pod("a-0", "a"), a1 = gang_pod("a-1", "a");
+	gf_live_pod_set(l, &a0);
+	gf_live_pod_set(l, &a1);
+	struct gf_k8s_pod got[4];
+	struct gf_live_decision gd[4];
+	size_t n = 0;
+	decide_all(l, got, gd, &n, NULL, 0);
+	assert_int_equal(n, 1);
+	gf_live_destroy(l);
+	gf_gangs_destroy(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -833,6 +1071,9 @@ int main(void)
 		cmocka_unit_test(test_empty_pod_masked),
 		cmocka_unit_test(test_target_every_pod),
 		cmocka_unit_test(test_queue_policy_live),
+		cmocka_unit_test(test_gangs_live),
+		cmocka_unit_test(test_gangs_extra_member),
+		cmocka_unit_test(test_gangs_kube_mode_partial),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

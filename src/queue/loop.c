@@ -31,6 +31,8 @@
  *   kube              tries pods, not jobs: a gang's members bind one by one
  *                     and hold their GPUs while the gang is incomplete; the
  *                     job starts when its last member binds.
+ * per-queue         each job as its quota queue's ordering says (strict,
+ *                     skip-ahead or backfill; gf_loop_ordering()).
  * A gang (npods > 1) outside kube mode is placed all or nothing: each member
  * is placed by the policy and bound (assume); if one fails, the bound ones
  * are unbound in reverse (forget) and the cluster is exactly as before, since
@@ -58,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/topology.h"
 #include "queue/loop_impl.h"
 
 static const char *const qp_names[GF_QP_COUNT_] = {
@@ -66,6 +69,7 @@ static const char *const qp_names[GF_QP_COUNT_] = {
 	[GF_QP_BEST_EFFORT_FIFO] = "best-effort-fifo",
 	[GF_QP_BACKFILL] = "backfill",
 	[GF_QP_CONSERVATIVE] = "conservative-backfill",
+	[GF_QP_PER_QUEUE] = "per-queue",
 };
 
 const char *gf_queue_policy_name(enum gf_queue_policy qp)
@@ -396,15 +400,44 @@ static void park(gf_loop *L, const struct job *j)
 	L->shapes[j->shape].fail_pos = L->nfreed;
 }
 
+static bool has_topology(const struct gf_node_spec *s)
+{
+	for (int g = 0; g < s->ngpus; g++)
+		if (s->topo[g].numa >= 0 || s->topo[g].nvlink_island >= 0)
+			return true;
+	return false;
+}
+
+/*
+ * The topology-aware GPU choice (policy/topology.h), the live scheduler's
+ * too: a multi-GPU pod the policy put on a node that publishes its GPU
+ * topology takes gf_topo_pick()'s GPUs there (the smallest NVLink island,
+ * else NUMA node, that holds it) instead of the policy's.  A node without
+ * topology (every openb node: its CSV has no such columns) keeps the
+ * policy's GPUs, so nothing changes there.
+ */
+static void topo_choice(const gf_cluster *c, uint32_t node, const struct gf_pod_spec *p, uint8_t *gpus)
+{
+	const struct gf_node_spec *spec = gf_cluster_spec(c, node);
+	uint8_t g[GF_MAX_GPUS];
+
+	if (p->gpu_count < 2 || !has_topology(spec))
+		return;
+	if (gf_topo_pick(gf_cluster_node(c, node), spec, p->gpu_count, p->gpu_milli, g, NULL) == p->gpu_count)
+		memcpy(gpus, g, (size_t)p->gpu_count);
+}
+
 /* Place members [from, to) of a job like p on cluster c with scheduler s; all or none. */
 bool gf_loop_place_pods(gf_loop *L, gf_sched *s, gf_cluster *c, const struct gf_pod_spec *p,
 			  const uint64_t *allowed, struct member *m, uint32_t from, uint32_t to)
 {
 	for (uint32_t k = from; k < to; k++) {
 		struct gf_placement pl;
+		bool placed = gf_sched_place_masked(s, p, &L->rng, allowed, &pl) == GF_PLACED;
 
-		if (gf_sched_place_masked(s, p, &L->rng, allowed, &pl) != GF_PLACED ||
-		    gf_cluster_bind(c, pl.node, p, pl.gpus) != GF_OK) {
+		if (placed)
+			topo_choice(c, pl.node, p, pl.gpus);
+		if (!placed || gf_cluster_bind(c, pl.node, p, pl.gpus) != GF_OK) {
 			while (k-- > from)
 				gf_cluster_unbind(c, m[k].node, p, m[k].gpus);
 			return false;
@@ -817,7 +850,7 @@ static gf_err defer_borrower(gf_loop *L, size_t at, uint32_t id, size_t nahead)
 	if (gf_loop_grow(&L->borrowers, &L->borrowers_cap, L->nborrowers + 1, sizeof(*L->borrowers)))
 		return GF_NOMEM;
 	L->borrowers[L->nborrowers++] = (uint32_t)at;
-	if (L->cfg.policy == GF_QP_STRICT_FIFO)
+	if (gf_loop_ordering(L, id) == GF_ORDER_STRICT)
 		L->q_state[L->jobs[id].queue] = Q_DEFERRED;
 	if (nahead < L->nres && L->res[nahead].holder == id)
 		return gf_loop_drop_reservations(L, nahead);
@@ -879,7 +912,7 @@ static gf_err fair_pass(gf_loop *L)
 			if ((err = confirm(L, id)))
 				return err;
 			started++;
-		} else if (L->cfg.policy == GF_QP_STRICT_FIFO) {
+		} else if (gf_loop_ordering(L, id) == GF_ORDER_STRICT) {
 			L->q_next[L->jobs[id].queue] = (uint32_t)L->nborrowers;	/* the head blocks the rest */
 		}
 	}
@@ -989,9 +1022,14 @@ static gf_err cycle(gf_loop *L)
 			err = ok ? confirm(L, e.job) : GF_OK;
 			break;
 		default:
+			/* per-queue: a job of a strict or skip-ahead queue holds no reservation */
+			L->no_reserve = gf_loop_ordering(L, e.job) != GF_ORDER_BACKFILL;
 			err = gf_loop_backfill_step(L, e.job, &nahead, &ok);
+			L->no_reserve = false;
 			if (!err && ok)
 				err = confirm(L, e.job);
+			else if (!err && gf_loop_ordering(L, e.job) == GF_ORDER_STRICT)
+				L->q_state[L->jobs[e.job].queue] = Q_BLOCKED;	/* per-queue: only with queues */
 			break;
 		}
 		if (err)

@@ -34,10 +34,25 @@ enum gf_queue_policy {
 	GF_QP_BEST_EFFORT_FIFO,	/* a job that does not fit is skipped (Kueue BestEffortFIFO) */
 	GF_QP_BACKFILL,		/* the first blocked job gets a reservation; EASY backfill */
 	GF_QP_CONSERVATIVE,	/* every blocked job (up to 32) gets one; conservative backfill */
+	GF_QP_PER_QUEUE,	/* each quota queue's own ordering (gf_queue_quota.ordering); EASY
+				 * reservations; with no queues: backfill */
 	GF_QP_COUNT_
 };
 
-/* "kube", "strict-fifo", "best-effort-fifo", "backfill", "conservative-backfill"; NULL if out of range. */
+/*
+ * A queue's ordering under GF_QP_PER_QUEUE (the Queue object's `ordering`);
+ * every start still honours the reservations ahead of it in queue order:
+ *   backfill: its first blocked job may hold the (EASY) reservation;
+ *   strict: a job that does not start blocks the later jobs of its queue
+ *           (Kueue StrictFIFO), and holds no reservation;
+ *   skip-ahead: a job that does not start is skipped (Kueue BestEffortFIFO)
+ *           and holds no reservation.
+ * Blocked jobs without a reservation evict lower priorities at once (as in
+ * the FIFO policies) when preemption is on.
+ */
+enum gf_queue_ordering { GF_ORDER_BACKFILL, GF_ORDER_STRICT, GF_ORDER_SKIP_AHEAD };
+
+/* "kube", "strict-fifo", "best-effort-fifo", "backfill", "conservative-backfill", "per-queue"; NULL if out of range. */
 const char *gf_queue_policy_name(enum gf_queue_policy qp);
 
 /* The policy a user names; false if unknown. */
@@ -73,6 +88,7 @@ struct gf_queue_quota {
 		int32_t model;		/* catalog model id */
 		int64_t nominal;	/* milli-GPU */
 	} models[GF_QUOTA_MAX_MODELS];
+	enum gf_queue_ordering ordering;	/* used by GF_QP_PER_QUEUE only (0: backfill) */
 };
 
 /*

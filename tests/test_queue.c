@@ -1301,6 +1301,57 @@ static struct fx *fx_admit(enum gf_queue_policy qp, const struct gf_node_spec *n
 	return f;
 }
 
+/*
+ * A job with an admission mask that found no room is not tried again in
+ * every cycle (the storm of the live scheduler's non-kube policies): only
+ * when a node its mask allows was freed (or reported with
+ * gf_loop_nodes_freed) since.  Two nodes: a runs on n0; b may use n0 only.
+ */
+static void masked_jobs_are_not_retried_without_a_change(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_loop_decisions d;
+	struct gf_loop_stats st;
+
+	(void)state;
+	two_nodes(n);
+	for (int qp = GF_QP_STRICT_FIFO; qp < GF_QP_COUNT_; qp++) {
+		struct admit_table t = { 0 };
+		struct fx *f = fx_admit((enum gf_queue_policy)qp, n, 2, &t, false);
+		uint32_t a, b, one = 1, zero = 0;
+
+		a = submit(f, open_job(8, 1, 0));
+		t.has[1] = true;
+		t.mask[1] = 1;	/* n0 */
+		b = submit(f, open_job(4, 1, 0));
+		for (int64_t now = 0; now < 100; now++)
+			assert_int_equal(gf_loop_cycle(f->L, now, &d), GF_OK);
+		gf_loop_stats(f->L, &st);
+		assert_int_equal(st.tries, 2);	/* a once, b once: not 101 */
+		/* n1 reported (its admission widened, say): b may not use it: no try */
+		assert_int_equal(gf_loop_nodes_freed(f->L, &one, 1), GF_OK);
+		assert_int_equal(gf_loop_cycle(f->L, 100, &d), GF_OK);
+		gf_loop_stats(f->L, &st);
+		assert_int_equal(st.tries, 2);
+		/* n0 reported but still full: no try either */
+		assert_int_equal(gf_loop_nodes_freed(f->L, &zero, 1), GF_OK);
+		assert_int_equal(gf_loop_cycle(f->L, 101, &d), GF_OK);
+		gf_loop_stats(f->L, &st);
+		assert_int_equal(st.tries, 2);
+		/* a ends: n0 freed, b is tried and placed there */
+		assert_int_equal(gf_loop_end(f->L, a, 102), GF_OK);
+		assert_int_equal(gf_loop_cycle(f->L, 102, &d), GF_OK);
+		assert_int_equal(d.nbinds, 1);
+		assert_int_equal(d.binds[0].job, b);
+		assert_int_equal(d.binds[0].node, 0);
+		gf_loop_stats(f->L, &st);
+		assert_int_equal(st.tries, 3);
+		assert_int_equal(gf_loop_end(f->L, b, 103), GF_OK);
+		assert_int_equal(gf_loop_run(f->L), GF_OK);
+		fx_free(f);
+	}
+}
+
 static void admission_masks_every_placement(void **state)
 {
 	struct gf_node_spec n[2];
@@ -1743,6 +1794,7 @@ int main(void)
 		cmocka_unit_test(same_seed_same_replay),
 		cmocka_unit_test(caller_driven_jobs_end_unbind_and_withdraw),
 		cmocka_unit_test(pending_jobs_say_why_and_leave_when_deleted),
+		cmocka_unit_test(masked_jobs_are_not_retried_without_a_change),
 		cmocka_unit_test(admission_masks_every_placement),
 		cmocka_unit_test(admission_holds_for_reservations_and_preemption),
 		cmocka_unit_test(pods_placed_by_others_hold_their_room),

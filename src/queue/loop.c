@@ -395,6 +395,25 @@ static bool may_fit(gf_loop *L, const struct job *j, const struct gf_pod_spec *p
 	return false;
 }
 
+/*
+ * may_fit for a job with an admission mask (its own memo, not its shape's):
+ * it can fit again only on a node freed since it failed (the caller reports
+ * nodes that now admit more, gf_loop_nodes_freed) that its mask allows.
+ */
+static bool masked_may_fit(gf_loop *L, struct job *j, const uint64_t *mask, const struct gf_pod_spec *p)
+{
+	if (j->fail_pos == NO_FAIL)
+		return true;
+	for (size_t k = j->fail_pos; k < L->nfreed; k++) {
+		uint32_t n = L->freed[k];
+
+		if ((mask[n / 64] >> (n % 64) & 1) && gf_cluster_fits(L->real, L->cat, n, p))
+			return true;
+	}
+	j->fail_pos = L->nfreed;
+	return false;
+}
+
 static void park(gf_loop *L, const struct job *j)
 {
 	L->shapes[j->shape].fail_pos = L->nfreed;
@@ -768,19 +787,30 @@ bool gf_loop_try_job(gf_loop *L, uint32_t id, const uint64_t *allowed)
 	struct gf_pod_spec p = gf_loop_pod_of(j);
 	bool memo;
 
-	allowed = job_allowed(L, id, allowed, &memo);	/* a job with a mask: never NULL, no park */
+	bool whole = !allowed;	/* tried over every node its mask allows: its own memo applies */
+
 	L->quota_refused = false;
 	if (!L->quota_bypass && !gf_loop_quota_admits(L, j, NULL)) {
 		L->quota_refused = true;
 		L->stats.quota_blocked++;
 		return false;
 	}
+	/* failed with a mask and nothing freed since: no room still (the mask is not even asked) */
+	if (whole && j->fail_pos == L->nfreed)
+		return false;
+	allowed = job_allowed(L, id, allowed, &memo);	/* a job with a mask: never NULL, no park */
+	bool own = whole && !memo;
+
 	if (!allowed && !may_fit(L, j, &p))
+		return false;
+	if (own && !masked_may_fit(L, j, allowed, &p))
 		return false;
 	L->stats.tries++;
 	if (!gf_loop_place_pods(L, L->sched, L->real, &p, allowed, &L->members[j->member0], 0, j->npods)) {
 		if (!allowed)
 			park(L, j);
+		else if (own)
+			j->fail_pos = L->nfreed;
 		return false;
 	}
 	if (!L->quota_bypass && !gf_loop_quota_admits(L, j, &L->members[j->member0])) {
@@ -1096,6 +1126,7 @@ static gf_err new_job(gf_loop *L, const struct gf_job_spec *s, uint32_t *id)
 		      : s->duration == GF_LOOP_OPEN ? GF_LOOP_UNKNOWN_EST
 						    : gf_loop_max64(s->duration, 1);
 	j->start = j->promised = -1;
+	j->fail_pos = NO_FAIL;
 	j->member0 = (uint32_t)L->nmembers;
 	j->npods = (uint16_t)s->npods;
 	j->cls = s->cls;

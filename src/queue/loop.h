@@ -194,9 +194,12 @@ struct gf_loop_config {
 	 * for every node.  Every placement of the job honours it: the cycle's,
 	 * the reservation's and the preemption's.  A job with a mask never
 	 * writes or reads the per-shape memos (park, inadmissible, no victims):
-	 * its failure says nothing about other jobs of its shape.  The loop's
-	 * own statistics (resolvable, the forecast) ignore it.  NULL: no
-	 * admission.
+	 * its failure says nothing about other jobs of its shape; it keeps its
+	 * own: after a try over every node its mask allows found no room, it is
+	 * tried again only when a node it may use was freed since (so the
+	 * caller reports a node whose admission widened with
+	 * gf_loop_nodes_freed).  The loop's own statistics (resolvable, the
+	 * forecast) ignore it.  NULL: no admission.
 	 */
 	const uint64_t *(*admit)(void *ud, uint32_t job);
 	void *admit_ud;
@@ -251,7 +254,11 @@ void gf_loop_destroy(gf_loop *L);
 gf_err gf_loop_create_on(gf_cluster *c, const struct gf_policy_ops *ops, const struct gf_policy_env *env,
 			 const struct gf_loop_config *cfg, gf_loop **out);
 
-/* Room was freed on nodes[0..n) outside the loop: jobs parked for want of room look there again. */
+/*
+ * Room was freed on nodes[0..n) outside the loop, or they now admit jobs
+ * they did not (config.admit: a taint or cordon gone): jobs parked for want
+ * of room look there again.
+ */
 gf_err gf_loop_nodes_freed(gf_loop *L, const uint32_t *nodes, size_t n);
 
 /*

@@ -36,6 +36,9 @@ struct job {
 	uint16_t npreempted;	/* times evicted */
 	uint16_t queue;		/* its quota queue (when the loop has queues) */
 	double lost;		/* milli-GPU seconds of work lost to evictions */
+	/* with an admission mask (not the shape's memo): freed-log length when a
+	 * try over every node it may use last found no room; NO_FAIL: none */
+	size_t fail_pos;
 };
 
 struct entry {

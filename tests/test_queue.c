@@ -626,6 +626,158 @@ static void quota_fair_share_among_borrowers(void **state)
 	}
 }
 
+/* ---- per-queue ordering ---- */
+
+/* Four queues of 100 GPUs each, outside any cohort (so quotas never refuse), with these orderings. */
+static struct fx *fx_orderings(enum gf_queue_policy qp, const struct gf_node_spec *n, struct gf_queue_quota *q,
+			       const enum gf_queue_ordering ord[4])
+{
+	for (int k = 0; k < 4; k++) {
+		q[k] = quota(100, -1);
+		q[k].ordering = ord[k];
+	}
+	return fx_quota(qp, n, 2, q, 4, false);
+}
+
+/*
+ * One queue's ordering, by hand: queue 0 runs R (8 GPUs to t=100, n0) and S
+ * (4 GPUs to t=50, n1).  Queue 1 then gets H (a gang of two 8-GPU pods,
+ * t=1, runs 100), T (4 GPUs, t=2, runs 200) and V (4 GPUs, t=3, runs 40).
+ *   strict:     H blocks T and V; H starts at 100 (R's end), T and V at 200.
+ *   skip-ahead: T starts at 2 (n1's free half), V at 50 (S's end), H at 202
+ *               (T's end: it needs both nodes whole; no reservation).
+ *   backfill:   H holds a reservation at 100; T (ends 202) would delay it,
+ *               waits to 200; V (ends 43) backfills at 3.
+ * per-queue with queue 1's ordering gives each, and the same as the
+ * matching policy applied to every queue.
+ */
+static void per_queue_ordering_one_queue(void **state)
+{
+	static const struct {
+		enum gf_queue_ordering ord;
+		enum gf_queue_policy same;
+		int64_t h, t, v;
+	} cases[] = {
+		{ GF_ORDER_STRICT, GF_QP_STRICT_FIFO, 100, 200, 200 },
+		{ GF_ORDER_SKIP_AHEAD, GF_QP_BEST_EFFORT_FIFO, 202, 2, 50 },
+		{ GF_ORDER_BACKFILL, GF_QP_BACKFILL, 100, 200, 3 },
+	};
+	struct gf_node_spec n[2];
+	struct gf_queue_quota q[4];
+
+	(void)state;
+	two_nodes(n);
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		for (int k = 0; k < 2; k++) {
+			enum gf_queue_ordering ord[4] = { GF_ORDER_BACKFILL, cases[c].ord, GF_ORDER_BACKFILL,
+							  GF_ORDER_BACKFILL };
+			struct fx *f = fx_orderings(k ? cases[c].same : GF_QP_PER_QUEUE, n, q, ord);
+			uint32_t r, s, h, t, v;
+
+			r = submit_q(f, job(8, 1000, 1, 0, 100), 0);
+			s = submit_q(f, job(4, 1000, 1, 0, 50), 0);
+			h = submit_q(f, job(8, 1000, 2, 1, 100), 1);
+			t = submit_q(f, job(4, 1000, 1, 2, 200), 1);
+			v = submit_q(f, job(4, 1000, 1, 3, 40), 1);
+			assert_int_equal(gf_loop_run(f->L), GF_OK);
+			assert_int_equal(info(f, r).start, 0);
+			assert_int_equal(info(f, s).start, 0);
+			assert_int_equal(info(f, h).start, cases[c].h);
+			assert_int_equal(info(f, t).start, cases[c].t);
+			assert_int_equal(info(f, v).start, cases[c].v);
+			fx_free(f);
+		}
+	}
+}
+
+/*
+ * Three orderings in one loop (per-queue), by hand: queue 3 runs R (8 GPUs
+ * to t=100, n0) and S (4 GPUs to t=50, n1).  Queue 0 (backfill): H, a gang
+ * of two 8-GPU pods at t=1 (runs 100): reservation at 100.  Queue 2
+ * (strict): Z, the same gang at t=1 (runs 100): no room, no reservation, it
+ * blocks Y (4 GPUs at t=3, runs 10) although Y would backfill (ends 13).
+ * Queue 1 (skip-ahead): T (4 GPUs at t=2, runs 200) fits n1 but would delay
+ * H's reservation: a skip-ahead queue still honours reservations.  So H
+ * starts at 100, Z at 200 (H's end), T and Y at 300 (Z's end); at t=3 Z
+ * has no room, T would delay a reservation and Y is blocked by its head.
+ * No global policy gives this: backfill starts Y at 3, the FIFOs T at 2.
+ */
+static void per_queue_orderings_mixed(void **state)
+{
+	const enum gf_queue_ordering ord[4] = { GF_ORDER_BACKFILL, GF_ORDER_SKIP_AHEAD, GF_ORDER_STRICT,
+						GF_ORDER_BACKFILL };
+	struct gf_node_spec n[2];
+	struct gf_queue_quota q[4];
+	struct fx *f;
+	uint32_t h, z, t, y;
+
+	(void)state;
+	two_nodes(n);
+	for (int qp = 0; qp < 4; qp++) {
+		static const enum gf_queue_policy qps[4] = { GF_QP_PER_QUEUE, GF_QP_BACKFILL, GF_QP_STRICT_FIFO,
+							     GF_QP_BEST_EFFORT_FIFO };
+		f = fx_orderings(qps[qp], n, q, ord);
+		submit_q(f, job(8, 1000, 1, 0, 100), 3);
+		submit_q(f, job(4, 1000, 1, 0, 50), 3);
+		h = submit_q(f, job(8, 1000, 2, 1, 100), 0);
+		z = submit_q(f, job(8, 1000, 2, 1, 100), 2);
+		t = submit_q(f, job(4, 1000, 1, 2, 200), 1);
+		y = submit_q(f, job(4, 1000, 1, 3, 10), 2);
+		assert_int_equal(gf_loop_run_until(f->L, 3), GF_OK);
+		if (qp == 0) {
+			assert_int_equal(info(f, z).why, GF_LOOP_WHY_NO_ROOM);
+			assert_int_equal(info(f, t).why, GF_LOOP_WHY_RESERVED);
+			assert_int_equal(info(f, y).why, GF_LOOP_WHY_BLOCKED);
+		}
+		assert_int_equal(gf_loop_run(f->L), GF_OK);
+		if (qp == 0) {
+			assert_int_equal(info(f, h).start, 100);
+			assert_int_equal(info(f, z).start, 200);
+			assert_int_equal(info(f, t).start, 300);
+			assert_int_equal(info(f, y).start, 300);
+		} else if (qp == 1) {
+			assert_int_equal(info(f, y).start, 3);	/* the orderings are ignored */
+		} else {
+			assert_int_equal(info(f, t).start, 2);
+		}
+		fx_free(f);
+	}
+}
+
+/* ---- topology ---- */
+
+/*
+ * One 8-GPU node whose GPUs form two NVLink islands, 0-3 and 4-7.  A 1-GPU
+ * pod takes GPU 0; then a 4-GPU pod: the policy alone (best fit, lowest
+ * free GPUs first) would take 1-4, across both islands; the loop takes
+ * island 4-7 (policy/topology.h), as the live scheduler does.  The same
+ * node without topology keeps the policy's 1-4.
+ */
+static void multi_gpu_pods_take_one_nvlink_island(void **state)
+{
+	(void)state;
+	for (int topo = 0; topo < 2; topo++) {
+		struct gf_node_spec n = tu_node("n0", 64000, 262144, 8, -1);
+		struct gf_loop_decisions d;
+		struct fx *f;
+
+		for (int g = 0; g < 8; g++)
+			n.topo[g] = topo ? (struct gf_gpu_topo){ 0, (int8_t)(g / 4) } : (struct gf_gpu_topo){ -1, -1 };
+		f = fx_new(GF_QP_BACKFILL, &n, 1);
+		submit(f, job(1, 1000, 1, 0, 100));
+		assert_int_equal(gf_loop_cycle(f->L, 0, &d), GF_OK);
+		assert_int_equal(d.nbinds, 1);
+		assert_int_equal(d.binds[0].gpus[0], 0);
+		submit(f, job(4, 1000, 1, 1, 100));
+		assert_int_equal(gf_loop_cycle(f->L, 1, &d), GF_OK);
+		assert_int_equal(d.nbinds, 1);
+		for (int k = 0; k < 4; k++)
+			assert_int_equal(d.binds[0].gpus[k], topo ? 4 + k : 1 + k);
+		assert_int_equal(gf_loop_run(f->L), GF_OK);
+		fx_free(f);
+	}
+}
+
 static void bad_specs_are_refused(void **state)
 {
 	struct gf_node_spec n[2];
@@ -841,7 +993,8 @@ static void check_quotas(gf_loop *L, const struct gf_queue_quota *q, size_t nq, 
 
 /*
  * Random cases with quotas and preemption: two queues in a cohort (random
- * nominal, lending and borrowing limits) and one alone; every job runs,
+ * nominal, lending and borrowing limits) and one alone (under per-queue
+ * with every mix of the three orderings); every job runs,
  * nothing stalls, no queue ever exceeds its quota (checked every 7 s), and
  * no job is evicted over and over (a reclaim cycle would).
  */
@@ -862,6 +1015,8 @@ static void random_quotas_keep_every_rule(void **state)
 		q[1].lending_limit = gf_rng_below(&r, 2) ? GF_QUOTA_UNLIMITED : 24000;
 		q[1].borrowing_limit = gf_rng_below(&r, 2) ? GF_QUOTA_UNLIMITED : 1000 * (int64_t)gf_rng_below(&r, 9);
 		q[0].weight = 1 + (uint32_t)gf_rng_below(&r, 3);
+		for (int i = 0; i < 3; i++)	/* per-queue: every mix of orderings (no draw: the rest unchanged) */
+			q[i].ordering = (enum gf_queue_ordering)((seed / 2 + (uint64_t)i * (seed % 7 + 1)) % 3);
 		gf_catalog_init(&cat);
 		make_scenario(seed, &sc, seed % 2 == 1, seed % 4 >= 2);
 		for (size_t k = 0; k < sc.njobs; k++)
@@ -1144,6 +1299,57 @@ static struct fx *fx_admit(enum gf_queue_policy qp, const struct gf_node_spec *n
 	env.cat = &f->cat;
 	assert_int_equal(gf_loop_create(nodes, n, &gf_policy_best_fit, &env, &cfg, &f->L), GF_OK);
 	return f;
+}
+
+/*
+ * A job with an admission mask that found no room is not tried again in
+ * every cycle (the storm of the live scheduler's non-kube policies): only
+ * when a node its mask allows was freed (or reported with
+ * gf_loop_nodes_freed) since.  Two nodes: a runs on n0; b may use n0 only.
+ */
+static void masked_jobs_are_not_retried_without_a_change(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_loop_decisions d;
+	struct gf_loop_stats st;
+
+	(void)state;
+	two_nodes(n);
+	for (int qp = GF_QP_STRICT_FIFO; qp < GF_QP_COUNT_; qp++) {
+		struct admit_table t = { 0 };
+		struct fx *f = fx_admit((enum gf_queue_policy)qp, n, 2, &t, false);
+		uint32_t a, b, one = 1, zero = 0;
+
+		a = submit(f, open_job(8, 1, 0));
+		t.has[1] = true;
+		t.mask[1] = 1;	/* n0 */
+		b = submit(f, open_job(4, 1, 0));
+		for (int64_t now = 0; now < 100; now++)
+			assert_int_equal(gf_loop_cycle(f->L, now, &d), GF_OK);
+		gf_loop_stats(f->L, &st);
+		assert_int_equal(st.tries, 2);	/* a once, b once: not 101 */
+		/* n1 reported (its admission widened, say): b may not use it: no try */
+		assert_int_equal(gf_loop_nodes_freed(f->L, &one, 1), GF_OK);
+		assert_int_equal(gf_loop_cycle(f->L, 100, &d), GF_OK);
+		gf_loop_stats(f->L, &st);
+		assert_int_equal(st.tries, 2);
+		/* n0 reported but still full: no try either */
+		assert_int_equal(gf_loop_nodes_freed(f->L, &zero, 1), GF_OK);
+		assert_int_equal(gf_loop_cycle(f->L, 101, &d), GF_OK);
+		gf_loop_stats(f->L, &st);
+		assert_int_equal(st.tries, 2);
+		/* a ends: n0 freed, b is tried and placed there */
+		assert_int_equal(gf_loop_end(f->L, a, 102), GF_OK);
+		assert_int_equal(gf_loop_cycle(f->L, 102, &d), GF_OK);
+		assert_int_equal(d.nbinds, 1);
+		assert_int_equal(d.binds[0].job, b);
+		assert_int_equal(d.binds[0].node, 0);
+		gf_loop_stats(f->L, &st);
+		assert_int_equal(st.tries, 3);
+		assert_int_equal(gf_loop_end(f->L, b, 103), GF_OK);
+		assert_int_equal(gf_loop_run(f->L), GF_OK);
+		fx_free(f);
+	}
 }
 
 static void admission_masks_every_placement(void **state)
@@ -1574,6 +1780,9 @@ int main(void)
 		cmocka_unit_test(quota_borrows_within_the_limits),
 		cmocka_unit_test(quota_reclaims_borrowed_room_without_cycles),
 		cmocka_unit_test(quota_fair_share_among_borrowers),
+		cmocka_unit_test(per_queue_ordering_one_queue),
+		cmocka_unit_test(per_queue_orderings_mixed),
+		cmocka_unit_test(multi_gpu_pods_take_one_nvlink_island),
 		cmocka_unit_test(random_quotas_keep_every_rule),
 		cmocka_unit_test(preemption_evicts_the_cheapest_and_requeues_it),
 		cmocka_unit_test(preemption_evicts_gangs_whole_and_never_for_equal_priority),
@@ -1585,6 +1794,7 @@ int main(void)
 		cmocka_unit_test(same_seed_same_replay),
 		cmocka_unit_test(caller_driven_jobs_end_unbind_and_withdraw),
 		cmocka_unit_test(pending_jobs_say_why_and_leave_when_deleted),
+		cmocka_unit_test(masked_jobs_are_not_retried_without_a_change),
 		cmocka_unit_test(admission_masks_every_placement),
 		cmocka_unit_test(admission_holds_for_reservations_and_preemption),
 		cmocka_unit_test(pods_placed_by_others_hold_their_room),

@@ -49,7 +49,8 @@ static const char usage_text[] =
 	"  --horizon T             arrivals and statistics window, e.g. 12h, 90m, 3600 [12h]\n"
 	"  --burst off|T           the validation burst's time, or off [4h]\n"
 	"  --queue-policy LIST     kube, strict-fifo, best-effort-fifo, backfill (EASY),\n"
-	"                          conservative-backfill [the first four]\n"
+	"                          conservative-backfill, per-queue (each --queues queue's\n"
+	"                          ordering) [the first four]\n"
 	"  --policy NAME           placement policy [fgd]\n"
 	"  --seeds LIST            e.g. 42-51, 42, 1,5,7-9 [42-51]\n"
 	"  --estimate MODE         run-time estimates for reservations: exact, overestimate:F\n"
@@ -278,7 +279,7 @@ static void timeline_csv(struct gf_obuf *b, const struct run *runs, size_t nruns
 	}
 }
 
-static const char *const colors[GF_QP_COUNT_] = { "#d62728", "#7f7f7f", "#1f77b4", "#2ca02c", "#9467bd" };
+static const char *const colors[GF_QP_COUNT_] = { "#d62728", "#7f7f7f", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b" };
 
 /* One line chart: value(k) of each policy's first-seed run over time. */
 static void svg_lines(struct gf_obuf *b, const char *title, const struct run *runs, int nqp,
@@ -459,7 +460,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'Q':
 			if (!parse_queue_policies(optarg, o->qps, &o->nqp))
-				return bad("--queue-policy", "a list of kube, strict-fifo, best-effort-fifo, backfill, conservative-backfill", optarg);
+				return bad("--queue-policy", "a list of kube, strict-fifo, best-effort-fifo, backfill, conservative-backfill, per-queue", optarg);
 			break;
 		case 'P':
 			o->ops = gf_policy_find(optarg);

@@ -107,8 +107,9 @@ static void usage(FILE *f)
 		"      --seed N               random policies and tie-breaks (default 42)\n"
 		"      --queue-policy P       the engine loop's queue policy (as gpufleet replay): kube\n"
 		"                             (default: per pod, FIFO with backoff), strict-fifo,\n"
-		"                             best-effort-fifo, backfill, conservative-backfill (pods\n"
-		"                             stay in the loop's queue in priority order; no gangs yet)\n"
+		"                             best-effort-fifo, backfill, conservative-backfill, per-queue\n"
+		"                             (each Queue's ordering; pods stay in the loop's queue in\n"
+		"                             priority order; PodGroup gangs all or nothing)\n"
 		"  -v, --verbose              one log line per binding\n"
 		"      --leader-elect         run as one of several replicas: only the holder of a\n"
 		"                             coordination.k8s.io/v1 Lease binds (docs/scheduler.md)\n"
@@ -257,7 +258,7 @@ int gf_cmd_schedule(int argc, char **argv)
 			enum gf_queue_policy qp;
 			if (!gf_queue_policy_find(optarg, &qp)) {
 				fprintf(stderr, "gpufleet schedule: --queue-policy: expected kube, strict-fifo, "
-						"best-effort-fifo, backfill or conservative-backfill, found \"%s\"\n", optarg);
+						"best-effort-fifo, backfill, conservative-backfill or per-queue, found \"%s\"\n", optarg);
 				return 2;
 			}
 			o.queue_policy = (int)qp;
@@ -283,7 +284,7 @@ int gf_cmd_schedule(int argc, char **argv)
 		return 2;
 	if (o.queues && o.queue_policy == GF_QP_KUBE) {
 		fprintf(stderr, "gpufleet schedule: --queues needs --queue-policy strict-fifo, best-effort-fifo, "
-				"backfill or conservative-backfill (kube places pod by pod, without quotas)\n");
+				"backfill, conservative-backfill or per-queue (kube places pod by pod, without quotas)\n");
 		return 2;
 	}
 	o.policy = gf_policy_find(policy);

@@ -397,6 +397,7 @@ struct gf_live {
 	size_t nnsq, capnsq;
 	struct gf_queue_quota *quota;	/* nq + 1: the last one, unlimited, for pods of no Queue */
 	bool queues_dirty;		/* a Queue or namespace label changed: a new loop */
+	uint64_t loop_tries;	/* placements tried by loops since destroyed (gf_live_stats) */
 };
 
 static const char *node_key(const void *arr, uint32_t i)
@@ -449,8 +450,19 @@ gf_err gf_live_create(const struct gf_live_opts *o, gf_live **out)
 	return GF_OK;
 }
 
+/* The loop's placement tries, kept across loops (gf_live_stats.loop_tries). */
+static void retire_loop(gf_live *l)
+{
+	struct gf_loop_stats st;
+	if (!l->loop)
+		return;
+	gf_loop_stats(l->loop, &st);
+	l->loop_tries += st.tries;
+}
+
 static void drop_engine(gf_live *l)
 {
+	retire_loop(l);
 	gf_loop_destroy(l->loop);
 	l->loop = NULL;
 	gf_sched_destroy(l->sched);
@@ -1025,6 +1037,7 @@ static const uint64_t *loop_admit(void *ud, uint32_t job)
  */
 static gf_err make_loop(gf_live *l)
 {
+	retire_loop(l);
 	gf_loop_destroy(l->loop);
 	l->loop = NULL;
 	l->ngmem = 0;
@@ -1204,6 +1217,10 @@ void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
 				if (!l->dirty && nd->cidx >= 0) {
 					l->rules[nd->cidx] = node_rules(&nd->n);
 					gf_changelog_add(&l->changes, nd->cidx);
+					/* the loop's jobs with a mask look at it again (their memo) */
+					uint32_t ci = (uint32_t)nd->cidx;
+					if (l->loop && gf_loop_nodes_freed(l->loop, &ci, 1))
+						l->sched_dirty = true; /* out of memory: a fresh loop */
 				}
 				l->freed = true; /* parked pods get another look */
 			}
@@ -2392,6 +2409,12 @@ void gf_live_stats(gf_live *l, struct gf_live_stats *s)
 	}
 	s->conflicts = l->conflicts;
 	s->requeue_skips = l->skipped;
+	s->loop_tries = l->loop_tries;
+	if (l->loop) {
+		struct gf_loop_stats st;
+		gf_loop_stats(l->loop, &st);
+		s->loop_tries += st.tries;
+	}
 	s->rebuilds = l->epoch;
 	s->resets = l->resets;
 	if (!l->cluster)

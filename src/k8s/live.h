@@ -274,6 +274,7 @@ struct gf_live_stats {
 	uint64_t rebuilds;		/* engine rebuilt: nodes came, went or changed resources */
 	uint64_t resets;		/* placement state (score cache) started afresh: rebuilds, new target */
 	uint64_t requeue_skips;		/* requeued pods not tried: no changed node lets them fit */
+	uint64_t loop_tries;		/* placements the engine's loop tried (every policy; all loops) */
 	size_t pod_records;		/* pods held (any state) */
 	size_t pod_bytes;		/* their memory: slots (engine record, uid) and packed objects */
 };

@@ -31,6 +31,8 @@
  *   kube              tries pods, not jobs: a gang's members bind one by one
  *                     and hold their GPUs while the gang is incomplete; the
  *                     job starts when its last member binds.
+ * per-queue         each job as its quota queue's ordering says (strict,
+ *                     skip-ahead or backfill; gf_loop_ordering()).
  * A gang (npods > 1) outside kube mode is placed all or nothing: each member
  * is placed by the policy and bound (assume); if one fails, the bound ones
  * are unbound in reverse (forget) and the cluster is exactly as before, since
@@ -58,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/topology.h"
 #include "queue/loop_impl.h"
 
 static const char *const qp_names[GF_QP_COUNT_] = {
@@ -66,6 +69,7 @@ static const char *const qp_names[GF_QP_COUNT_] = {
 	[GF_QP_BEST_EFFORT_FIFO] = "best-effort-fifo",
 	[GF_QP_BACKFILL] = "backfill",
 	[GF_QP_CONSERVATIVE] = "conservative-backfill",
+	[GF_QP_PER_QUEUE] = "per-queue",
 };
 
 const char *gf_queue_policy_name(enum gf_queue_policy qp)
@@ -391,9 +395,55 @@ static bool may_fit(gf_loop *L, const struct job *j, const struct gf_pod_spec *p
 	return false;
 }
 
+/*
+ * may_fit for a job with an admission mask (its own memo, not its shape's):
+ * it can fit again only on a node freed since it failed (the caller reports
+ * nodes that now admit more, gf_loop_nodes_freed) that its mask allows.
+ */
+static bool masked_may_fit(gf_loop *L, struct job *j, const uint64_t *mask, const struct gf_pod_spec *p)
+{
+	if (j->fail_pos == NO_FAIL)
+		return true;
+	for (size_t k = j->fail_pos; k < L->nfreed; k++) {
+		uint32_t n = L->freed[k];
+
+		if ((mask[n / 64] >> (n % 64) & 1) && gf_cluster_fits(L->real, L->cat, n, p))
+			return true;
+	}
+	j->fail_pos = L->nfreed;
+	return false;
+}
+
 static void park(gf_loop *L, const struct job *j)
 {
 	L->shapes[j->shape].fail_pos = L->nfreed;
+}
+
+static bool has_topology(const struct gf_node_spec *s)
+{
+	for (int g = 0; g < s->ngpus; g++)
+		if (s->topo[g].numa >= 0 || s->topo[g].nvlink_island >= 0)
+			return true;
+	return false;
+}
+
+/*
+ * The topology-aware GPU choice (policy/topology.h), the live scheduler's
+ * too: a multi-GPU pod the policy put on a node that publishes its GPU
+ * topology takes gf_topo_pick()'s GPUs there (the smallest NVLink island,
+ * else NUMA node, that holds it) instead of the policy's.  A node without
+ * topology (every openb node: its CSV has no such columns) keeps the
+ * policy's GPUs, so nothing changes there.
+ */
+static void topo_choice(const gf_cluster *c, uint32_t node, const struct gf_pod_spec *p, uint8_t *gpus)
+{
+	const struct gf_node_spec *spec = gf_cluster_spec(c, node);
+	uint8_t g[GF_MAX_GPUS];
+
+	if (p->gpu_count < 2 || !has_topology(spec))
+		return;
+	if (gf_topo_pick(gf_cluster_node(c, node), spec, p->gpu_count, p->gpu_milli, g, NULL) == p->gpu_count)
+		memcpy(gpus, g, (size_t)p->gpu_count);
 }
 
 /* Place members [from, to) of a job like p on cluster c with scheduler s; all or none. */
@@ -402,9 +452,11 @@ bool gf_loop_place_pods(gf_loop *L, gf_sched *s, gf_cluster *c, const struct gf_
 {
 	for (uint32_t k = from; k < to; k++) {
 		struct gf_placement pl;
+		bool placed = gf_sched_place_masked(s, p, &L->rng, allowed, &pl) == GF_PLACED;
 
-		if (gf_sched_place_masked(s, p, &L->rng, allowed, &pl) != GF_PLACED ||
-		    gf_cluster_bind(c, pl.node, p, pl.gpus) != GF_OK) {
+		if (placed)
+			topo_choice(c, pl.node, p, pl.gpus);
+		if (!placed || gf_cluster_bind(c, pl.node, p, pl.gpus) != GF_OK) {
 			while (k-- > from)
 				gf_cluster_unbind(c, m[k].node, p, m[k].gpus);
 			return false;
@@ -735,19 +787,30 @@ bool gf_loop_try_job(gf_loop *L, uint32_t id, const uint64_t *allowed)
 	struct gf_pod_spec p = gf_loop_pod_of(j);
 	bool memo;
 
-	allowed = job_allowed(L, id, allowed, &memo);	/* a job with a mask: never NULL, no park */
+	bool whole = !allowed;	/* tried over every node its mask allows: its own memo applies */
+
 	L->quota_refused = false;
 	if (!L->quota_bypass && !gf_loop_quota_admits(L, j, NULL)) {
 		L->quota_refused = true;
 		L->stats.quota_blocked++;
 		return false;
 	}
+	/* failed with a mask and nothing freed since: no room still (the mask is not even asked) */
+	if (whole && j->fail_pos == L->nfreed)
+		return false;
+	allowed = job_allowed(L, id, allowed, &memo);	/* a job with a mask: never NULL, no park */
+	bool own = whole && !memo;
+
 	if (!allowed && !may_fit(L, j, &p))
+		return false;
+	if (own && !masked_may_fit(L, j, allowed, &p))
 		return false;
 	L->stats.tries++;
 	if (!gf_loop_place_pods(L, L->sched, L->real, &p, allowed, &L->members[j->member0], 0, j->npods)) {
 		if (!allowed)
 			park(L, j);
+		else if (own)
+			j->fail_pos = L->nfreed;
 		return false;
 	}
 	if (!L->quota_bypass && !gf_loop_quota_admits(L, j, &L->members[j->member0])) {
@@ -817,7 +880,7 @@ static gf_err defer_borrower(gf_loop *L, size_t at, uint32_t id, size_t nahead)
 	if (gf_loop_grow(&L->borrowers, &L->borrowers_cap, L->nborrowers + 1, sizeof(*L->borrowers)))
 		return GF_NOMEM;
 	L->borrowers[L->nborrowers++] = (uint32_t)at;
-	if (L->cfg.policy == GF_QP_STRICT_FIFO)
+	if (gf_loop_ordering(L, id) == GF_ORDER_STRICT)
 		L->q_state[L->jobs[id].queue] = Q_DEFERRED;
 	if (nahead < L->nres && L->res[nahead].holder == id)
 		return gf_loop_drop_reservations(L, nahead);
@@ -879,7 +942,7 @@ static gf_err fair_pass(gf_loop *L)
 			if ((err = confirm(L, id)))
 				return err;
 			started++;
-		} else if (L->cfg.policy == GF_QP_STRICT_FIFO) {
+		} else if (gf_loop_ordering(L, id) == GF_ORDER_STRICT) {
 			L->q_next[L->jobs[id].queue] = (uint32_t)L->nborrowers;	/* the head blocks the rest */
 		}
 	}
@@ -989,9 +1052,14 @@ static gf_err cycle(gf_loop *L)
 			err = ok ? confirm(L, e.job) : GF_OK;
 			break;
 		default:
+			/* per-queue: a job of a strict or skip-ahead queue holds no reservation */
+			L->no_reserve = gf_loop_ordering(L, e.job) != GF_ORDER_BACKFILL;
 			err = gf_loop_backfill_step(L, e.job, &nahead, &ok);
+			L->no_reserve = false;
 			if (!err && ok)
 				err = confirm(L, e.job);
+			else if (!err && gf_loop_ordering(L, e.job) == GF_ORDER_STRICT)
+				L->q_state[L->jobs[e.job].queue] = Q_BLOCKED;	/* per-queue: only with queues */
 			break;
 		}
 		if (err)
@@ -1058,6 +1126,7 @@ static gf_err new_job(gf_loop *L, const struct gf_job_spec *s, uint32_t *id)
 		      : s->duration == GF_LOOP_OPEN ? GF_LOOP_UNKNOWN_EST
 						    : gf_loop_max64(s->duration, 1);
 	j->start = j->promised = -1;
+	j->fail_pos = NO_FAIL;
 	j->member0 = (uint32_t)L->nmembers;
 	j->npods = (uint16_t)s->npods;
 	j->cls = s->cls;

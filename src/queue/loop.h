@@ -34,10 +34,25 @@ enum gf_queue_policy {
 	GF_QP_BEST_EFFORT_FIFO,	/* a job that does not fit is skipped (Kueue BestEffortFIFO) */
 	GF_QP_BACKFILL,		/* the first blocked job gets a reservation; EASY backfill */
 	GF_QP_CONSERVATIVE,	/* every blocked job (up to 32) gets one; conservative backfill */
+	GF_QP_PER_QUEUE,	/* each quota queue's own ordering (gf_queue_quota.ordering); EASY
+				 * reservations; with no queues: backfill */
 	GF_QP_COUNT_
 };
 
-/* "kube", "strict-fifo", "best-effort-fifo", "backfill", "conservative-backfill"; NULL if out of range. */
+/*
+ * A queue's ordering under GF_QP_PER_QUEUE (the Queue object's `ordering`);
+ * every start still honours the reservations ahead of it in queue order:
+ *   backfill: its first blocked job may hold the (EASY) reservation;
+ *   strict: a job that does not start blocks the later jobs of its queue
+ *           (Kueue StrictFIFO), and holds no reservation;
+ *   skip-ahead: a job that does not start is skipped (Kueue BestEffortFIFO)
+ *           and holds no reservation.
+ * Blocked jobs without a reservation evict lower priorities at once (as in
+ * the FIFO policies) when preemption is on.
+ */
+enum gf_queue_ordering { GF_ORDER_BACKFILL, GF_ORDER_STRICT, GF_ORDER_SKIP_AHEAD };
+
+/* "kube", "strict-fifo", "best-effort-fifo", "backfill", "conservative-backfill", "per-queue"; NULL if out of range. */
 const char *gf_queue_policy_name(enum gf_queue_policy qp);
 
 /* The policy a user names; false if unknown. */
@@ -73,6 +88,7 @@ struct gf_queue_quota {
 		int32_t model;		/* catalog model id */
 		int64_t nominal;	/* milli-GPU */
 	} models[GF_QUOTA_MAX_MODELS];
+	enum gf_queue_ordering ordering;	/* used by GF_QP_PER_QUEUE only (0: backfill) */
 };
 
 /*
@@ -178,9 +194,12 @@ struct gf_loop_config {
 	 * for every node.  Every placement of the job honours it: the cycle's,
 	 * the reservation's and the preemption's.  A job with a mask never
 	 * writes or reads the per-shape memos (park, inadmissible, no victims):
-	 * its failure says nothing about other jobs of its shape.  The loop's
-	 * own statistics (resolvable, the forecast) ignore it.  NULL: no
-	 * admission.
+	 * its failure says nothing about other jobs of its shape; it keeps its
+	 * own: after a try over every node its mask allows found no room, it is
+	 * tried again only when a node it may use was freed since (so the
+	 * caller reports a node whose admission widened with
+	 * gf_loop_nodes_freed).  The loop's own statistics (resolvable, the
+	 * forecast) ignore it.  NULL: no admission.
 	 */
 	const uint64_t *(*admit)(void *ud, uint32_t job);
 	void *admit_ud;
@@ -235,7 +254,11 @@ void gf_loop_destroy(gf_loop *L);
 gf_err gf_loop_create_on(gf_cluster *c, const struct gf_policy_ops *ops, const struct gf_policy_env *env,
 			 const struct gf_loop_config *cfg, gf_loop **out);
 
-/* Room was freed on nodes[0..n) outside the loop: jobs parked for want of room look there again. */
+/*
+ * Room was freed on nodes[0..n) outside the loop, or they now admit jobs
+ * they did not (config.admit: a taint or cordon gone): jobs parked for want
+ * of room look there again.
+ */
 gf_err gf_loop_nodes_freed(gf_loop *L, const uint32_t *nodes, size_t n);
 
 /*

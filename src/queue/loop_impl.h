@@ -36,6 +36,9 @@ struct job {
 	uint16_t npreempted;	/* times evicted */
 	uint16_t queue;		/* its quota queue (when the loop has queues) */
 	double lost;		/* milli-GPU seconds of work lost to evictions */
+	/* with an admission mask (not the shape's memo): freed-log length when a
+	 * try over every node it may use last found no room; NO_FAIL: none */
+	size_t fail_pos;
 };
 
 struct entry {
@@ -147,6 +150,7 @@ struct gf_loop {
 	double hist_sum[GF_LOOP_MAX_CLASSES];	/* finished run times per class (history estimates) */
 	uint64_t hist_n[GF_LOOP_MAX_CLASSES];
 	uint8_t why;		/* what the last try refused on beyond room (try_backfill: GF_LOOP_WHY_RESERVED) */
+	bool no_reserve;	/* per-queue: the job in the backfill step may not take a reservation */
 	/* the current cycle's decisions (gf_loop_cycle's out) */
 	struct gf_loop_bind *binds;
 	size_t nbinds, binds_cap;
@@ -210,6 +214,25 @@ gf_err gf_loop_note_binds(gf_loop *L, uint32_t id, uint32_t from, uint32_t to);
 static inline const uint64_t *gf_loop_admission(gf_loop *L, uint32_t id)
 {
 	return L->cfg.admit ? L->cfg.admit(L->cfg.admit_ud, id) : NULL;
+}
+/*
+ * Job id's ordering: its queue's under GF_QP_PER_QUEUE (backfill without
+ * queues), else the policy's (strict-fifo: strict, best-effort-fifo and
+ * kube: skip-ahead, the backfills: backfill).
+ */
+static inline enum gf_queue_ordering gf_loop_ordering(const gf_loop *L, uint32_t id)
+{
+	switch (L->cfg.policy) {
+	case GF_QP_STRICT_FIFO:
+		return GF_ORDER_STRICT;
+	case GF_QP_KUBE:
+	case GF_QP_BEST_EFFORT_FIFO:
+		return GF_ORDER_SKIP_AHEAD;
+	case GF_QP_PER_QUEUE:
+		return L->nqueues ? L->queues[L->jobs[id].queue].d.ordering : GF_ORDER_BACKFILL;
+	default:
+		return GF_ORDER_BACKFILL;
+	}
 }
 /* Bind the whole job in the real cluster by the policy (allowed: node mask or NULL). */
 bool gf_loop_try_job(gf_loop *L, uint32_t id, const uint64_t *allowed);

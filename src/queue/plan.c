@@ -561,8 +561,9 @@ gf_err gf_loop_backfill_step(gf_loop *L, uint32_t id, size_t *nahead, bool *ok)
 	}
 	if (L->quota_refused)	/* no reservation for room it may not take */
 		return quota_reclaim(L, id, *nahead, ok);
-	/* EASY: one reservation; conservative: MAX_RES, at most PLANS_PER_CYCLE new ones a cycle */
-	if (*nahead >= L->max_res || L->cycle_plans >= PLANS_PER_CYCLE)
+	/* EASY: one reservation; conservative: MAX_RES, at most PLANS_PER_CYCLE new ones a cycle;
+	 * per-queue: none for a job of a strict or skip-ahead queue */
+	if (*nahead >= L->max_res || L->cycle_plans >= PLANS_PER_CYCLE || L->no_reserve)
 		return preempt_unless_soon(L, id, *nahead, NONE, ok);
 	/* blocked: it takes the next reservation; those behind it are planned again when reached */
 	if ((err = gf_loop_drop_reservations(L, *nahead)) || (err = plan(L, id)))

@@ -455,6 +455,7 @@ gf_err gf_queues_to_quota(const struct gf_queue_file *f, const struct gf_catalog
 		q->borrowing_limit = d->borrowing_limit;
 		q->lending_limit = d->lending_limit;
 		q->weight = d->weight;
+		q->ordering = d->ordering;
 		q->cohort = -1;
 		if (d->cohort[0]) {	/* cohorts numbered by first appearance */
 			int32_t next = 0;

@@ -31,8 +31,6 @@
 
 #define GF_QUEUE_NAME_MAX 64
 
-enum gf_queue_ordering { GF_ORDER_BACKFILL, GF_ORDER_STRICT, GF_ORDER_SKIP_AHEAD };
-
 struct gf_queue_def {
 	char name[GF_QUEUE_NAME_MAX];
 	char cohort[GF_QUEUE_NAME_MAX];	/* "" = none */

@@ -266,6 +266,16 @@ void gf_loop_destroy(gf_loop *L)
 	free(L);
 }
 
+void gf_loop_set_rng(gf_loop *L, const struct gf_rng *rng)
+{
+	L->rng = *rng;
+}
+
+void gf_loop_sched_stats(const gf_loop *L, uint64_t *computed, uint64_t *cached)
+{
+	gf_sched_stats(L->sched, computed, cached);
+}
+
 void gf_loop_set_node_priorities(gf_loop *L, const uint32_t *prio)
 {
 	gf_sched_set_priorities(L->sched, prio);

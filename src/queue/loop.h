@@ -281,6 +281,17 @@ gf_err gf_loop_clear_jobs(gf_loop *L);
 void gf_loop_set_node_priorities(gf_loop *L, const uint32_t *prio);
 
 /*
+ * The policy's draws continue *rng's state (copied) instead of a generator
+ * seeded with config.seed: a caller that drew from one generator before
+ * (gpufleet simulate: shuffle, tuning, node priorities, then the policy)
+ * keeps its sequence.  Before the loop runs.
+ */
+void gf_loop_set_rng(gf_loop *L, const struct gf_rng *rng);
+
+/* The placement scheduler's score counters (gf_sched_stats). */
+void gf_loop_sched_stats(const gf_loop *L, uint64_t *computed, uint64_t *cached);
+
+/*
  * Submit a job that arrives at spec->arrival.  Sets *id (0, 1, 2... in
  * submission order).  Errors: GF_INVAL (npods, class, a negative arrival or
  * duration other than GF_LOOP_OPEN, a GPU share out of range), GF_STATE (the

@@ -19,6 +19,7 @@
 #include "core/rng.h"
 #include "core/sort.h"
 #include "policy/sched.h"
+#include "queue/loop.h"
 #include "sim/openb.h"
 
 struct gf_openb {
@@ -244,8 +245,8 @@ gf_err gf_openb_run(const gf_openb *x, const struct gf_policy_ops *ops,
 		    const struct gf_openb_config *cfg, struct gf_openb_result *out)
 {
 	struct gf_rng rng;
-	gf_cluster *c = NULL;
-	gf_sched *s = NULL;
+	const gf_cluster *c;
+	gf_loop *L = NULL;
 	uint32_t *order = NULL, *prio = NULL;
 	double *fnode = NULL;
 	struct bucket *b = NULL;
@@ -265,15 +266,14 @@ gf_err gf_openb_run(const gf_openb *x, const struct gf_policy_ops *ops,
 		return err;
 	out->first_failed = -1;
 
-	err = gf_cluster_create(x->nodes, x->nnodes, &c);
+	/* the loop's simplest case: one cycle per pod, kube, never an end, no requeue */
+	struct gf_policy_env env = { .cat = x->cat, .target = &x->target, .features = cfg->features };
+	struct gf_loop_config lc = { .policy = GF_QP_KUBE, .seed = cfg->seed, .horizon = (int64_t)norder + 1 };
+
+	err = gf_loop_create(x->nodes, x->nnodes, ops, &env, &lc, &L);
 	if (err)
 		goto out;
-	struct gf_policy_env env = {
-		.cluster = c, .cat = x->cat, .target = &x->target, .features = cfg->features,
-	};
-	err = gf_sched_create(ops, &env, &s);
-	if (err)
-		goto out;
+	c = gf_loop_cluster(L);
 
 	/* Node priorities: a uniform permutation, drawn inside-out. */
 	prio = malloc(x->nnodes * sizeof(*prio));
@@ -290,7 +290,8 @@ gf_err gf_openb_run(const gf_openb *x, const struct gf_policy_ops *ops,
 		prio[i] = prio[j];
 		prio[j] = (uint32_t)i;
 	}
-	gf_sched_set_priorities(s, prio);
+	gf_loop_set_node_priorities(L, prio);
+	gf_loop_set_rng(L, &rng);	/* the policy's draws continue the one generator */
 	for (size_t i = 0; i < x->nnodes; i++) {
 		const struct gf_node *nd = gf_cluster_node(c, i);
 
@@ -300,24 +301,27 @@ gf_err gf_openb_run(const gf_openb *x, const struct gf_policy_ops *ops,
 
 	for (size_t e = 0; e < norder; e++) {
 		const struct gf_pod_spec *p = &x->pods[order[e]];
-		struct gf_placement pl;
+		struct gf_job_spec js = { .pod = *p, .npods = 1, .arrival = (int64_t)e, .duration = GF_LOOP_OPEN };
+		struct gf_loop_decisions d;
+		uint32_t id;
 
 		arrived += gf_pod_gpu_request(p);
 		out->attempts++;
-		if (gf_sched_place(s, p, &rng, &pl) == GF_PLACED) {
-			err = gf_cluster_bind(c, pl.node, p, pl.gpus);
-			if (err) {
-				err = GF_STATE;	/* the framework offered a node that does not fit */
-				goto out;
-			}
-			const struct gf_node *nd = gf_cluster_node(c, pl.node);
+		if ((err = gf_loop_submit(L, &js, &id)) || (err = gf_loop_cycle(L, (int64_t)e, &d)))
+			goto out;
+		if (d.nbinds == 1) {
+			uint32_t node = d.binds[0].node;
+			const struct gf_node *nd = gf_cluster_node(c, node);
 			double f = gf_frag_node(&x->target, nd->model, nd->cpu_free, nd->gpu_free,
 						nd->ngpus);
 
-			ftotal += f - fnode[pl.node];
-			fnode[pl.node] = f;
+			ftotal += f - fnode[node];
+			fnode[node] = f;
 			out->placed++;
 		} else {
+			/* tried once: it leaves the queue, never retried */
+			if ((err = gf_loop_end(L, id, (int64_t)e)))
+				goto out;
 			if (out->failed++ == 0)
 				out->first_failed = (int64_t)e;
 		}
@@ -374,7 +378,7 @@ gf_err gf_openb_run(const gf_openb *x, const struct gf_policy_ops *ops,
 	out->total_gpus = x->ngpus;
 	out->gpu_requested = arrived;
 	out->gpu_allocated = gf_cluster_gpu_used(c);
-	gf_sched_stats(s, &out->scores_computed, &out->scores_cached);
+	gf_loop_sched_stats(L, &out->scores_computed, &out->scores_cached);
 	err = GF_OK;
 out:
 	if (err)
@@ -383,7 +387,6 @@ out:
 	free(fnode);
 	free(prio);
 	free(order);
-	gf_sched_destroy(s);
-	gf_cluster_destroy(c);
+	gf_loop_destroy(L);
 	return err;
 }

@@ -4,17 +4,21 @@
  * 300 MiB resident), measured offline: gf_live (k8s/live.h, which does no
  * I/O) fed what the watches would deliver, without an API server.
  *
- *   bench_sched_mem [NODES [PODS [QUEUE_POLICY]]]   (default 5000 150000 kube)
+ *   bench_sched_mem [NODES [PODS [QUEUE_POLICY [WAVE]]]]   (default 5000 150000 kube PODS)
  *
  * NODES nodes of 8 GPUs (96 CPUs, 1 TiB, 110 pods, the labels
  * bench/sched-bench.sh gives its nodes), then PODS pods of this scheduler
  * arrive pending, decoded from Pod JSON like the watch's (gf_k8s_pod_decode_text):
  * in turn one whole GPU, half a GPU (gpufleet.io/gpu-milli 500), and three
  * CPU-only pods (100m CPU, 64 MiB) - 30,000 whole + 30,000 half GPU asked of
- * 40,000 GPUs at the defaults, so a part stays pending.  Then the loop
- * decides (gf_live_schedule_next) until it has nothing more to decide, and
- * every placed pod comes back bound as the API server would echo it
- * (spec.nodeName and the assignment annotations), the daemon's path.
+ * 40,000 GPUs at the defaults, so a part stays pending.  They arrive in
+ * waves of WAVE pods (default: all at once, the worst case: every pod
+ * pending together); after each wave the loop decides (gf_live_schedule_next)
+ * until it has nothing more to decide, and every placed pod comes back bound
+ * as the API server would echo it (spec.nodeName and the assignment
+ * annotations), the daemon's path.  A cycle under a queue policy other than
+ * kube hands out a decision for every pod it took at once, so the decisions
+ * held then grow with the wave (sizeof(struct gf_live_decision) each, printed).
  *
  * Prints, per phase, the process's VmHWM and VmRSS (/proc/self/status),
  * their growth over the process before gf_live was created (the bench's own
@@ -66,7 +70,7 @@ static void report(gf_live *l, const char *phase, double cpu_s)
 
 	gf_live_stats(l, &s);
 	mem_kib(&hwm, &rss);
-	printf("%-34s VmHWM %7.1f MiB (+%7.1f)  VmRSS %7.1f MiB (+%7.1f)  pod records %6.1f MiB  "
+	printf("%-38s VmHWM %7.1f MiB (+%7.1f)  VmRSS %7.1f MiB (+%7.1f)  pod records %6.1f MiB  "
 	       "nodes %zu bound %zu queued %zu parked %zu  %.2f s CPU\n",
 	       phase, hwm / 1024.0, (hwm - base_hwm) / 1024.0, rss / 1024.0, (rss - base_rss) / 1024.0,
 	       s.pod_bytes / 1048576.0, s.nodes, s.pods_bound, s.pods_queued, s.pods_parked, cpu_s);
@@ -137,21 +141,22 @@ int main(int argc, char **argv)
 	struct gf_k8s_node *n = malloc(sizeof(*n));
 	struct gf_k8s_pod *p = malloc(sizeof(*p));
 	struct gf_live_decision *d = malloc(sizeof(*d));
+	size_t wave = argc > 4 ? strtoul(argv[4], NULL, 10) : npods;
 	size_t placed = 0, unsched = 0, invalid = 0;
 	gf_live *l;
 	double t;
 
-	if (!n || !p || !d || !nnodes || !npods || !gf_queue_policy_find(qpname, &qp)) {
+	if (!n || !p || !d || !nnodes || !npods || !wave || !gf_queue_policy_find(qpname, &qp)) {
 		fprintf(stderr, "usage: bench_sched_mem [NODES [PODS [kube|strict-fifo|best-effort-fifo|"
-				"backfill|conservative-backfill]]]\n");
+				"backfill|conservative-backfill [WAVE]]]]\n");
 		return 2;
 	}
 	o.queue_policy = (int)qp;
 	mem_kib(&base_hwm, &base_rss);
 	printf("bench_sched_mem: %zu nodes (8 GPUs each), %zu pods (1 GPU / 0.5 GPU / 3 CPU-only in turn), "
-	       "--queue-policy %s, FGD\n",
-	       nnodes, npods, qpname);
-	printf("%-34s VmHWM %7.1f MiB            VmRSS %7.1f MiB\n", "before gf_live", base_hwm / 1024.0,
+	       "--queue-policy %s, FGD, arriving in waves of %zu; a decision is %zu bytes\n",
+	       nnodes, npods, qpname, wave, sizeof(struct gf_live_decision));
+	printf("%-38s VmHWM %7.1f MiB            VmRSS %7.1f MiB\n", "before gf_live", base_hwm / 1024.0,
 	       base_rss / 1024.0);
 	if (gf_live_create(&o, &l)) {
 		fprintf(stderr, "bench: gf_live_create failed\n");
@@ -165,29 +170,38 @@ int main(int argc, char **argv)
 	}
 	report(l, "nodes set", bench_cpu_seconds() - t);
 
-	t = bench_cpu_seconds();
-	for (size_t i = 0; i < npods; i++) {
-		pod_at(i, p);
-		gf_live_pod_set(l, p);
-	}
-	report(l, "pods set (all pending)", bench_cpu_seconds() - t);
+	for (size_t w = 0; w < npods; w += wave) {
+		size_t end = npods - w < wave ? npods : w + wave;
+		bool shown = w == 0 || end == npods; /* the first and the last wave */
+		char phase[64];
 
-	/* Decide until the loop has nothing more; a bound on the attempts in
-	 * case a policy retries waiting pods in every cycle. */
-	t = bench_cpu_seconds();
-	for (size_t k = 0; k < 4 * npods && gf_live_schedule_next(l, p, d); k++) {
-		if (d->result == GF_LIVE_PLACED) {
-			placed++;
-			bind_echo(p, d, 100000 + npods + placed);
+		t = bench_cpu_seconds();
+		for (size_t i = w; i < end; i++) {
+			pod_at(i, p);
 			gf_live_pod_set(l, p);
-		} else if (d->result == GF_LIVE_UNSCHEDULABLE) {
-			unsched++;
-		} else {
-			if (!invalid++)
-				printf("first invalid pod %s: %s\n", p->name, d->message);
 		}
+		snprintf(phase, sizeof(phase), "pods %zu-%zu set (pending)", w, end - 1);
+		if (shown)
+			report(l, phase, bench_cpu_seconds() - t);
+		/* Decide until the loop has nothing more; a bound on the
+		 * attempts in case a policy retries waiting pods in every cycle. */
+		t = bench_cpu_seconds();
+		for (size_t k = 0; k < 4 * (end - w) && gf_live_schedule_next(l, p, d); k++) {
+			if (d->result == GF_LIVE_PLACED) {
+				placed++;
+				bind_echo(p, d, 100000 + npods + placed);
+				gf_live_pod_set(l, p);
+			} else if (d->result == GF_LIVE_UNSCHEDULABLE) {
+				unsched++;
+			} else {
+				if (!invalid++)
+					printf("first invalid pod %s: %s\n", p->name, d->message);
+			}
+		}
+		snprintf(phase, sizeof(phase), "pods %zu-%zu decided, placed bound", w, end - 1);
+		if (shown)
+			report(l, phase, bench_cpu_seconds() - t);
 	}
-	report(l, "decided, placed pods bound", bench_cpu_seconds() - t);
 	printf("decisions: %zu placed, %zu unschedulable, %zu invalid\n", placed, unsched, invalid);
 
 	char why[256];

@@ -230,4 +230,4 @@ echo "(kube-scheduler percentageOfNodesToScore: ${KS_PERCENTAGE:-adaptive defaul
 echo " ratio = gpufleet / kube-scheduler of the same size; load = 1-min load average after the figure; MiB = VmHWM VmRSS)"
 printf '%-6s %-22s %-9s %-8s %-6s %-9s %s\n' nodes scheduler "pods/s" ratio load "HWM MiB" "RSS MiB"
 for r in "${rows[@]}"; do echo "$r"; done
-[ -n "${ext:-}" ] && echo "$ext"
+if [ -n "${ext:-}" ]; then echo "$ext"; fi

@@ -21,7 +21,7 @@
 #     5000 so its client rate limiter is not the bottleneck;
 #   - gpufleet schedule: default policy (FGD), scores every feasible node, once
 #     per GF_POLICIES entry (--queue-policy; its own schedulerName, fresh pods),
-#     each process's resident memory (VmHWM, VmRSS from /proc) read after its
+#     each process's resident memory (VmHWM, VmRSS from /proc) and CPU seconds read after its
 #     last pod is bound (the live count then: NODES nodes and the pods created
 #     so far in the run, all bound).
 # Every figure is printed with the 1-minute load average read right after it
@@ -103,6 +103,9 @@ PY
 
 read -r -a policies <<<"${GF_POLICIES:-kube backfill}"
 loadavg() { cut -d' ' -f1 /proc/loadavg; }
+# cpus PID: the process's CPU seconds so far (user + system, from its start:
+# its informers' initial lists included), a figure the machine's load does not scale
+cpus() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / hz }' "/proc/$1/stat"; }
 # memkib PID: "VmHWM VmRSS" in KiB
 memkib() { awk '/^VmHWM/ { h = $2 } /^VmRSS/ { r = $2 } END { print h + 0, r + 0 }' "/proc/$1/status"; }
 rows=()
@@ -159,10 +162,11 @@ YAML
 	read -r ks_s ks_rate < <(poll ks-bench "$pods")
 	ks_load=$(loadavg)
 	read -r ks_hwm ks_rss < <(memkib "$kpid")
+	ks_cpu=$(cpus "$kpid")
 	kill "$kpid"
-	log "$n nodes: kube-scheduler bound $pods pods in ${ks_s}s ($ks_rate pods/s, load $ks_load, VmHWM ${ks_hwm} KiB)"
-	rows+=("$(printf '%-6s %-22s %-9s %-8s %-6s %-9s %s' "$n" kube-scheduler "$ks_rate" "-" "$ks_load" \
-		"$((ks_hwm / 1024))" "$((ks_rss / 1024))")")
+	log "$n nodes: kube-scheduler bound $pods pods in ${ks_s}s ($ks_rate pods/s, load $ks_load, VmHWM ${ks_hwm} KiB, ${ks_cpu} s CPU)"
+	rows+=("$(printf '%-6s %-22s %-9s %-8s %-6s %-9s %-9s %s' "$n" kube-scheduler "$ks_rate" "-" "$ks_load" \
+		"$((ks_hwm / 1024))" "$((ks_rss / 1024))" "$ks_cpu")")
 
 	# gpufleet, once per queue policy (a process each, its own pods)
 	gpid=
@@ -179,10 +183,11 @@ YAML
 		read -r gf_s gf_rate < <(poll "$sn" "$pods")
 		gf_load=$(loadavg)
 		read -r gf_hwm gf_rss < <(memkib "$gpid")
+		gf_cpu=$(cpus "$gpid")
 		ratio=$(python3 -c "print('%.2f' % ($gf_rate / $ks_rate))")
-		log "$n nodes: gpufleet --queue-policy $qp bound $pods pods in ${gf_s}s ($gf_rate pods/s, ratio $ratio, load $gf_load, VmHWM ${gf_hwm} KiB)"
-		rows+=("$(printf '%-6s %-22s %-9s %-8s %-6s %-9s %s' "$n" "gpufleet $qp" "$gf_rate" "$ratio" "$gf_load" \
-			"$((gf_hwm / 1024))" "$((gf_rss / 1024))")")
+		log "$n nodes: gpufleet --queue-policy $qp bound $pods pods in ${gf_s}s ($gf_rate pods/s, ratio $ratio, load $gf_load, VmHWM ${gf_hwm} KiB, ${gf_cpu} s CPU)"
+		rows+=("$(printf '%-6s %-22s %-9s %-8s %-6s %-9s %-9s %s' "$n" "gpufleet $qp" "$gf_rate" "$ratio" "$gf_load" \
+			"$((gf_hwm / 1024))" "$((gf_rss / 1024))" "$gf_cpu")")
 	done
 	if [ "$n" = "${sizes[-1]}" ] && [ -z "${NO_EXTENDER:-}" ]; then
 		# Every node's name (the worst case), and the sample kube-scheduler sends by
@@ -227,7 +232,8 @@ done
 echo
 echo "gpufleet schedule vs kube-scheduler: $pods pods (1 whole GPU each) per scheduler bound per second, same API server, same run"
 echo "(kube-scheduler percentageOfNodesToScore: ${KS_PERCENTAGE:-adaptive default}; gpufleet FGD, scores every feasible node;"
-echo " ratio = gpufleet / kube-scheduler of the same size; load = 1-min load average after the figure; MiB = VmHWM VmRSS)"
-printf '%-6s %-22s %-9s %-8s %-6s %-9s %s\n' nodes scheduler "pods/s" ratio load "HWM MiB" "RSS MiB"
+echo " ratio = gpufleet / kube-scheduler of the same size; load = 1-min load average after the figure; MiB = VmHWM VmRSS;"
+echo " CPU s = the scheduler process's CPU seconds from its start to its last pod bound)"
+printf '%-6s %-22s %-9s %-8s %-6s %-9s %-9s %s\n' nodes scheduler "pods/s" ratio load "HWM MiB" "RSS MiB" "CPU s"
 for r in "${rows[@]}"; do echo "$r"; done
 if [ -n "${ext:-}" ]; then echo "$ext"; fi

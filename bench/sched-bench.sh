@@ -4,7 +4,10 @@
 #   bench/sched-bench.sh GPUFLEET BENCH_EXTENDER [NODES...]     (default: 1000 5000)
 #   env: PODS (default 1000) pods per scheduler and size; ROUNDS (1000) extender rounds;
 #        GF_SCHED_ARGS extra options for gpufleet schedule (e.g. "--binders 32");
-#        KS_PERCENTAGE percentageOfNodesToScore for kube-scheduler (default: its adaptive one).
+#        GF_POLICIES the --queue-policy values gpufleet runs with, each in turn
+#        (default "kube backfill": the default loop and the gang-aware one);
+#        KS_PERCENTAGE percentageOfNodesToScore for kube-scheduler (default: its adaptive one);
+#        NO_EXTENDER=1 skips the extender round trips at the largest size.
 #
 # For each cluster size: a fresh control plane (tests/k8s/cluster-up --no-kwok,
 # nodes kept Ready by a 1 h node-monitor grace period, no TTL controller),
@@ -16,7 +19,13 @@
 #   - kube-scheduler: a second kube-scheduler process, default plugins and its
 #     default percentageOfNodesToScore (adaptive), client QPS/burst raised to
 #     5000 so its client rate limiter is not the bottleneck;
-#   - gpufleet schedule: default policy (FGD), scores every feasible node.
+#   - gpufleet schedule: default policy (FGD), scores every feasible node, once
+#     per GF_POLICIES entry (--queue-policy; its own schedulerName, fresh pods),
+#     each process's resident memory (VmHWM, VmRSS from /proc) and CPU seconds read after its
+#     last pod is bound (the live count then: NODES nodes and the pods created
+#     so far in the run, all bound).
+# Every figure is printed with the 1-minute load average read right after it
+# (the machine is shared: a busy neighbour shows there).
 # At the largest size it then runs BENCH_EXTENDER against gpufleet's extender
 # (filter+prioritize with all node names, and with the sample of names
 # kube-scheduler sends by default at that size; p50/p99).  Prints one table.
@@ -92,7 +101,14 @@ while True:
 PY
 }
 
-declare -A res
+read -r -a policies <<<"${GF_POLICIES:-kube backfill}"
+loadavg() { cut -d' ' -f1 /proc/loadavg; }
+# cpus PID: the process's CPU seconds so far (user + system, from its start:
+# its informers' initial lists included), a figure the machine's load does not scale
+cpus() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / hz }' "/proc/$1/stat"; }
+# memkib PID: "VmHWM VmRSS" in KiB
+memkib() { awk '/^VmHWM/ { h = $2 } /^VmRSS/ { r = $2 } END { print h + 0, r + 0 }' "/proc/$1/status"; }
+rows=()
 for n in "${sizes[@]}"; do
 	state=$work/k8s-$n
 	mkdir -p "$state"
@@ -144,22 +160,36 @@ YAML
 	kpid=$!
 	pids+=($kpid)
 	read -r ks_s ks_rate < <(poll ks-bench "$pods")
+	ks_load=$(loadavg)
+	read -r ks_hwm ks_rss < <(memkib "$kpid")
+	ks_cpu=$(cpus "$kpid")
 	kill "$kpid"
-	log "$n nodes: kube-scheduler bound $pods pods in ${ks_s}s ($ks_rate pods/s)"
+	log "$n nodes: kube-scheduler bound $pods pods in ${ks_s}s ($ks_rate pods/s, load $ks_load, VmHWM ${ks_hwm} KiB, ${ks_cpu} s CPU)"
+	rows+=("$(printf '%-6s %-22s %-9s %-8s %-6s %-9s %-9s %s' "$n" kube-scheduler "$ks_rate" "-" "$ks_load" \
+		"$((ks_hwm / 1024))" "$((ks_rss / 1024))" "$ks_cpu")")
 
-	# gpufleet
-	mkpods gf-bench "$pods" >"$work/pods-gf.json"
-	k create -f "$work/pods-gf.json" >/dev/null
-	gp=$(freeport) ge=$(freeport) # /metrics; the extender's own listener
-	"$gf" schedule --kubeconfig "$KUBECONFIG" --scheduler-name gf-bench --address "127.0.0.1:$gp" \
-		--extender-address "127.0.0.1:$ge" ${GF_SCHED_ARGS:-} >"$work/gf.log" 2>&1 &
-	gpid=$!
-	pids+=($gpid)
-	read -r gf_s gf_rate < <(poll gf-bench "$pods")
-	log "$n nodes: gpufleet bound $pods pods in ${gf_s}s ($gf_rate pods/s)"
-	ratio=$(python3 -c "print('%.2f' % ($gf_rate / $ks_rate))")
-	res[$n]="$ks_rate $gf_rate $ratio"
-	if [ "$n" = "${sizes[-1]}" ]; then
+	# gpufleet, once per queue policy (a process each, its own pods)
+	gpid=
+	for qp in "${policies[@]}"; do
+		[ -n "$gpid" ] && { kill "$gpid"; wait "$gpid" 2>/dev/null || true; }
+		sn=gf-$qp
+		mkpods "$sn" "$pods" >"$work/pods-gf.json"
+		k create -f "$work/pods-gf.json" >/dev/null
+		gp=$(freeport) ge=$(freeport) # /metrics; the extender's own listener
+		"$gf" schedule --kubeconfig "$KUBECONFIG" --scheduler-name "$sn" --address "127.0.0.1:$gp" \
+			--extender-address "127.0.0.1:$ge" --queue-policy "$qp" ${GF_SCHED_ARGS:-} >"$work/gf-$qp.log" 2>&1 &
+		gpid=$!
+		pids+=($gpid)
+		read -r gf_s gf_rate < <(poll "$sn" "$pods")
+		gf_load=$(loadavg)
+		read -r gf_hwm gf_rss < <(memkib "$gpid")
+		gf_cpu=$(cpus "$gpid")
+		ratio=$(python3 -c "print('%.2f' % ($gf_rate / $ks_rate))")
+		log "$n nodes: gpufleet --queue-policy $qp bound $pods pods in ${gf_s}s ($gf_rate pods/s, ratio $ratio, load $gf_load, VmHWM ${gf_hwm} KiB, ${gf_cpu} s CPU)"
+		rows+=("$(printf '%-6s %-22s %-9s %-8s %-6s %-9s %-9s %s' "$n" "gpufleet $qp" "$gf_rate" "$ratio" "$gf_load" \
+			"$((gf_hwm / 1024))" "$((gf_rss / 1024))" "$gf_cpu")")
+	done
+	if [ "$n" = "${sizes[-1]}" ] && [ -z "${NO_EXTENDER:-}" ]; then
 		# Every node's name (the worst case), and the sample kube-scheduler sends by
 		# default at this size: it stops filtering after max(100, pct% of nodes)
 		# feasible nodes, pct = max(5, 50 - nodes/125).
@@ -200,11 +230,10 @@ YAML
 done
 
 echo
-echo "gpufleet schedule vs kube-scheduler: pods (1 whole GPU each) bound per second, same API server, same run"
-echo "(kube-scheduler percentageOfNodesToScore: ${KS_PERCENTAGE:-adaptive default}; gpufleet scores every feasible node)"
-printf '%-8s %-8s %-22s %-22s %s\n' nodes pods "kube-scheduler/s" "gpufleet (FGD)/s" "ratio"
-for n in "${sizes[@]}"; do
-	read -r a b r <<<"${res[$n]}"
-	printf '%-8s %-8s %-22s %-22s %s\n' "$n" "$pods" "$a" "$b" "$r"
-done
-[ -n "${ext:-}" ] && echo "$ext"
+echo "gpufleet schedule vs kube-scheduler: $pods pods (1 whole GPU each) per scheduler bound per second, same API server, same run"
+echo "(kube-scheduler percentageOfNodesToScore: ${KS_PERCENTAGE:-adaptive default}; gpufleet FGD, scores every feasible node;"
+echo " ratio = gpufleet / kube-scheduler of the same size; load = 1-min load average after the figure; MiB = VmHWM VmRSS;"
+echo " CPU s = the scheduler process's CPU seconds from its start to its last pod bound)"
+printf '%-6s %-22s %-9s %-8s %-6s %-9s %-9s %s\n' nodes scheduler "pods/s" ratio load "HWM MiB" "RSS MiB" "CPU s"
+for r in "${rows[@]}"; do echo "$r"; done
+if [ -n "${ext:-}" ]; then echo "$ext"; fi

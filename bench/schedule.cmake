@@ -27,3 +27,14 @@ if(GF_BENCH_CURL_FOUND)
     DEPENDS gpufleet bench_extender bench_http_floor
     USES_TERMINAL)
 endif()
+# The scheduler's own memory at 5,000 nodes and 150,000 pods, offline (gf_live
+# fed without an API server):  cmake --build build --target bench-schedule-mem
+add_executable(bench_sched_mem ${CMAKE_CURRENT_SOURCE_DIR}/bench_sched_mem.c)
+target_link_libraries(bench_sched_mem PRIVATE gfk8s)
+target_compile_definitions(bench_sched_mem PRIVATE GF_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+set_target_properties(bench_sched_mem PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+add_custom_target(bench-schedule-mem
+  COMMAND bench_sched_mem 5000 150000 kube
+  COMMAND bench_sched_mem 5000 150000 backfill
+  DEPENDS bench_sched_mem
+  USES_TERMINAL)

@@ -84,11 +84,20 @@ pass "label:team from kube_pod_labels (b2 has no team: __unallocated__)"
 
 # ---- the API
 echo "s3cret-token" >"$T/token"
-CP=$(free_port)
-"$bin" cost --serve --prometheus "http://127.0.0.1:$PP" --prices "$T/prices.csv" --port "$CP" \
+# Port 0: the kernel picks a free port, the server logs it (no race with other tests' ports).
+"$bin" cost --serve --prometheus "http://127.0.0.1:$PP" --prices "$T/prices.csv" --port 0 \
 	--bind-address 127.0.0.1 --token-file "$T/token" --log-requests 2>"$T/serve.log" &
-PIDS="$PIDS $!"
-for _ in $(seq 100); do curl -sfk "https://127.0.0.1:$CP/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+SERVE=$!
+PIDS="$PIDS $SERVE"
+CP=
+for _ in $(seq 300); do	# up to 30 s on a loaded machine
+	CP=$(sed -n 's|.*serving on https://127.0.0.1:\([0-9]*\)/.*|\1|p' "$T/serve.log")
+	[ -n "$CP" ] && curl -sfk "https://127.0.0.1:$CP/healthz" >/dev/null 2>&1 && break
+	kill -0 "$SERVE" 2>/dev/null || fail "cost --serve exited: $(cat "$T/serve.log")"
+	CP=
+	sleep 0.1
+done
+[ -n "$CP" ] || fail "cost --serve did not answer /healthz within 30 s"
 api() { curl -sk -o "$T/body" -w '%{http_code}' -H "Authorization: Bearer s3cret-token" \
 	"https://127.0.0.1:$CP/allocation?$1"; }
 code=$(curl -sk -o "$T/body" -w '%{http_code}' "https://127.0.0.1:$CP/allocation?window=1d")

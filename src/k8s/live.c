@@ -1634,11 +1634,29 @@ static void internal_error(gf_live *l, struct lpod *lp, const char *what)
 	add_decision(l, lp, &d);
 }
 
+/*
+ * The loop's estimate for a job of pods m[0..n): their longest
+ * spec.activeDeadlineSeconds (the kubelet ends a pod by then, so it is a
+ * bound, never short), in loop time (milliseconds); 0 when one of them has
+ * none: the loop then expects the job to outlast every reservation.
+ */
+static int64_t deadline_estimate(gf_live *l, struct lpod *const *m, size_t n)
+{
+	int64_t most = 0;
+	for (size_t i = 0; i < n; i++) {
+		int64_t s = pod_of(l, m[i])->deadline_s;
+		if (s <= 0 || s >= GF_LOOP_UNKNOWN_EST / 1000)
+			return 0;
+		most = s > most ? s : most;
+	}
+	return most * 1000;
+}
+
 /* Submit lp to the loop as a job of one pod at loop time t; false if it could not be (decided then). */
 static bool submit_pod(gf_live *l, struct lpod *lp, int64_t t)
 {
 	struct gf_job_spec js = { .pod = lp->r.eff, .npods = 1, .priority = pod_of(l, lp)->req.priority,
-				  .arrival = t, .duration = GF_LOOP_OPEN,
+				  .arrival = t, .duration = GF_LOOP_OPEN, .estimate = deadline_estimate(l, &lp, 1),
 				  .queue = (uint16_t)(l->quota ? pod_qindex(l, pod_of(l, lp), NULL, 0) : 0) };
 	uint32_t job;
 	gf_err e = gf_loop_submit(l->loop, &js, &job);
@@ -1808,7 +1826,7 @@ static bool gmem_room(gf_live *l, size_t n)
 static void gang_submit(gf_live *l, struct lpod *lp, struct lpod **m, uint32_t n, int64_t t, bool finish)
 {
 	struct gf_job_spec js = { .pod = lp->r.eff, .npods = n, .priority = pod_of(l, lp)->req.priority,
-				  .arrival = t, .duration = GF_LOOP_OPEN };
+				  .arrival = t, .duration = GF_LOOP_OPEN, .estimate = deadline_estimate(l, m, n) };
 	if (finish)
 		js.priority = INT32_MAX; /* the rest of its gang holds its GPUs already: ahead of all */
 	uint32_t job = 0;

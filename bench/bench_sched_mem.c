@@ -18,7 +18,8 @@
  * as the API server would echo it (spec.nodeName and the assignment
  * annotations), the daemon's path.  A cycle under a queue policy other than
  * kube hands out a decision for every pod it took at once, so the decisions
- * held then grow with the wave (sizeof(struct gf_live_decision) each, printed).
+ * held then grow with the wave (a compact record each since wip/mem5, expanded
+ * into a struct gf_live_decision, whose size is printed, when handed out).
  *
  * Prints, per phase, the process's VmHWM and VmRSS (/proc/self/status),
  * their growth over the process before gf_live was created (the bench's own

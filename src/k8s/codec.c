@@ -711,6 +711,24 @@ static gf_err preemption_policy(struct dec *d, const cJSON *spec, struct gf_k8s_
 	return e;
 }
 
+/* spec.activeDeadlineSeconds: a whole number of seconds >= 1 (the API server's rule), up to 2^53. */
+static gf_err active_deadline(struct dec *d, const cJSON *spec, struct gf_k8s_pod *p)
+{
+	const cJSON *v;
+	gf_err e = member(d, spec, "activeDeadlineSeconds", cJSON_Number, &v);
+	if (e || !v)
+		return e;
+	double x = v->valuedouble;
+	if (!(x >= 1 && x <= 9007199254740992.0) || x != (double)(int64_t)x) {
+		size_t o = push_key(d, "activeDeadlineSeconds");
+		e = fail(d, "expected a whole number of seconds 1..9007199254740992, got %g", x);
+		pop(d, o);
+		return e;
+	}
+	p->deadline_s = (int64_t)x;
+	return GF_OK;
+}
+
 static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -784,7 +802,7 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 		struct req init = { 0 };
 		if ((e = containers(d, spec, "initContainers", true, &init, p)))
 			goto out;
-		if ((e = preemption_policy(d, spec, p)))
+		if ((e = preemption_policy(d, spec, p)) || (e = active_deadline(d, spec, p)))
 			goto out;
 		if (init.cpu > tot.cpu) tot.cpu = init.cpu;
 		if (init.mem_bytes_milli > tot.mem_bytes_milli) tot.mem_bytes_milli = init.mem_bytes_milli;

@@ -143,6 +143,9 @@ struct gf_k8s_pod {
 	bool kueue;
 	/* spec.preemptionPolicy: Never (it never evicts others; default PreemptLowerPriority) */
 	bool preempt_never;
+	/* spec.activeDeadlineSeconds: the most it runs once started (the
+	 * kubelet ends it then), seconds; 0 = none.  The live loop's estimate. */
+	int64_t deadline_s;
 };
 
 /*

@@ -819,6 +819,87 @@ static void test_queue_policy_live(void **st)
 	assert_true(d_first);
 }
 
+/* A pod asking for gpus whole GPUs with spec.activeDeadlineSeconds `deadline` (absent when 0). */
+static struct gf_k8s_pod deadline_pod(const char *name, int gpus, int64_t deadline)
+{
+	char json[1024], ads[64] = "";
+	if (deadline)
+		snprintf(ads, sizeof(ads), "\"activeDeadlineSeconds\":%lld,", (long long)deadline);
+	snprintf(json, sizeof(json),
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"t\",\"uid\":\"u%s\",\"resourceVersion\":\"1\"},"
+		 "\"spec\":{%s\"schedulerName\":\"gpufleet\",\"containers\":[{\"resources\":{\"limits\":"
+		 "{\"nvidia.com/gpu\":\"%d\"}}}]}}", name, name, ads, gpus);
+	struct gf_k8s_pod p;
+	char err[256];
+	if (gf_k8s_pod_decode_text(json, strlen(json), &p, err, sizeof(err)))
+		fail_msg("pod: %s", err);
+	assert_int_equal(p.deadline_s, deadline);
+	return p;
+}
+
+/*
+ * One backfill cycle on a node of 2 GPUs: a (1 GPU) starts, b (2 GPUs) must
+ * wait for a's end, c (1 GPU) may take the free GPU only if it ends before
+ * that: a's and c's spec.activeDeadlineSeconds are the loop's estimates.
+ * Returns whether c was placed; c_why: c's message.
+ */
+static bool deadline_case(int64_t a_s, int64_t c_s, char *c_why, size_t len)
+{
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("backfill", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node n = mknode("n2", 2, "H100", 81559, false);
+	gf_live_node_set(l, &n);
+	struct gf_k8s_pod a = deadline_pod("a", 1, a_s), b = deadline_pod("b", 2, 0), c = deadline_pod("c", 1, c_s);
+	gf_live_pod_set(l, &a);
+	gf_live_pod_set(l, &b);
+	gf_live_pod_set(l, &c);
+	struct gf_k8s_pod p;
+	struct gf_live_decision d;
+	bool a_placed = false, c_placed = false;
+	c_why[0] = '\0';
+	while (gf_live_schedule_next(l, &p, &d)) {
+		if (!strcmp(p.name, "a"))
+			a_placed = d.result == GF_LIVE_PLACED;
+		if (!strcmp(p.name, "b"))
+			assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+		if (!strcmp(p.name, "c")) {
+			c_placed = d.result == GF_LIVE_PLACED;
+			snprintf(c_why, len, "%s", d.message);
+		}
+	}
+	assert_true(a_placed);
+	gf_live_destroy(l);
+	return c_placed;
+}
+
+/* spec.activeDeadlineSeconds is the live loop job's estimate (issue 12): backfill plans from it. */
+static void test_deadline_estimate(void **st)
+{
+	(void)st;
+	char why[512];
+	/* c ends (50 s) before a's end (100 s), where b's reservation lies: it backfills */
+	assert_true(deadline_case(100, 50, why, sizeof(why)));
+	/* c could run past a's end: it would delay b */
+	assert_false(deadline_case(100, 500, why, sizeof(why)));
+	assert_non_null(strstr(why, "would delay a reservation"));
+	/* c gives no deadline: its run time is unknown, it waits too */
+	assert_false(deadline_case(100, 0, why, sizeof(why)));
+	assert_non_null(strstr(why, "would delay a reservation"));
+	/* the codec refuses what the API server would: named field, whole seconds >= 1 */
+	const char *bad[] = { "0", "-5", "1.5", "\"60\"" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char json[512], err[256] = "";
+		struct gf_k8s_pod p;
+		snprintf(json, sizeof(json), "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"activeDeadlineSeconds\":%s,"
+			 "\"containers\":[]}}", bad[i]);
+		assert_int_not_equal(gf_k8s_pod_decode_text(json, strlen(json), &p, err, sizeof(err)), GF_OK);
+		assert_non_null(strstr(err, "activeDeadlineSeconds"));
+	}
+}
+
 /* A member of coscheduling PodGroup `group` asking for 8 GPUs. */
 static struct gf_k8s_pod gang_pod(const char *name, const char *group)
 {
@@ -1074,6 +1155,7 @@ int main(void)
 		cmocka_unit_test(test_gangs_live),
 		cmocka_unit_test(test_gangs_extra_member),
 		cmocka_unit_test(test_gangs_kube_mode_partial),
+		cmocka_unit_test(test_deadline_estimate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1031,18 +1031,51 @@ gf_err gf_k8s_podgroup_decode(const cJSON *obj, struct gf_k8s_podgroup *out, cha
 	return podgroup_decode(&d, obj, out);
 }
 
-gf_err gf_k8s_podgroup_decode_text(const char *text, size_t len, struct gf_k8s_podgroup *out, char *err,
-				   size_t errlen)
+/*
+ * Parse text as JSON and hand the document to one of the object decoders
+ * (pods, nodes, both PodGroup APIs).  Text that is not JSON leaves *out
+ * zeroed (outsize bytes) and err "(document): <bad>".
+ */
+typedef gf_err (*obj_decoder)(const cJSON *obj, void *out, char *err, size_t errlen);
+
+static gf_err decode_text(const char *text, size_t len, obj_decoder dec, const char *bad, void *out,
+			  size_t outsize, char *err, size_t errlen)
 {
 	cJSON *doc = cJSON_ParseWithLength(text, len);
 	if (!doc) {
-		memset(out, 0, sizeof(*out));
-		snprintf(err, errlen, "(document): not JSON");
+		memset(out, 0, outsize);
+		snprintf(err, errlen, "(document): %s", bad);
 		return GF_PARSE;
 	}
-	gf_err e = gf_k8s_podgroup_decode(doc, out, err, errlen);
+	gf_err e = dec(doc, out, err, errlen);
 	cJSON_Delete(doc);
 	return e;
+}
+
+static gf_err dec_pod(const cJSON *o, void *out, char *err, size_t errlen)
+{
+	return gf_k8s_pod_decode(o, out, err, errlen);
+}
+
+static gf_err dec_node(const cJSON *o, void *out, char *err, size_t errlen)
+{
+	return gf_k8s_node_decode(o, out, err, errlen);
+}
+
+static gf_err dec_podgroup(const cJSON *o, void *out, char *err, size_t errlen)
+{
+	return gf_k8s_podgroup_decode(o, out, err, errlen);
+}
+
+static gf_err dec_wl_podgroup(const cJSON *o, void *out, char *err, size_t errlen)
+{
+	return gf_k8s_wl_podgroup_decode(o, out, err, errlen);
+}
+
+gf_err gf_k8s_podgroup_decode_text(const char *text, size_t len, struct gf_k8s_podgroup *out, char *err,
+				   size_t errlen)
+{
+	return decode_text(text, len, dec_podgroup, "not JSON", out, sizeof(*out), err, errlen);
 }
 
 /* ---- Workload API PodGroups (scheduling.k8s.io/v1alpha2) ---------------- */
@@ -1160,15 +1193,7 @@ gf_err gf_k8s_wl_podgroup_decode(const cJSON *obj, struct gf_k8s_podgroup *out, 
 gf_err gf_k8s_wl_podgroup_decode_text(const char *text, size_t len, struct gf_k8s_podgroup *out, char *err,
 				      size_t errlen)
 {
-	cJSON *doc = cJSON_ParseWithLength(text, len);
-	if (!doc) {
-		memset(out, 0, sizeof(*out));
-		snprintf(err, errlen, "(document): not JSON");
-		return GF_PARSE;
-	}
-	gf_err e = gf_k8s_wl_podgroup_decode(doc, out, err, errlen);
-	cJSON_Delete(doc);
-	return e;
+	return decode_text(text, len, dec_wl_podgroup, "not JSON", out, sizeof(*out), err, errlen);
 }
 
 /* ---- nodes ------------------------------------------------------------- */
@@ -1426,27 +1451,14 @@ gf_err gf_k8s_node_decode(const cJSON *obj, struct gf_k8s_node *n, char *err, si
 	return GF_OK;
 }
 
-static gf_err decode_text(const char *text, size_t len, void *out, bool pod, char *err, size_t errlen)
-{
-	cJSON *doc = cJSON_ParseWithLength(text, len);
-	if (!doc) {
-		snprintf(err, errlen, "(document): not valid JSON");
-		return GF_PARSE;
-	}
-	gf_err e = pod ? gf_k8s_pod_decode(doc, out, err, errlen)
-		       : gf_k8s_node_decode(doc, out, err, errlen);
-	cJSON_Delete(doc);
-	return e;
-}
-
 gf_err gf_k8s_pod_decode_text(const char *text, size_t len, struct gf_k8s_pod *out, char *err,
 			      size_t errlen)
 {
-	return decode_text(text, len, out, true, err, errlen);
+	return decode_text(text, len, dec_pod, "not valid JSON", out, sizeof(*out), err, errlen);
 }
 
 gf_err gf_k8s_node_decode_text(const char *text, size_t len, struct gf_k8s_node *out, char *err,
 			       size_t errlen)
 {
-	return decode_text(text, len, out, false, err, errlen);
+	return decode_text(text, len, dec_node, "not valid JSON", out, sizeof(*out), err, errlen);
 }

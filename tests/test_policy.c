@@ -296,9 +296,9 @@ static void test_fgd_fill_sharing_gpu(void **state)
 	assert_int_equal(hint, 0);
 	/* W growth: GPU 0: W(800) - W(1000) = 300 - 0 = 300; GPU 1: W(500) - W(700)
 	 * = 0 - 200 = -200.  FGD-Fill takes GPU 1; below FGD's 50, rule 3's key for
-	 * it: 10^6 - 1000 W(500) = 10^6. */
+	 * it: (10^6 - 1000 W(500)) x 1024 + (1000 - 500) = 10^6 x 1024 + 500. */
 	assert_int_equal(score(f, &gf_policy_fgd_fill, 0, &p200, &hint),
-			 50 * ((int64_t)1 << 32) + 1000000);
+			 50 * ((int64_t)1 << 32) + 1024000500);
 	assert_int_equal(hint, 1);
 	assert_int_equal(gf_sched_create(&gf_policy_fgd_fill, &f->env, &s), GF_OK);
 	assert_int_equal(gf_sched_place(s, &p200, NULL, &pl), GF_PLACED);
@@ -334,15 +334,72 @@ static void test_fgd_fill_sharing_node(void **state)
 	assert_int_equal(gf_sched_place(s, &p200, NULL, &pl), GF_PLACED);
 	assert_int_equal(pl.node, 0);
 	gf_sched_destroy(s);
-	/* FGD-Fill: 50 in the high bits, then 10^6 - 1000 W(rest): on a W(800) =
-	 * 800 - 500 = 300 -> 700000; on b W(500) = W(0) = 0 -> 1000000.  It takes b,
-	 * where the 500 class fills the GPU exactly. */
-	assert_int_equal(score(f, &gf_policy_fgd_fill, 0, &p200, &hint), 50 * ((int64_t)1 << 32) + 700000);
+	/* FGD-Fill: 50 in the high bits, then (10^6 - 1000 W(rest)) x 1024 + (1000 -
+	 * rest): on a W(800) = 800 - 500 = 300 -> 700000 x 1024 + 200; on b W(500) =
+	 * W(0) = 0 -> 10^6 x 1024 + 500.  It takes b, where the 500 class fills the
+	 * GPU exactly. */
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 0, &p200, &hint),
+			 50 * ((int64_t)1 << 32) + 716800200);
 	assert_int_equal(hint, 0);
-	assert_int_equal(score(f, &gf_policy_fgd_fill, 1, &p200, &hint), 50 * ((int64_t)1 << 32) + 1000000);
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 1, &p200, &hint),
+			 50 * ((int64_t)1 << 32) + 1024000500);
 	assert_int_equal(hint, 0);
 	assert_int_equal(gf_sched_create(&gf_policy_fgd_fill, &f->env, &s), GF_OK);
 	assert_int_equal(gf_sched_place(s, &p200, NULL, &pl), GF_PLACED);
+	assert_int_equal(pl.node, 1);
+	assert_int_equal(pl.gpus[0], 0);
+	gf_sched_destroy(s);
+	fx_free(f);
+}
+
+/*
+ * Rule 3's tie-break: where W(g - m) ties, the node whose GPU keeps the least
+ * share.  Target: two classes of 1000 mCPU, 500 and 200 mGPU, p = 0.5 each.
+ * W(g) = g mod 200 below 500 (only the 200 class fits there); W(300) = W(100)
+ * = 100, W(500) = 0.5 W(0) + 0.5 W(300) = 50, W(600) = 0.5 W(100) + 0.5 W(400)
+ * = 50 + 0 = 50: a remainder of 500 and one of 600 expect the same waste.
+ */
+static void test_fgd_fill_sharing_node_rest(void **state)
+{
+	struct gf_node_spec n[2] = { tu_node("a", 8000, 64000, 1, -1), tu_node("b", 8000, 64000, 1, -1) };
+	struct fixture *f = fx_new(n, 2);
+	struct gf_pod_spec p100 = tu_pod("p1", 1000, 100, 1, 100, 0);
+	struct gf_pod_spec p200 = tu_pod("p2", 1000, 100, 1, 200, 0);
+	struct gf_pod_spec p300 = tu_pod("p3", 1000, 100, 1, 300, 0);
+	uint8_t g0[] = { 0 };
+	double w[GF_MILLI_PER_GPU + 1];
+	int hint;
+	gf_sched *s;
+	struct gf_placement pl;
+
+	(void)state;
+	f->t.nclasses = 2;
+	f->t.cls = realloc(f->t.cls, 2 * sizeof(*f->t.cls));
+	f->t.acc = realloc(f->t.acc, 2 * (GF_MAX_MODELS + 1) * sizeof(bool));
+	assert_non_null(f->t.cls);
+	assert_non_null(f->t.acc);
+	f->t.cls[0] = (struct gf_frag_class){ .cpu_milli = 1000, .gpu_milli = 500, .gpu_count = 1, .p = 0.5 };
+	f->t.cls[1] = (struct gf_frag_class){ .cpu_milli = 1000, .gpu_milli = 200, .gpu_count = 1, .p = 0.5 };
+	for (int m = 0; m < 2 * (GF_MAX_MODELS + 1); m++)
+		f->t.acc[m] = true;
+	gf_fill_waste_table(&f->t, w);
+	assert_float_equal(w[500], 50.0, 0.0);
+	assert_float_equal(w[600], 50.0, 0.0);
+	bind(f, 0, &p100, g0);	/* a: g = [900], 7000 mCPU */
+	bind(f, 1, &p200, g0);	/* b: g = [800], 7000 mCPU */
+	/* p300 on a -> [600], on b -> [500]: both still fit both classes (F stays
+	 * 0) with CPU to spare (r = 2000 / 700, S stays 0): FGD scores 50 on both
+	 * and takes a by priority. */
+	assert_int_equal(score(f, &gf_policy_fgd, 0, &p300, &hint), 50);
+	assert_int_equal(score(f, &gf_policy_fgd, 1, &p300, &hint), 50);
+	/* FGD-Fill: equal levels, 10^6 - 1000 x 50 = 950000; below them 1000 - rest:
+	 * a 950000 x 1024 + 400, b 950000 x 1024 + 500.  It takes b. */
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 0, &p300, &hint),
+			 50 * ((int64_t)1 << 32) + 972800400);
+	assert_int_equal(score(f, &gf_policy_fgd_fill, 1, &p300, &hint),
+			 50 * ((int64_t)1 << 32) + 972800500);
+	assert_int_equal(gf_sched_create(&gf_policy_fgd_fill, &f->env, &s), GF_OK);
+	assert_int_equal(gf_sched_place(s, &p300, NULL, &pl), GF_PLACED);
 	assert_int_equal(pl.node, 1);
 	assert_int_equal(pl.gpus[0], 0);
 	gf_sched_destroy(s);
@@ -544,6 +601,7 @@ int main(void)
 		cmocka_unit_test(test_fgd_fill_cpu_pod),
 		cmocka_unit_test(test_fgd_fill_sharing_gpu),
 		cmocka_unit_test(test_fgd_fill_sharing_node),
+		cmocka_unit_test(test_fgd_fill_sharing_node_rest),
 		cmocka_unit_test(test_k8s_resources_fit),
 		cmocka_unit_test(test_sched_score_cached),
 		cmocka_unit_test(test_tie_break_priority),

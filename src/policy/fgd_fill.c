@@ -49,7 +49,15 @@
  *    exact fit, W(0) = 0, first), instead of to the first node in FGD's
  *    priority order.  The level W(g - m), not rule 2's growth W(g - m) -
  *    W(g): the growth as the node key measured worse (docs/simulate.md).
- *      score = fgd * 2^32 + (10^6 - round(1000 W(g - m)))
+ *    Where W ties, the least share left, g - m: W counts a remainder as
+ *    filled whenever some class of the target fits in it, however rare that
+ *    class is, so two remainders with equal W differ in how much of W is a
+ *    hope.  On the default trace W(190) = W(30) = 30 (only the 160 class,
+ *    0.9 % of the pods, fits in 190, and leaves 30): an 810-milli pod then
+ *    takes a GPU with 840 free (30 left now) before a fresh one (190 left,
+ *    30 only if a 160 pod comes), and a 160-milli pod an exact fit before a
+ *    GPU with 320 free (W(0) = W(160) = 0).
+ *      score = fgd * 2^32 + (10^6 - round(1000 W(g - m))) * 1024 + (1000 - (g - m))
  *
  * Whole-GPU pods get rule 0 only.
  *
@@ -68,6 +76,7 @@
 #define PRIMARY ((int64_t)1 << 32)	/* FGD's score, multiplied */
 #define SECONDARY_TOP ((int64_t)INT32_MAX)
 #define KEY_SCALE ((int64_t)1000000)	/* rule 3's key: 1000 milli-GPU x 1000 */
+#define REST_SPAN ((int64_t)1024)	/* rule 3's tie-break below it: 1000 - rest */
 
 struct fill_state {
 	struct gf_fgd_cache fgd;	/* FGD's F_before per node version */
@@ -137,11 +146,14 @@ static void fill_destroy(void *state)
 /*
  * Rule 3's key: higher for less expected eventual waste W(rest) on the GPU the
  * pod takes (rest = its free share after the pod), in thousandths of a
- * milli-GPU; W <= 1000, so the key stays in 0..10^6.
+ * milli-GPU, then for less rest; W <= 1000 and rest <= 1000, so the key stays
+ * in 0..10^6 x 1024 + 1000 < 2^31, below FGD's score bits.
  */
 static int64_t remainder_key(const struct fill_state *st, int rest)
 {
-	return KEY_SCALE - (int64_t)llround(st->waste[rest] * 1000.0);
+	int64_t level = KEY_SCALE - (int64_t)llround(st->waste[rest] * 1000.0);
+
+	return level * REST_SPAN + (GF_MILLI_PER_GPU - rest);
 }
 
 static int64_t fill_score(void *state, const struct gf_policy_env *env, size_t node,

@@ -1,0 +1,51 @@
+# bench/lib.sh - the set-up the Prometheus benchmarks share (sourced by cost-prom-bench.sh,
+# cost-prom-pools.sh, cost-prom-daily.sh): a scratch folder, the window of whole days, a
+# synthetic record backfilled with promtool, and a fresh Prometheus (Debian package) over it.
+#
+#   bench_tmp           $T: a new temporary folder; on exit the Prometheus started here is
+#                       stopped and $T removed (also on failure)
+#   bench_window DAYS   $start, $end: the DAYS whole days (UTC) that end at today's midnight
+#   prom_backfill DAYS  $T/record.om (OpenMetrics) into $T/tsdb as ONE block, as a Prometheus
+#                       that has run for the window holds it after compaction (blocks grow to
+#                       10 % of the retention, at most 31 days; promtool's default of 2-hour
+#                       blocks would make a 30-day query open 360 blocks); then removes record.om
+#   prom_start SCRAPE [FLAG...]
+#                       Prometheus over $T/tsdb (scrape_interval SCRAPE, e.g. 1m; no scrape
+#                       targets; more flags after it) on a free loopback port: $port, $PROM;
+#                       waits until it is ready (60 s at most, else fails with its log's tail)
+# The scripts keep their own `set -euo pipefail`.
+
+bench_tmp() {
+	T=$(mktemp -d)
+	PROM=""
+	trap '[ -n "$PROM" ] && kill $PROM 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
+}
+
+bench_window() {
+	end=$(($(date +%s) / 86400 * 86400))
+	start=$((end - $1 * 86400))
+}
+
+prom_backfill() {
+	promtool tsdb create-blocks-from openmetrics --max-block-duration="$(($1 * 24 + 24))h" "$T/record.om" "$T/tsdb" \
+		>"$T/promtool.log" 2>&1 || { tail -5 "$T/promtool.log"; echo "bench: promtool could not backfill"; return 1; }
+	rm -f "$T/record.om"
+}
+
+prom_start() {
+	local scrape=$1
+	shift
+	printf 'global:\n  scrape_interval: %s\nscrape_configs: []\n' "$scrape" >"$T/prometheus.yml"
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" --web.listen-address="127.0.0.1:$port" \
+		--log.level=warn "$@" 2>"$T/prom.log" &
+	PROM=$!
+	for _ in $(seq 300); do
+		curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null 2>&1 && return 0
+		kill -0 "$PROM" 2>/dev/null || break
+		sleep 0.2
+	done
+	tail -5 "$T/prom.log"
+	echo "bench: prometheus on 127.0.0.1:$port did not become ready"
+	return 1
+}

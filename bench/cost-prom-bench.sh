@@ -102,7 +102,7 @@ prom_backfill "$DAYS"   # one block for the whole record (bench/lib.sh)
 echo "bench: promtool backfill $(echo "$(date +%s.%N) - $t0" | bc) s"
 lookback=$(( SCRAPE / 2 ))s   # backfilled scrapes carry no staleness markers
 [ "$MODE" = recorded ] && lookback=5m
-prom_start "${SCRAPE}s" --query.lookback-delta="$lookback"
+bench_prom "${SCRAPE}s" --query.lookback-delta="$lookback"
 if [ "$MODE" = recorded ]; then how=(--recorded); else how=(--resolution 5m); fi
 for run in 1 2 3; do
 	"$bin" cost --prometheus "http://127.0.0.1:$port" --window "$start,$end" --aggregate namespace \

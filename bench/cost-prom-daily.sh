@@ -48,7 +48,7 @@ sys.stderr.write("bench: %d GPUs x %d days, %d allocation series per day-namespa
 PY
 echo "bench: $(wc -l <"$T/record.om") samples, $(du -m "$T/record.om" | cut -f1) MB of OpenMetrics"
 prom_backfill "$DAYS"
-prom_start 1m
+bench_prom 1m
 wr=$((DAYS * 86400 - 43200))   # the samples end - W + 1d, ..., end
 qs=("sum by (node,gpu,uuid,model,share,namespace) (sum_over_time(gpufleet:namespace_gpu_allocation:share_seconds_1d[${wr}s]))"
 	"sum_over_time(gpufleet:gpu_capacity:seconds_1d[${wr}s])"

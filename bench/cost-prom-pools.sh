@@ -94,7 +94,7 @@ sys.stderr.write("bench: %d GPUs x %d days: %d allocations in %d pools (namespac
 PY
 echo "bench: generated in $(echo "$(date +%s.%N) - $t0" | bc) s: $(wc -l <"$T/record.om") samples, $(du -k "$T/record.om" | cut -f1) kB of OpenMetrics"
 prom_backfill "$DAYS"
-prom_start 1m --storage.tsdb.retention.time=400d
+bench_prom 1m --storage.tsdb.retention.time=400d
 echo "bench: load average $(cut -d' ' -f1-3 /proc/loadavg) before the runs"
 for run in $(seq "$RUNS"); do
 	w0=$(date +%s.%N)

@@ -9,11 +9,14 @@
 #                       that has run for the window holds it after compaction (blocks grow to
 #                       10 % of the retention, at most 31 days; promtool's default of 2-hour
 #                       blocks would make a 30-day query open 360 blocks); then removes record.om
-#   prom_start SCRAPE [FLAG...]
+#   bench_prom SCRAPE [FLAG...]
 #                       Prometheus over $T/tsdb (scrape_interval SCRAPE, e.g. 1m; no scrape
 #                       targets; more flags after it) on a free loopback port: $port, $PROM;
-#                       waits until it is ready (60 s at most, else fails with its log's tail)
+#                       started and waited for by tests/prometheus.sh (prom_start); fails
+#                       with its log's tail when it does not come up
 # The scripts keep their own `set -euo pipefail`.
+
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/prometheus.sh"
 
 bench_tmp() {
 	T=$(mktemp -d)
@@ -32,20 +35,9 @@ prom_backfill() {
 	rm -f "$T/record.om"
 }
 
-prom_start() {
-	local scrape=$1
+bench_prom() {
+	printf 'global:\n  scrape_interval: %s\nscrape_configs: []\n' "$1" >"$T/prometheus.yml"
 	shift
-	printf 'global:\n  scrape_interval: %s\nscrape_configs: []\n' "$scrape" >"$T/prometheus.yml"
-	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-	prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" --web.listen-address="127.0.0.1:$port" \
-		--log.level=warn "$@" 2>"$T/prom.log" &
-	PROM=$!
-	for _ in $(seq 300); do
-		curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null 2>&1 && return 0
-		kill -0 "$PROM" 2>/dev/null || break
-		sleep 0.2
-	done
-	tail -5 "$T/prom.log"
-	echo "bench: prometheus on 127.0.0.1:$port did not become ready"
-	return 1
+	prom_start "$T/prom.log" "$@" || { tail -5 "$T/prom.log"; echo "bench: prometheus did not start"; return 1; }
+	port=$PP
 }

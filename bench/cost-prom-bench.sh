@@ -15,11 +15,8 @@ set -euo pipefail
 GPUS=${1:-5000}
 DAYS=${2:-1}
 SCRAPE=${3:-300}
-root=$(cd "$(dirname "$0")/.." && pwd)
-bin=${GPUFLEET:-$root/build/gpufleet}
-. "$root/bench/lib.sh"
-bench_tmp
-bench_window "$DAYS"
+. "$(dirname "$0")/lib.sh"
+bench_setup "$DAYS"
 MODE=scrape
 if [ "$SCRAPE" = recorded ]; then MODE=recorded; SCRAPE=3600; fi
 python3 - "$GPUS" "$start" "$end" "$SCRAPE" "$MODE" >"$T/record.om" <<'PY'

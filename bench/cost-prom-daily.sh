@@ -12,8 +12,7 @@ set -euo pipefail
 GPUS=${1:-5000}
 DAYS=${2:-30}
 . "$(dirname "$0")/lib.sh"
-bench_tmp
-bench_window "$DAYS"
+bench_setup "$DAYS"
 python3 - "$GPUS" "$start" "$end" >"$T/record.om" <<'PY'
 import random, sys
 gpus, start, end = (int(a) for a in sys.argv[1:4])

@@ -24,11 +24,8 @@ GPUS=${1:-5000}
 DAYS=${2:-30}
 RUNS=${3:-5}
 NS=${4:-0}
-root=$(cd "$(dirname "$0")/.." && pwd)
-bin=${GPUFLEET:-$root/build/gpufleet}
-. "$root/bench/lib.sh"
-bench_tmp
-bench_window "$DAYS"
+. "$(dirname "$0")/lib.sh"
+bench_setup "$DAYS"
 t0=$(date +%s.%N)
 python3 - "$GPUS" "$start" "$end" "$T/expected.json" "$NS" >"$T/record.om" <<'PY'
 import json, random, sys

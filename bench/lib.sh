@@ -2,9 +2,10 @@
 # cost-prom-pools.sh, cost-prom-daily.sh): a scratch folder, the window of whole days, a
 # synthetic record backfilled with promtool, and a fresh Prometheus (Debian package) over it.
 #
-#   bench_tmp           $T: a new temporary folder; on exit the Prometheus started here is
-#                       stopped and $T removed (also on failure)
-#   bench_window DAYS   $start, $end: the DAYS whole days (UTC) that end at today's midnight
+#   bench_setup DAYS    $root (the source tree), $bin ($GPUFLEET, else build/gpufleet);
+#                       $T: a new temporary folder; on exit the Prometheus started here is
+#                       stopped and $T removed (also on failure); $start, $end: the DAYS
+#                       whole days (UTC) that end at today's midnight
 #   prom_backfill DAYS  $T/record.om (OpenMetrics) into $T/tsdb as ONE block, as a Prometheus
 #                       that has run for the window holds it after compaction (blocks grow to
 #                       10 % of the retention, at most 31 days; promtool's default of 2-hour
@@ -18,13 +19,12 @@
 
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/prometheus.sh"
 
-bench_tmp() {
+bench_setup() {
+	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	bin=${GPUFLEET:-$root/build/gpufleet}
 	T=$(mktemp -d)
 	PROM=""
 	trap '[ -n "$PROM" ] && kill $PROM 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
-}
-
-bench_window() {
 	end=$(($(date +%s) / 86400 * 86400))
 	start=$((end - $1 * 86400))
 }

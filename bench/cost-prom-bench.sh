@@ -15,13 +15,8 @@ set -euo pipefail
 GPUS=${1:-5000}
 DAYS=${2:-1}
 SCRAPE=${3:-300}
-root=$(cd "$(dirname "$0")/.." && pwd)
-bin=${GPUFLEET:-$root/build/gpufleet}
-T=$(mktemp -d)
-PROM=""
-trap '[ -n "$PROM" ] && kill $PROM 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
-end=$(( $(date +%s) / 86400 * 86400 ))
-start=$(( end - DAYS * 86400 ))
+. "$(dirname "$0")/lib.sh"
+bench_setup "$DAYS"
 MODE=scrape
 if [ "$SCRAPE" = recorded ]; then MODE=recorded; SCRAPE=3600; fi
 python3 - "$GPUS" "$start" "$end" "$SCRAPE" "$MODE" >"$T/record.om" <<'PY'
@@ -100,21 +95,11 @@ PY
 lines=$(wc -l <"$T/record.om")
 echo "bench: $GPUS GPUs x $DAYS day(s), $MODE, one sample per ${SCRAPE}s: $lines samples, $(du -m "$T/record.om" | cut -f1) MB of OpenMetrics"
 t0=$(date +%s.%N)
-# One block for the whole record, as a Prometheus that has run for the window holds it after
-# compaction (blocks grow to 10 % of the retention, at most 31 days); promtool's default of
-# 2-hour blocks would make a 30-day query open 360 blocks.
-promtool tsdb create-blocks-from openmetrics --max-block-duration="$(( DAYS * 24 + 24 ))h" "$T/record.om" "$T/tsdb" \
-	>"$T/promtool.log" 2>&1
+prom_backfill "$DAYS"   # one block for the whole record (bench/lib.sh)
 echo "bench: promtool backfill $(echo "$(date +%s.%N) - $t0" | bc) s"
-rm -f "$T/record.om"
-printf 'global:\n  scrape_interval: %ss\nscrape_configs: []\n' "$SCRAPE" >"$T/prometheus.yml"
-port=$(( (RANDOM % 20000) + 30000 ))
 lookback=$(( SCRAPE / 2 ))s   # backfilled scrapes carry no staleness markers
 [ "$MODE" = recorded ] && lookback=5m
-prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" --web.listen-address="127.0.0.1:$port" \
-	--query.lookback-delta="$lookback" --log.level=warn 2>"$T/prom.log" &
-PROM=$!
-for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null 2>&1 && break; sleep 0.2; done
+bench_prom "${SCRAPE}s" --query.lookback-delta="$lookback"
 if [ "$MODE" = recorded ]; then how=(--recorded); else how=(--resolution 5m); fi
 for run in 1 2 3; do
 	"$bin" cost --prometheus "http://127.0.0.1:$port" --window "$start,$end" --aggregate namespace \

@@ -11,11 +11,8 @@
 set -euo pipefail
 GPUS=${1:-5000}
 DAYS=${2:-30}
-T=$(mktemp -d)
-PROM=""
-trap '[ -n "$PROM" ] && kill $PROM 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
-end=$(($(date +%s) / 86400 * 86400))
-start=$((end - DAYS * 86400))
+. "$(dirname "$0")/lib.sh"
+bench_setup "$DAYS"
 python3 - "$GPUS" "$start" "$end" >"$T/record.om" <<'PY'
 import random, sys
 gpus, start, end = (int(a) for a in sys.argv[1:4])
@@ -49,15 +46,8 @@ sys.stderr.write("bench: %d GPUs x %d days, %d allocation series per day-namespa
                  % (gpus, (end - start) // 86400, len(alloc)))
 PY
 echo "bench: $(wc -l <"$T/record.om") samples, $(du -m "$T/record.om" | cut -f1) MB of OpenMetrics"
-promtool tsdb create-blocks-from openmetrics --max-block-duration="$((DAYS * 24 + 24))h" "$T/record.om" "$T/tsdb" \
-	>"$T/promtool.log" 2>&1
-rm -f "$T/record.om"
-printf 'global:\n  scrape_interval: 1m\nscrape_configs: []\n' >"$T/prometheus.yml"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" --web.listen-address="127.0.0.1:$port" \
-	--log.level=warn 2>"$T/prom.log" &
-PROM=$!
-for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null 2>&1 && break; sleep 0.2; done
+prom_backfill "$DAYS"
+bench_prom 1m
 wr=$((DAYS * 86400 - 43200))   # the samples end - W + 1d, ..., end
 qs=("sum by (node,gpu,uuid,model,share,namespace) (sum_over_time(gpufleet:namespace_gpu_allocation:share_seconds_1d[${wr}s]))"
 	"sum_over_time(gpufleet:gpu_capacity:seconds_1d[${wr}s])"

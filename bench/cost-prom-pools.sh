@@ -24,13 +24,8 @@ GPUS=${1:-5000}
 DAYS=${2:-30}
 RUNS=${3:-5}
 NS=${4:-0}
-root=$(cd "$(dirname "$0")/.." && pwd)
-bin=${GPUFLEET:-$root/build/gpufleet}
-T=$(mktemp -d)
-PROM=""
-trap '[ -n "$PROM" ] && kill $PROM 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
-end=$(( $(date +%s) / 86400 * 86400 ))
-start=$(( end - DAYS * 86400 ))
+. "$(dirname "$0")/lib.sh"
+bench_setup "$DAYS"
 t0=$(date +%s.%N)
 python3 - "$GPUS" "$start" "$end" "$T/expected.json" "$NS" >"$T/record.om" <<'PY'
 import json, random, sys
@@ -95,15 +90,8 @@ sys.stderr.write("bench: %d GPUs x %d days: %d allocations in %d pools (namespac
                  % (gpus, hours // 24, nallocs, len(pools)))
 PY
 echo "bench: generated in $(echo "$(date +%s.%N) - $t0" | bc) s: $(wc -l <"$T/record.om") samples, $(du -k "$T/record.om" | cut -f1) kB of OpenMetrics"
-promtool tsdb create-blocks-from openmetrics --max-block-duration="$(( DAYS * 24 + 24 ))h" "$T/record.om" "$T/tsdb" \
-	>"$T/promtool.log" 2>&1
-rm -f "$T/record.om"
-printf 'global:\n  scrape_interval: 1m\nscrape_configs: []\n' >"$T/prometheus.yml"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" --web.listen-address="127.0.0.1:$port" \
-	--storage.tsdb.retention.time=400d --log.level=warn 2>"$T/prom.log" &
-PROM=$!
-for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null 2>&1 && break; sleep 0.2; done
+prom_backfill "$DAYS"
+bench_prom 1m --storage.tsdb.retention.time=400d
 echo "bench: load average $(cut -d' ' -f1-3 /proc/loadavg) before the runs"
 for run in $(seq "$RUNS"); do
 	w0=$(date +%s.%N)

@@ -17,8 +17,7 @@
 
 #include "cost/cost.h"
 #include "costapi/promsrc.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzzutil.h"
 
 static void prom(const char *text, size_t len, bool pooled)
 {
@@ -63,11 +62,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	const char *text = (const char *)data + 1;
 	size_t len = size - 1;
-	char err[512], *s = malloc(len + 1);
+	char err[512], *s = gf_fuzz_cstr(text, len);
 	if (!s)
 		return 0;
-	memcpy(s, text, len);
-	s[len] = '\0';
 	switch (data[0] % 5) {
 	case 0: {
 		struct gf_cost_prices p;

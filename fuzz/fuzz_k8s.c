@@ -10,9 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzzutil.h"
 #include "k8s/codec.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -24,12 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	switch (data[0] % 4) {
 	case 0: {
 		struct gf_k8s_pod p;
-		gf_err e = gf_k8s_pod_decode_text(text, len, &p, err, sizeof(err));
-		if (e != GF_OK && e != GF_PARSE)
-			abort();
-		if (e == GF_PARSE && !err[0])
-			abort();
-		if (e == GF_OK) {
+		if (gf_fuzz_decoded(gf_k8s_pod_decode_text(text, len, &p, err, sizeof(err)), err)) {
 			if (p.req.gpu_count < 0 || p.req.gpu_count > GF_MAX_GPUS)
 				abort();
 			if (p.req.gpu_count && (p.req.gpu_milli < 1 || p.req.gpu_milli > 1000))
@@ -45,20 +39,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	case 1: {
 		struct gf_k8s_node n;
-		gf_err e = gf_k8s_node_decode_text(text, len, &n, err, sizeof(err));
-		if (e != GF_OK && e != GF_PARSE)
-			abort();
-		if (e == GF_OK && (n.spec.ngpus < 0 || n.spec.ngpus > GF_MAX_GPUS || n.spec.cpu_milli < 0 ||
-				   n.nuuids > n.spec.ngpus))
+		if (gf_fuzz_decoded(gf_k8s_node_decode_text(text, len, &n, err, sizeof(err)), err) &&
+		    (n.spec.ngpus < 0 || n.spec.ngpus > GF_MAX_GPUS || n.spec.cpu_milli < 0 || n.nuuids > n.spec.ngpus))
 			abort();
 		break;
 	}
 	case 2: {
-		char *s = malloc(len + 1);
+		char *s = gf_fuzz_cstr(text, len);
 		if (!s)
 			return 0;
-		memcpy(s, text, len);
-		s[len] = '\0';
 		struct gf_k8s_node n;
 		memset(&n, 0, sizeof(n));
 		n.spec.ngpus = 8;

@@ -14,22 +14,15 @@
 #include <string.h>
 
 #include "cluster/model.h"
+#include "fuzzutil.h"
 #include "k8s/queues.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct gf_queue_def q;
 	char err[300] = "";
-	gf_err e = gf_k8s_queue_decode_text((const char *)data, size, &q, err, sizeof(err));
-	if (e != GF_OK && e != GF_PARSE)
-		abort();
-	if (e == GF_PARSE) {
-		if (!err[0])
-			abort();
+	if (!gf_fuzz_decoded(gf_k8s_queue_decode_text((const char *)data, size, &q, err, sizeof(err)), err))
 		return 0;
-	}
 	if (!q.name[0] || q.nominal < 0 || q.weight < 1 || q.nmodels > GF_QUOTA_MAX_MODELS ||
 	    q.borrowing_limit < 0 || q.lending_limit < 0 ||
 	    (q.lending_limit != GF_QUOTA_UNLIMITED && q.lending_limit > q.nominal) ||
@@ -41,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gf_queue_file f = { &q, 1 };
 	struct gf_queue_quota out;
 	struct gf_queues_error qe = { "" };
-	e = gf_queues_to_quota(&f, &cat, "fuzz", &out, &qe);
+	gf_err e = gf_queues_to_quota(&f, &cat, "fuzz", &out, &qe);
 	if ((e && (!qe.msg[0] || !q.nmodels)) || (!e && out.nominal != q.nominal))
 		abort();
 	gf_catalog_release(&cat);

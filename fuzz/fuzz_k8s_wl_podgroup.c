@@ -15,23 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzzutil.h"
 #include "k8s/codec.h"
 #include "k8s/gangs.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct gf_k8s_podgroup g, co;
 	char err[300] = "";
-	gf_err e = gf_k8s_wl_podgroup_decode_text((const char *)data, size, &g, err, sizeof(err));
-	if (e != GF_OK && e != GF_PARSE)
-		abort();
-	if (e == GF_PARSE) {
-		if (!err[0])
-			abort();
+	if (!gf_fuzz_decoded(gf_k8s_wl_podgroup_decode_text((const char *)data, size, &g, err, sizeof(err)), err))
 		return 0;
-	}
 	if (g.api != GF_GANG_WORKLOAD || !g.name[0] || !g.ns[0] || g.min_member < 1 || (g.basic && g.min_member != 1))
 		abort();
 	gf_gangs *s;

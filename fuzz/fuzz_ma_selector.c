@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzzutil.h"
 #include "metricsapi/selector.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *lookup(void *ud, const char *key)
 {
@@ -22,11 +21,9 @@ static const char *lookup(void *ud, const char *key)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct gf_selector a, b;
-	char *s = malloc(size + 1);
+	char *s = gf_fuzz_cstr(data, size);
 	if (!s)
 		return 0;
-	memcpy(s, data, size);
-	s[size] = '\0';
 	char err[256];
 	if (gf_selector_parse(s, &a, err, sizeof(err)) == GF_OK) {
 		(void)gf_selector_match(&a, lookup, NULL);

@@ -12,10 +12,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "fuzzutil.h"
 #include "metricsapi/agents.h"
 #include "metricsapi/metricsapi.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char text[] =
 	"DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-a0\",modelName=\"NVIDIA H100 80GB HBM3\",hostname=\"n\","
@@ -44,11 +43,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!size)
 		return 0;
-	char *buf = malloc(size);
+	char *buf = gf_fuzz_cstr(data + 1, size - 1);
 	if (!buf)
 		return 0;
-	memcpy(buf, data + 1, size - 1);
-	buf[size - 1] = '\0';
 	char *nl = strchr(buf, '\n');
 	const char *sel = NULL;
 	if (nl) {

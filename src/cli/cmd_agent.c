@@ -364,8 +364,7 @@ int gf_cmd_agent(int argc, char **argv)
 	struct gf_kube_conn kc;
 	bool have_kube = false;
 	if (o.publish || (o.device_plugin && o.match_pods)) {
-		e = o.kubeconfig ? gf_kube_conn_from_kubeconfig(&kc, o.kubeconfig, err, sizeof(err))
-				 : gf_kube_conn_in_cluster(&kc, err, sizeof(err));
+		e = gf_kube_conn_open(&kc, o.kubeconfig, err, sizeof(err));
 		if (e) {
 			fprintf(stderr, "gpufleet agent: %s: %s\n", o.publish ? "--publish-node" : "--match-pods", err);
 			gf_agent_destroy(agent);

@@ -343,8 +343,7 @@ int gf_cmd_metrics_api(int argc, char **argv)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 
 	if (!o->no_kube) {
-		gf_err e = o->kubeconfig ? gf_kube_conn_from_kubeconfig(&kc, o->kubeconfig, err, sizeof(err))
-					 : gf_kube_conn_in_cluster(&kc, err, sizeof(err));
+		gf_err e = gf_kube_conn_open(&kc, o->kubeconfig, err, sizeof(err));
 		if (!e) {
 			have_kube = true;
 		} else if (o->kubeconfig || e != GF_UNAVAILABLE) {

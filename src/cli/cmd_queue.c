@@ -18,9 +18,9 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/kube.h"
 #include "core/obuf.h"
 #include "k8s/client.h"
-#include "k8s/conn.h"
 #include "k8s/queueview.h"
 
 static void usage(FILE *f)
@@ -119,14 +119,10 @@ int gf_cmd_queue(int argc, char **argv)
 		return 2;
 
 	struct gf_kube_conn conn;
-	char err[512] = "";
-	gf_err e = kubeconfig ? gf_kube_conn_from_kubeconfig(&conn, kubeconfig, err, sizeof(err))
-			      : gf_kube_conn_in_cluster(&conn, err, sizeof(err));
-	if (e) {
-		fprintf(stderr, "gpufleet queue: %s\n", err);
+	if (gf_cli_kube_conn("queue", kubeconfig, &conn))
 		return 1;
-	}
 	int rc = 1;
+	gf_err e;
 	gf_kube_client *k = NULL;
 	gf_qview *v = NULL;
 	struct gf_obuf out;

@@ -19,8 +19,8 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/files.h"
+#include "cli/kube.h"
 #include "k8s/client.h"
-#include "k8s/conn.h"
 #include "k8s/lease.h"
 #include "k8s/scheduler.h"
 #include "queue/loop.h"
@@ -333,13 +333,8 @@ int gf_cmd_schedule(int argc, char **argv)
 	o.ext_tls_key_pem = pem[1];
 	o.ext_client_ca_pem = pem[2];
 	struct gf_kube_conn conn;
-	char err[512] = "";
-	gf_err e = kubeconfig ? gf_kube_conn_from_kubeconfig(&conn, kubeconfig, err, sizeof(err))
-			      : gf_kube_conn_in_cluster(&conn, err, sizeof(err));
-	if (e) {
-		fprintf(stderr, "gpufleet schedule: %s\n", err);
+	if (gf_cli_kube_conn("schedule", kubeconfig, &conn))
 		goto done;
-	}
 	o.conn = &conn;
 	o.stop = &stop_flag;
 	struct sigaction sa;
@@ -348,7 +343,8 @@ int gf_cmd_schedule(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	e = gf_kube_scheduler_run(&o, err, sizeof(err));
+	char err[512] = "";
+	gf_err e = gf_kube_scheduler_run(&o, err, sizeof(err));
 	gf_kube_conn_release(&conn);
 	if (e)
 		fprintf(stderr, "gpufleet schedule: %s\n", err);

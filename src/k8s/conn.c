@@ -321,6 +321,11 @@ gf_err gf_kube_conn_in_cluster(struct gf_kube_conn *c, char *err, size_t errlen)
 	return GF_OK;
 }
 
+gf_err gf_kube_conn_open(struct gf_kube_conn *c, const char *path, char *err, size_t errlen)
+{
+	return path ? gf_kube_conn_from_kubeconfig(c, path, err, errlen) : gf_kube_conn_in_cluster(c, err, errlen);
+}
+
 void gf_kube_conn_release(struct gf_kube_conn *c)
 {
 	free(c->server);

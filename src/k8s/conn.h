@@ -39,6 +39,13 @@ gf_err gf_kube_conn_in_cluster(struct gf_kube_conn *c, char *err, size_t errlen)
 gf_err gf_kube_conn_from_kubeconfig(struct gf_kube_conn *c, const char *path, char *err,
 				    size_t errlen);
 
+/*
+ * The access a command was given: the kubeconfig at path (its --kubeconfig),
+ * or with path NULL the in-cluster service account.  The errors (and the
+ * message in err) of gf_kube_conn_from_kubeconfig() or gf_kube_conn_in_cluster().
+ */
+gf_err gf_kube_conn_open(struct gf_kube_conn *c, const char *path, char *err, size_t errlen);
+
 void gf_kube_conn_release(struct gf_kube_conn *c);
 
 /*

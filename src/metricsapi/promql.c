@@ -232,16 +232,16 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 	return gf_obuf_append(b, p, sz * n) ? 0 : sz * n;
 }
 
-gf_err gf_promql_query(const char *base_url, const char *promql, long timeout_ms,
-		       struct gf_ma_result *out, char *err, size_t errlen)
+gf_err gf_promql_get(const char *base_url, const char *endpoint, const char *promql, const char *extra,
+		     long timeout_ms, struct gf_obuf *body, long *code, char *err, size_t errlen)
 {
+	*code = 0;
 	CURL *h = curl_easy_init();
 	if (!h)
 		return GF_NOMEM;
 	gf_err e = GF_OK;
-	struct gf_obuf url, body;
+	struct gf_obuf url;
 	gf_obuf_init(&url, 1u << 20);
-	gf_obuf_init(&body, RESPONSE_CAP);
 	char *q = curl_easy_escape(h, promql, 0);
 	if (!q) {
 		e = GF_NOMEM;
@@ -251,30 +251,41 @@ gf_err gf_promql_query(const char *base_url, const char *promql, long timeout_ms
 	while (bl && base_url[bl - 1] == '/')
 		bl--;
 	gf_obuf_append(&url, base_url, bl);
-	gf_obuf_printf(&url, "/api/v1/query?query=%s", q);
+	gf_obuf_printf(&url, "/api/v1/%s?query=%s%s", endpoint, q, extra);
 	curl_free(q);
 	if ((e = gf_obuf_error(&url)))
 		goto out;
 	curl_easy_setopt(h, CURLOPT_URL, url.data);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	CURLcode cc = curl_easy_perform(h);
 	if (cc != CURLE_OK) {
 		if (errlen)
 			snprintf(err, errlen, "prometheus %s: %s", base_url, curl_easy_strerror(cc));
-		e = gf_obuf_error(&body) ? GF_TOOBIG : GF_UNAVAILABLE;
+		e = gf_obuf_error(body) ? GF_TOOBIG : GF_UNAVAILABLE;
 		goto out;
 	}
-	long code = 0;
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-	e = gf_promql_decode(body.data ? body.data : "", body.len, out, err, errlen);
-	if (e && code >= 500)
-		e = GF_UNAVAILABLE;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, code);
 out:
 	gf_obuf_release(&url);
-	gf_obuf_release(&body);
 	curl_easy_cleanup(h);
+	return e;
+}
+
+gf_err gf_promql_query(const char *base_url, const char *promql, long timeout_ms,
+		       struct gf_ma_result *out, char *err, size_t errlen)
+{
+	struct gf_obuf body;
+	gf_obuf_init(&body, RESPONSE_CAP);
+	long code;
+	gf_err e = gf_promql_get(base_url, "query", promql, "", timeout_ms, &body, &code, err, errlen);
+	if (!e) {
+		e = gf_promql_decode(body.data ? body.data : "", body.len, out, err, errlen);
+		if (e && code >= 500)
+			e = GF_UNAVAILABLE;
+	}
+	gf_obuf_release(&body);
 	return e;
 }

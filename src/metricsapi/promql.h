@@ -44,6 +44,18 @@ gf_err gf_promql_escape(struct gf_obuf *out, const char *s, int regex);
 gf_err gf_promql_decode(const char *json, size_t len, struct gf_ma_result *out, char *err,
 			size_t errlen);
 
+/*
+ * The HTTP part of a query, shared by gf_promql_query and gf_promrange_query:
+ * GET base_url/api/v1/ENDPOINT?query=<promql, URL-escaped>EXTRA ("" or
+ * "&name=value..." already escaped), the answer appended to body (its cap is
+ * the answer's limit), within timeout_ms; *code gets the HTTP status.  GF_OK
+ * when an answer came, whatever its status (the caller decodes it);
+ * GF_UNAVAILABLE (no answer: err "prometheus BASE_URL: why"), GF_TOOBIG (the
+ * answer passed body's cap; err likewise), GF_NOMEM.  Thread-safe.
+ */
+gf_err gf_promql_get(const char *base_url, const char *endpoint, const char *promql, const char *extra,
+		     long timeout_ms, struct gf_obuf *body, long *code, char *err, size_t errlen);
+
 /* Run promql against base_url (e.g. "http://prometheus:9090") with
  * /api/v1/query and decode the answer.  GF_UNAVAILABLE (connection, timeout,
  * non-JSON answer), or gf_promql_decode's errors.  Thread-safe. */

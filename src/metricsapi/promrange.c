@@ -1,18 +1,18 @@
 /*
  * metricsapi/promrange.c - query_range client and matrix decoder (see
- * promrange.h).  The answer is read whole (capped at 64 MiB: 64 series x
+ * promrange.h).  The HTTP part is promql.c's (gf_promql_get).  The answer is read whole (capped at 64 MiB: 64 series x
  * 11,000 points at ~30 bytes each fits), its envelope checked by prom/promjson.h, and each series'
  * [time, "value"] pairs are placed on the grid in one pass: O(points).
  */
 #include "metricsapi/promrange.h"
 
-#include <curl/curl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/obuf.h"
+#include "metricsapi/promql.h"
 #include "prom/promjson.h"
 
 #define RANGE_RESPONSE_CAP (64u << 20)
@@ -106,58 +106,24 @@ out:
 	return e;
 }
 
-static size_t on_body(char *p, size_t sz, size_t n, void *ud)
-{
-	return gf_obuf_append(ud, p, sz * n) ? 0 : sz * n;
-}
-
 gf_err gf_promrange_query(const char *base_url, const char *promql, int64_t start, int32_t step,
 			  size_t npoints, long timeout_ms, struct gf_ma_range *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
 	if (step < 1 || npoints < 1 || npoints > GF_MA_RANGE_MAX_POINTS)
 		return GF_INVAL;
-	CURL *h = curl_easy_init();
-	if (!h)
-		return GF_NOMEM;
-	gf_err e = GF_OK;
-	struct gf_obuf url, body;
-	gf_obuf_init(&url, 1u << 20);
+	char grid[96];
+	snprintf(grid, sizeof(grid), "&start=%lld&end=%lld&step=%d", (long long)start,
+		 (long long)(start + (int64_t)(npoints - 1) * step), step);
+	struct gf_obuf body;
 	gf_obuf_init(&body, RANGE_RESPONSE_CAP);
-	char *q = curl_easy_escape(h, promql, 0);
-	if (!q) {
-		e = GF_NOMEM;
-		goto out;
+	long code;
+	gf_err e = gf_promql_get(base_url, "query_range", promql, grid, timeout_ms, &body, &code, err, errlen);
+	if (!e) {
+		e = gf_promrange_decode(body.data ? body.data : "", body.len, start, step, npoints, out, err, errlen);
+		if (e && code >= 500)
+			e = GF_UNAVAILABLE;
 	}
-	size_t bl = strlen(base_url);
-	while (bl && base_url[bl - 1] == '/')
-		bl--;
-	gf_obuf_append(&url, base_url, bl);
-	gf_obuf_printf(&url, "/api/v1/query_range?query=%s&start=%lld&end=%lld&step=%d", q, (long long)start,
-		       (long long)(start + (int64_t)(npoints - 1) * step), step);
-	curl_free(q);
-	if ((e = gf_obuf_error(&url)))
-		goto out;
-	curl_easy_setopt(h, CURLOPT_URL, url.data);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	CURLcode cc = curl_easy_perform(h);
-	if (cc != CURLE_OK) {
-		if (errlen)
-			snprintf(err, errlen, "prometheus %s: %s", base_url, curl_easy_strerror(cc));
-		e = gf_obuf_error(&body) ? GF_TOOBIG : GF_UNAVAILABLE;
-		goto out;
-	}
-	long code = 0;
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-	e = gf_promrange_decode(body.data ? body.data : "", body.len, start, step, npoints, out, err, errlen);
-	if (e && code >= 500)
-		e = GF_UNAVAILABLE;
-out:
-	gf_obuf_release(&url);
 	gf_obuf_release(&body);
-	curl_easy_cleanup(h);
 	return e;
 }

@@ -10,13 +10,6 @@ command -v prometheus >/dev/null || fail "prometheus not installed (scripts/boot
 
 start_agent --interval-ms 500
 
-free_port() {
-	for _ in $(seq 50); do
-		p=$(( (RANDOM % 20000) + 30000 ))
-		(echo > "/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-	fail "no free port"
-}
 
 cat > "$T/prometheus.yml" <<YML
 global:
@@ -28,22 +21,8 @@ scrape_configs:
       - targets: ["127.0.0.1:$PORT"]
 YML
 
-PROM=""
-for attempt in 1 2 3; do
-	PP=$(free_port)
-	prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" \
-		--web.listen-address="127.0.0.1:$PP" --log.level=warn 2>"$T/prom.log" &
-	PROM=$!
-	PIDS="$PIDS $PROM"
-	for _ in $(seq 100); do
-		curl -sf "http://127.0.0.1:$PP/-/ready" >/dev/null 2>&1 && break 2
-		kill -0 "$PROM" 2>/dev/null || break
-		sleep 0.2
-	done
-	kill "$PROM" 2>/dev/null || true
-	PROM=""
-done
-[ -n "$PROM" ] || { cat "$T/prom.log" >&2; fail "prometheus did not start"; }
+. "$HERE/../prometheus.sh"
+prom_start "$T/prom.log" || { cat "$T/prom.log" >&2; fail "prometheus did not start"; }
 pass "prometheus $(prometheus --version 2>&1 | head -1 | awk '{print $3}') ready on 127.0.0.1:$PP"
 
 # query PROMQL -> result array (JSON)

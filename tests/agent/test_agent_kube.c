@@ -293,6 +293,27 @@ static void test_kubeconfig_errors(void **st)
 	assert_non_null(strstr(err, "not in a cluster"));
 }
 
+/* gf_kube_conn_open: a path is read as a kubeconfig, NULL is the service account. */
+static void test_conn_open(void **st)
+{
+	(void)st;
+	struct gf_kube_conn kc;
+	char err[512] = "", path[160];
+	snprintf(path, sizeof(path), "%s/open-ok", dir);
+	write_file(path, "clusters:\n- cluster:\n    server: https://api.example:6443/\n  name: a\n");
+	assert_int_equal(gf_kube_conn_open(&kc, path, err, sizeof(err)), GF_OK);
+	assert_string_equal(kc.server, "https://api.example:6443");
+	gf_kube_conn_release(&kc);
+	snprintf(path, sizeof(path), "%s/open-bad", dir);
+	write_file(path, "kind: Config\nusers:\n- name: u\n  user:\n    token: t\n");
+	assert_int_equal(gf_kube_conn_open(&kc, path, err, sizeof(err)), GF_PARSE);
+	assert_non_null(strstr(err, "open-bad: no cluster with a server"));
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	err[0] = '\0';
+	assert_int_equal(gf_kube_conn_open(&kc, NULL, err, sizeof(err)), GF_UNAVAILABLE);
+	assert_non_null(strstr(err, "not in a cluster (KUBERNETES_SERVICE_HOST/PORT unset); give --kubeconfig"));
+}
+
 static void test_label_values(void **st)
 {
 	(void)st;
@@ -316,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_publish_sends_merge_patch),
 		cmocka_unit_test(test_served_lookups_once_per_pod),
 		cmocka_unit_test(test_kubeconfig_errors),
+		cmocka_unit_test(test_conn_open),
 		cmocka_unit_test(test_label_values),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

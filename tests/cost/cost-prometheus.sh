@@ -26,13 +26,7 @@ cleanup() { for p in $PIDS; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; for f in "$T"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -20 "$f"; }; done; exit 1; }
 pass() { echo "ok: $*"; }
-free_port() {
-	for _ in $(seq 50); do
-		p=$(( (RANDOM % 20000) + 30000 ))
-		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-	fail "no free port"
-}
+. "$src/tests/prometheus.sh"
 
 t0=$(( $(date +%s) / 86400 * 86400 - 2 * 86400 ))   # the day before yesterday, UTC
 python3 "$src/tests/cost/data/day.py" "$t0" >"$T/day.om"
@@ -41,24 +35,7 @@ promtool tsdb create-blocks-from openmetrics "$T/day.om" "$T/tsdb" >"$T/promtool
 printf 'global:\n  scrape_interval: 1m\nscrape_configs: []\n' >"$T/prometheus.yml"
 # One sample a minute and no staleness markers in backfilled data: a 30 s lookback makes a
 # series end with its last sample, as staleness markers do for a live scrape.
-start_prometheus() {
-PROM=""
-for attempt in 1 2 3; do
-	PP=$(free_port)
-	prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" \
-		--web.listen-address="127.0.0.1:$PP" --query.lookback-delta=30s --log.level=warn 2>"$T/prom.log" &
-	PROM=$!
-	for _ in $(seq 100); do
-		curl -sf "http://127.0.0.1:$PP/-/ready" >/dev/null 2>&1 && break 2
-		kill -0 "$PROM" 2>/dev/null || break
-		sleep 0.2
-	done
-	kill "$PROM" 2>/dev/null || true
-	PROM=""
-done
-[ -n "$PROM" ] || fail "prometheus did not start"
-PIDS="$PIDS $PROM"
-}
+start_prometheus() { prom_start "$T/prom.log" --query.lookback-delta=30s || fail "prometheus did not start"; }
 start_prometheus
 pass "prometheus ready on 127.0.0.1:$PP with the scripted day backfilled"
 
@@ -183,7 +160,7 @@ code=$(api "window=$W&resolution=1m")
 [ "$code" = 200 ] || fail "the server stopped answering after bad requests: HTTP $code"
 pass "bad input: 400 with the reason, and the server keeps serving"
 
-DP=$(free_port)
+DP=$(prom_free_port) || fail "no free port"
 "$bin" cost --serve --prometheus "http://127.0.0.1:$DP" --prices "$T/prices.csv" --port 0 \
 	--bind-address 127.0.0.1 --insecure-http 2>"$T/down.log" &
 PIDS="$PIDS $!"

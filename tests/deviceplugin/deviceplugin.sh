@@ -10,22 +10,11 @@
 set -eu
 GPUFLEET=$1 FAKE=$2 MEMCAP=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
-T=$(mktemp -d /tmp/gf-dp-XXXXXX)
-PIDS=""
-cleanup() {
-	for p in $PIDS; do kill "$p" 2>/dev/null || true; done
-	for p in $PIDS; do wait "$p" 2>/dev/null || true; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-HARNESS=$("$HERE/build-harness")
-mkdir -p "$T/dp" "$T/memcap"
-for i in 0 1 2 3 4 5 6 7; do echo "gpu $i mem_total_mib=81920 mem_used_mib=0"; done > "$T/state"
+. "$HERE/lib.sh"
+dp_setup gf-dp
+mkdir -p "$T/memcap"
 
-"$HARNESS" -dir "$T/dp" -state "$T/state" -gpus 8 -mem-mib 81920 > "$T/harness.out" 2>&1 &
-HPID=$!
-PIDS="$PIDS $HPID"
-for _ in $(seq 100); do [ -S "$T/dp/kubelet.sock" ] && break; sleep 0.1; done
+dp_harness -gpus 8 -mem-mib 81920
 start_agent() {
 	GF_FAKE_NVML_STATE="$T/state" "$GPUFLEET" agent --nvml-lib "$FAKE" --no-kubernetes --address 127.0.0.1:0 \
 		--interval-ms 100 --device-plugin --device-plugin-dir "$T/dp" --memcap-lib "$MEMCAP" \

@@ -10,16 +10,9 @@ set -eu
 GPUFLEET=$1 FAKE=$2
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-T=$(mktemp -d /tmp/gf-dpm-XXXXXX)
-PIDS=""
-cleanup() {
-	for p in $PIDS; do kill "$p" 2>/dev/null || true; done
-	for p in $PIDS; do wait "$p" 2>/dev/null || true; done
-	"$ROOT/tests/k8s/cluster-down" "$T/k8s" >/dev/null 2>&1 || true
-	rm -rf "$T"
-}
-trap cleanup EXIT
-HARNESS=$("$HERE/build-harness")
+. "$HERE/lib.sh"
+dp_on_exit() { "$ROOT/tests/k8s/cluster-down" "$T/k8s" >/dev/null 2>&1 || true; }
+dp_setup gf-dpm
 export KUBECONFIG=$("$ROOT/tests/k8s/cluster-up" --state-dir "$T/k8s" --owner-pid $$ --no-kwok | tail -n1)
 . "$T/k8s/env"
 K=$GPUFLEET_K8S_KUBECTL
@@ -43,12 +36,7 @@ pod p-share-b "$(u 5)" 250 gpufleet.io/gpu-milli 250
 pod p-whole "$(u 0),$(u 1)" 1000,1000 nvidia.com/gpu 2
 echo "ok: 3 pending pods on dp-node with assignment annotations"
 
-mkdir -p "$T/dp"
-for i in 0 1 2 3 4 5 6 7; do echo "gpu $i mem_total_mib=81920 mem_used_mib=0"; done > "$T/state"
-"$HARNESS" -match -dir "$T/dp" -state "$T/state" -gpus 8 > "$T/harness.out" 2>&1 &
-HPID=$!
-PIDS="$PIDS $HPID"
-for _ in $(seq 100); do [ -S "$T/dp/kubelet.sock" ] && break; sleep 0.1; done
+dp_harness -match -gpus 8
 GF_FAKE_NVML_STATE="$T/state" "$GPUFLEET" agent --nvml-lib "$FAKE" --no-kubernetes --address 127.0.0.1:0 \
 	--device-plugin --device-plugin-dir "$T/dp" --match-pods --kubeconfig "$KUBECONFIG" --node-name dp-node \
 	--pod-resources-socket "$T/dp/podres.sock" 2>"$T/agent.log" &

@@ -10,6 +10,7 @@ shift 3
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 . "$SRC/tests/listen-port.sh"
+. "$SRC/tests/prometheus.sh"
 K8S=$SRC/tests/k8s
 T=$(mktemp -d /tmp/gf-ma-XXXXXX)
 STATE=$T/cluster
@@ -166,24 +167,8 @@ scrape_configs:
   - job_name: gpufleet-agent
     static_configs: [{targets: ["127.0.0.1:$AGENT_PORT"]}]
 YML
-	local pp pid
-	for attempt in 1 2 3; do
-		pp=$(free_port)
-		prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" \
-			--web.listen-address="127.0.0.1:$pp" --log.level=warn 2>"$T/prometheus.log" &
-		pid=$!
-		PIDS="$PIDS $pid"
-		for _ in $(seq 300); do
-			if curl -sf "http://127.0.0.1:$pp/-/ready" >/dev/null 2>&1; then
-				PROM_URL=http://127.0.0.1:$pp
-				return 0
-			fi
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.2
-		done
-		kill "$pid" 2>/dev/null || true
-	done
-	fail "prometheus did not start"
+	prom_start "$T/prometheus.log" || fail "prometheus did not start"
+	PROM_URL=http://127.0.0.1:$PP
 }
 
 # raw PATH: kubectl get --raw through the aggregator (stdout+stderr).

@@ -1412,6 +1412,17 @@ gf_err gf_loop_disown(gf_loop *L, uint32_t id)
 	return GF_OK;
 }
 
+gf_err gf_loop_member_moved(gf_loop *L, uint32_t id, uint32_t member, const uint8_t gpus[GF_MAX_GPUS])
+{
+	if (id >= L->njobs || member >= L->jobs[id].npods)
+		return GF_RANGE;
+	if (L->jobs[id].state != GF_JOB_RUNNING)
+		return GF_STATE;
+	memcpy(L->members[L->jobs[id].member0 + member].gpus, gpus, GF_MAX_GPUS);
+	L->plan_dirty = true;	/* the plans' copies of the cluster may differ from it now */
+	return GF_OK;
+}
+
 gf_err gf_loop_clear_jobs(gf_loop *L)
 {
 	if (L->npend || L->nincoming || L->nrunning || L->events.n || L->nres || L->npartials)

@@ -404,6 +404,15 @@ gf_err gf_loop_place_at(gf_loop *L, const struct gf_job_spec *spec, const struct
 			uint32_t *id);
 
 /*
+ * The caller moved member `member` of running job id to other GPUs of the
+ * same node in the cluster (the live scheduler's topology choice after the
+ * cycle bound it): the job's record follows, so its end or eviction frees
+ * the GPUs it holds.  The cluster is not touched.  Errors: GF_RANGE (no such
+ * job or member), GF_STATE (not running).
+ */
+gf_err gf_loop_member_moved(gf_loop *L, uint32_t id, uint32_t member, const uint8_t gpus[GF_MAX_GPUS]);
+
+/*
  * "When will I start?" for a pending job: its reservation time if it is the
  * reservation holder (backfill), its start if it started.  Errors: GF_NOENT
  * (pending without a reservation: EASY backfill plans only for the first

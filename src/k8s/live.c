@@ -293,6 +293,7 @@ struct lnode {
 	bool present;
 	int32_t cidx;		/* index in the engine cluster; -1 = not in it */
 	uint32_t gen;
+	uint32_t victims;	/* its pods evicted by preemption, not gone yet ("preemption") */
 };
 
 /*
@@ -304,6 +305,8 @@ struct lpod {
 	bool used;
 	bool ours;		/* schedulerName is ours and not being deleted */
 	bool rules;		/* the pod has a node selector, tolerations or affinity */
+	bool evicted;		/* preemption chose it: being deleted, not accounted ("preemption") */
+	bool held;		/* a preemptor waiting for its node's evicted pods to go */
 	uint32_t gen;
 	uint32_t plen;		/* packed bytes */
 	uint32_t job;		/* its job in the loop's queue (not kube); NO_JOB: none */
@@ -419,6 +422,10 @@ struct gf_live {
 	bool queues_dirty;		/* a Queue or namespace label changed: a new loop */
 	uint64_t loop_tries;	/* placements tried by loops since destroyed (gf_live_stats) */
 	size_t nrun;		/* pods in the loop's running jobs ("running jobs") */
+	struct gf_live_eviction *evq;	/* evictions not handed out yet ("preemption") */
+	size_t nevq, evq_cap;
+	uint32_t *held;		/* pod slots of held preemptors */
+	size_t nheld, held_cap;
 };
 
 static const char *node_key(const void *arr, uint32_t i)
@@ -523,6 +530,8 @@ void gf_live_destroy(gf_live *l)
 	free(l->dmsg);
 	free(l->tried);
 	free(l->gmem);
+	free(l->evq);
+	free(l->held);
 	nindex_release(&l->names);
 	gf_catalog_release(&l->cat);
 	free(l);
@@ -933,8 +942,11 @@ bool gf_live_queue_usage(gf_live *l, const char *name, int64_t *milli)
 static void run_leave(gf_live *l, struct lpod *lp);
 static void run_adopt(gf_live *l, struct lpod *lp);
 
+static void victim_gone(gf_live *l, struct lpod *lp);
+
 static void unaccount(gf_live *l, struct lpod *lp)
 {
+	victim_gone(l, lp);
 	run_leave(l, lp);
 	quncharge(l, lp);
 	if (lp->r.counted && l->cluster) {
@@ -954,8 +966,8 @@ static void unaccount(gf_live *l, struct lpod *lp)
 static void account(gf_live *l, struct lpod *lp)
 {
 	lp->r.counted = false;
-	if (l->dirty || !l->cluster || lp->r.node < 0)
-		return; /* the rebuild does it */
+	if (l->dirty || !l->cluster || lp->r.node < 0 || lp->evicted)
+		return; /* the rebuild does it; an evicted pod's room is its preemptor's */
 	struct lnode *nd = &l->nodes[lp->r.node];
 	if (!nd->present || nd->cidx < 0)
 		return;
@@ -1089,7 +1101,8 @@ static gf_err make_loop(gf_live *l)
 		return GF_OK;
 	struct gf_loop_config lc = { .policy = (enum gf_queue_policy)l->o.queue_policy,
 				     .seed = l->o.seed ? l->o.seed : 42,
-				     .horizon = INT64_MAX, .admit = loop_admit, .admit_ud = l };
+				     .horizon = INT64_MAX, .admit = loop_admit, .admit_ud = l,
+				     .preemption = l->o.preemption && l->o.queue_policy != GF_QP_KUBE };
 	gf_err e = quota_config(l, &lc);
 	if (!e)
 		e = gf_loop_create_on(l->cluster, l->o.policy, &l->env, &lc, &l->loop);
@@ -1616,7 +1629,7 @@ static void add_decision(gf_live *l, struct lpod *lp, const struct gf_live_decis
 	e->result = (uint8_t)d->result;
 	e->fit = (uint8_t)d->fit;
 	e->reason = d->reason;
-	e->node = d->result == GF_LIVE_PLACED ? lp->r.node : -1;
+	e->node = d->result == GF_LIVE_PLACED || d->result == GF_LIVE_NOMINATED ? lp->r.node : -1;
 	e->ngpus = (uint8_t)d->ngpus;
 	memcpy(e->gpus, d->gpus, sizeof(e->gpus));
 	e->milli = d->milli;
@@ -1675,6 +1688,7 @@ static int64_t deadline_estimate(gf_live *l, struct lpod *const *m, size_t n)
 static bool submit_pod(gf_live *l, struct lpod *lp, int64_t t)
 {
 	struct gf_job_spec js = { .pod = lp->r.eff, .npods = 1, .priority = pod_of(l, lp)->req.priority,
+				  .never_preempt = pod_of(l, lp)->preempt_never,
 				  .arrival = t, .duration = GF_LOOP_OPEN, .estimate = deadline_estimate(l, &lp, 1),
 				  .queue = (uint16_t)(l->quota ? pod_qindex(l, pod_of(l, lp), NULL, 0) : 0) };
 	uint32_t job;
@@ -2000,6 +2014,193 @@ static void run_leave(gf_live *l, struct lpod *lp)
 		l->queues_dirty = true; /* ended jobs' records: a new loop (make_loop) */
 }
 
+/* ---- preemption (opts.preemption; not kube) -------------------------------- */
+
+/*
+ * The loop chooses victims among its running jobs (queue/loop.h,
+ * "Preemption": the cheapest per node, gangs whole, only lower priorities,
+ * or borrowers of a reclaiming Queue's cohort) and, in the same cycle,
+ * binds the preemptor in their room.  Here:
+ *   - each evicted job's pods leave the loop (their job is withdrawn: the
+ *     pods are being deleted) and the cluster (the loop unbound them), are
+ *     marked evicted and counted on their node (lnode.victims), and queued
+ *     for gf_live_evictions() (the daemon: DisruptionTarget, graceful
+ *     delete, Event);
+ *   - a pod the cycle bound on a node with evicted pods not yet gone is
+ *     held: ASSUMED (its room is its own in the cluster, so no other pod
+ *     can take it), decision NOMINATED (the daemon writes
+ *     status.nominatedNodeName, no binding), and PLACED (bound) only when
+ *     every evicted pod on that node is gone (deleted, or finished);
+ *   - held longer than opts.preempt_wait_s: every pod held on that node is
+ *     released (gf_live_forget, back to the queue, UNSCHEDULABLE with why)
+ *     and the evicted pods still there are accounted again, so nothing is
+ *     double-booked while they linger.
+ * So no pod is bound in an evicted pod's room before it is gone, and no
+ * other pod takes that room meanwhile.  What remains possible: a held pod
+ * deleted (or its wait running out) after its victims were asked to go.
+ */
+#define PREEMPT_WAIT_S 120.0
+
+static struct gf_live_eviction *evq_push(gf_live *l)
+{
+	if (l->nevq == l->evq_cap) {
+		size_t nc = l->evq_cap ? l->evq_cap * 2 : 16;
+		struct gf_live_eviction *v = realloc(l->evq, nc * sizeof(*v));
+		if (!v)
+			return NULL;
+		l->evq = v;
+		l->evq_cap = nc;
+	}
+	struct gf_live_eviction *e = &l->evq[l->nevq++];
+	memset(e, 0, sizeof(*e));
+	return e;
+}
+
+/* The cycle evicted out->evicted[]: their pods go (see above). */
+static void victims_take(gf_live *l, const struct gf_loop_decisions *out, int64_t t)
+{
+	for (size_t i = 0; i < out->nevicted; i++) {
+		uint32_t job = out->evicted[i];
+		struct gf_job_info ji;
+		gf_loop_job(l->loop, job, &ji);
+		for (uint32_t m = 0; m < ji.npods; m++) {
+			struct lpod *lp = &l->pods[job_slot(l, job, m)];
+			if (!lp->used || lp->run != job)
+				continue;
+			lp->run = NO_JOB;
+			l->nrun--;
+			lp->r.counted = false; /* the loop unbound it */
+			lp->qcharged = false;
+			lp->evicted = true;
+			l->nodes[lp->r.node].victims++;
+			struct gf_live_eviction *e = evq_push(l);
+			if (!e)
+				continue; /* out of memory: not asked to go; its preemptor waits, then is released */
+			const struct gf_k8s_pod *p = pod_of(l, lp);
+			snprintf(e->ns, sizeof(e->ns), "%s", p->ns);
+			snprintf(e->name, sizeof(e->name), "%s", p->name);
+			snprintf(e->uid, sizeof(e->uid), "%s", lp->uid);
+			snprintf(e->node, sizeof(e->node), "%s", l->nodes[lp->r.node].n.name);
+			e->priority = p->req.priority;
+		}
+		(void)gf_loop_end(l->loop, job, t); /* back in the loop's queue: withdrawn, its pods go */
+	}
+}
+
+/* lp was just bound by the cycle (d PLACED): held NOMINATED while evicted pods are on its node. */
+static void victims_hold(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
+{
+	struct lnode *nd = &l->nodes[lp->r.node];
+	if (!nd->victims || d->result != GF_LIVE_PLACED)
+		return;
+	uint32_t *v = l->nheld == l->held_cap ? realloc(l->held, (l->held_cap ? l->held_cap * 2 : 16) * sizeof(*v))
+					      : l->held;
+	if (!v) { /* out of memory: not bound now, tried again */
+		gf_live_forget(l, lp->uid, true);
+		d->result = GF_LIVE_UNSCHEDULABLE;
+		snprintf(d->message, sizeof(d->message), "internal error: out of memory");
+		return;
+	}
+	if (l->nheld == l->held_cap)
+		l->held_cap = l->held_cap ? l->held_cap * 2 : 16;
+	l->held = v;
+	l->held[l->nheld++] = (uint32_t)(lp - l->pods);
+	lp->held = true;
+	d->result = GF_LIVE_NOMINATED;
+	snprintf(d->message, sizeof(d->message), "preempting %u pod%s on node %s: bound once they are gone",
+		 nd->victims, nd->victims == 1 ? "" : "s", nd->n.name);
+	const struct gf_k8s_pod *p = pod_of(l, lp);
+	for (size_t i = 0; i < l->nevq; i++) {
+		struct gf_live_eviction *e = &l->evq[i];
+		if (!e->by_uid[0] && !strcmp(e->node, nd->n.name)) {
+			snprintf(e->by_ns, sizeof(e->by_ns), "%s", p->ns);
+			snprintf(e->by_name, sizeof(e->by_name), "%s", p->name);
+			snprintf(e->by_uid, sizeof(e->by_uid), "%s", lp->uid);
+			e->by_priority = p->req.priority;
+		}
+	}
+}
+
+/* An evicted pod is gone (deleted, finished) or accounted again. */
+static void victim_gone(gf_live *l, struct lpod *lp)
+{
+	if (!lp->evicted)
+		return;
+	lp->evicted = false;
+	if (l->nodes[lp->r.node].victims)
+		l->nodes[lp->r.node].victims--;
+}
+
+/* Node slot ns's held pods waited too long: released; its evicted pods still there accounted again. */
+static void held_expire(gf_live *l, int32_t ns)
+{
+	for (size_t i = 0; i < l->nheld; i++) {
+		struct lpod *lp = &l->pods[l->held[i]];
+		if (!lp->used || !lp->held || lp->r.node != ns)
+			continue;
+		lp->held = false;
+		struct gf_live_decision d;
+		memset(&d, 0, sizeof(d));
+		d.result = GF_LIVE_UNSCHEDULABLE;
+		d.reason = REASON_TEXT | 1;
+		snprintf(d.message, sizeof(d.message), "preemption: the pods evicted on node %s for it were still "
+			 "there after %.0f s; its room there is released and it is tried again.",
+			 l->nodes[ns].n.name, l->o.preempt_wait_s > 0 ? l->o.preempt_wait_s : PREEMPT_WAIT_S);
+		gf_live_forget(l, lp->uid, true);
+		add_decision(l, lp, &d);
+	}
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *o = &l->pods[i];
+		if (o->used && o->evicted && o->r.node == ns && o->r.st == GF_POD_BOUND) {
+			victim_gone(l, o);
+			account(l, o);
+		}
+	}
+}
+
+/* Held pods whose node has no evicted pod left: PLACED; waited too long: released.  true: decisions added. */
+static bool held_release(gf_live *l)
+{
+	if (!l->nheld)
+		return false;
+	l->ndec = l->dec_at = l->ndmsg = 0;
+	double wait = l->o.preempt_wait_s > 0 ? l->o.preempt_wait_s : PREEMPT_WAIT_S;
+	for (size_t i = 0; i < l->nheld; i++) {
+		struct lpod *lp = &l->pods[l->held[i]];
+		if (!lp->used || !lp->held || lp->r.st != GF_POD_ASSUMED)
+			continue;
+		struct lnode *nd = &l->nodes[lp->r.node];
+		if (nd->victims && l->now - lp->seen_s > wait)
+			held_expire(l, lp->r.node);
+		if (nd->victims || !lp->held)
+			continue;
+		lp->held = false;
+		if (nd->cidx < 0 || !nd->present) { /* the node went meanwhile */
+			gf_live_forget(l, lp->uid, true);
+			continue;
+		}
+		struct gf_live_decision d;
+		memset(&d, 0, sizeof(d));
+		fill_placed(l, lp, (size_t)nd->cidx, &d);
+		add_decision(l, lp, &d);
+	}
+	size_t w = 0;
+	for (size_t i = 0; i < l->nheld; i++)
+		if (l->pods[l->held[i]].used && l->pods[l->held[i]].held)
+			l->held[w++] = l->held[i];
+	l->nheld = w;
+	return l->ndec > 0;
+}
+
+size_t gf_live_evictions(gf_live *l, struct gf_live_eviction *out, size_t max)
+{
+	size_t n = l->nevq < max ? l->nevq : max;
+	memcpy(out, l->evq, n * sizeof(*out));
+	memmove(l->evq, l->evq + n, (l->nevq - n) * sizeof(*l->evq));
+	l->nevq -= n;
+	return n;
+}
+
 /* ---- gangs (not kube) ----------------------------------------------------- */
 
 /*
@@ -2084,6 +2285,7 @@ static bool gmem_room(gf_live *l, size_t n)
 static void gang_submit(gf_live *l, struct lpod *lp, struct lpod **m, uint32_t n, int64_t t, bool finish)
 {
 	struct gf_job_spec js = { .pod = lp->r.eff, .npods = n, .priority = pod_of(l, lp)->req.priority,
+				  .never_preempt = pod_of(l, lp)->preempt_never,
 				  .arrival = t, .duration = GF_LOOP_OPEN, .estimate = deadline_estimate(l, m, n) };
 	if (finish)
 		js.priority = INT32_MAX; /* the rest of its gang holds its GPUs already: ahead of all */
@@ -2304,6 +2506,8 @@ static bool run_cycle(gf_live *l)
 		return took;
 	struct gf_loop_decisions out = { 0 };
 	gf_err e = gf_loop_cycle(l->loop, t, &out);
+	if (!e && out.nevicted)
+		victims_take(l, &out, t);
 	if (!kube) {
 		for (size_t i = 0; !e && i < out.nbinds; i++) {
 			struct lpod *lp = &l->pods[job_slot(l, out.binds[i].job, out.binds[i].member)];
@@ -2314,6 +2518,7 @@ static bool run_cycle(gf_live *l)
 			take_bound(l, lp, lp->job, &out.binds[i], &d);
 			lp->job = NO_JOB;
 			l->in_loop--;
+			victims_hold(l, lp, &d);
 			add_decision(l, lp, &d);
 		}
 		for (size_t k = 0; k < l->ntried; k++) {
@@ -2376,7 +2581,7 @@ bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_de
 			pod_copy(lp, pod);
 			return true;
 		}
-		if (!run_cycle(l))
+		if (!held_release(l) && !run_cycle(l))
 			return false;
 	}
 }

@@ -1141,6 +1141,7 @@ static gf_err new_job(gf_loop *L, const struct gf_job_spec *s, uint32_t *id)
 	j->npods = (uint16_t)s->npods;
 	j->cls = s->cls;
 	j->queue = s->queue;
+	j->never_preempt = s->never_preempt;
 	j->state = GF_JOB_FUTURE;
 	memset(&L->members[L->nmembers], 0, s->npods * sizeof(*L->members));
 	L->nmembers += s->npods;

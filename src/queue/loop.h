@@ -111,6 +111,7 @@ struct gf_job_spec {
 	int64_t duration;	/* >= 0: run time once every member is bound; GF_LOOP_OPEN: until gf_loop_end */
 	int64_t estimate;	/* run time the planner expects; <= 0: the duration (open: GF_LOOP_UNKNOWN_EST) */
 	uint16_t queue;		/* index into config.queues (when there are any) */
+	bool never_preempt;	/* it never evicts others (Kubernetes' preemptionPolicy: Never): it waits */
 };
 
 enum gf_job_state {

@@ -1010,6 +1010,123 @@ static void test_running_jobs(void **st)
 	gf_live_destroy(l);
 }
 
+/* A pod asking for gpus whole GPUs at spec.priority prio (preemptionPolicy: Never when never). */
+static struct gf_k8s_pod prio_pod(const char *name, int gpus, int prio, bool never)
+{
+	char json[1024];
+	snprintf(json, sizeof(json),
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"t\",\"uid\":\"u%s\",\"resourceVersion\":\"1\"},"
+		 "\"spec\":{\"priority\":%d,%s\"schedulerName\":\"gpufleet\",\"containers\":[{\"resources\":"
+		 "{\"limits\":{\"nvidia.com/gpu\":\"%d\"}}}]}}", name, name, prio,
+		 never ? "\"preemptionPolicy\":\"Never\"," : "", gpus);
+	struct gf_k8s_pod p;
+	char err[256];
+	if (gf_k8s_pod_decode_text(json, strlen(json), &p, err, sizeof(err)))
+		fail_msg("pod: %s", err);
+	return p;
+}
+
+/* Decisions until none: the last one for `name` into *d (result -1 if none); placed ones echoed bound. */
+static void decide_echo(gf_live *l, const char *name, struct gf_live_decision *d)
+{
+	struct gf_k8s_pod p;
+	struct gf_live_decision x;
+	d->result = (enum gf_live_result)-1;
+	while (gf_live_schedule_next(l, &p, &x)) {
+		if (!strcmp(p.name, name))
+			*d = x;
+		if (x.result == GF_LIVE_PLACED) {
+			struct gf_k8s_pod b = bound_copy(&p, &x);
+			gf_live_pod_set(l, &b);
+		}
+	}
+}
+
+/*
+ * Preemption live (issue 12): two 2-GPU nodes filled by pods of priority 5
+ * (n0) and 1 (n1); the engine chooses the cheapest victims, the preemptor
+ * is held (NOMINATED, its room its own) until they are gone, then PLACED;
+ * preemptionPolicy: Never evicts nobody; a wait that runs out gives the
+ * room back to the victims and tries the preemptor again.
+ */
+static void test_preemption_live(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("best-effort-fifo", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp, .preemption = true, .preempt_wait_s = 30 };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node n0 = mknode("n0", 2, "H100", 81559, false), n1 = mknode("n1", 2, "H100", 81559, false);
+	gf_live_node_set(l, &n0);
+	gf_live_node_set(l, &n1);
+	/* n0: two pods of priority 5; n1: two of priority 1 (the cheaper victims) */
+	struct gf_k8s_pod lo[4] = { prio_pod("mid0", 1, 5, false), prio_pod("mid1", 1, 5, false),
+				    prio_pod("low0", 1, 1, false), prio_pod("low1", 1, 1, false) };
+	struct gf_live_decision d;
+	for (int i = 0; i < 4; i++) {
+		gf_live_pod_set(l, &lo[i]);
+		decide_echo(l, lo[i].name, &d);
+		assert_int_equal(d.result, GF_LIVE_PLACED);
+	}
+	assert_int_equal(gpus_used(l), 4);
+	/* a Never pod of priority 100 waits and evicts nobody */
+	struct gf_k8s_pod nv = prio_pod("never", 2, 100, true);
+	gf_live_requeue_due(l, 1.0);
+	gf_live_pod_set(l, &nv);
+	decide_echo(l, "never", &d);
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+	struct gf_live_eviction ev[8];
+	assert_int_equal(gf_live_evictions(l, ev, 8), 0);
+	gf_live_pod_delete(l, nv.uid);
+	/* a 2-GPU pod of priority 10: the cheapest victims are low0 and low1, on one node */
+	struct gf_k8s_pod hi = prio_pod("hi", 2, 10, false);
+	gf_live_requeue_due(l, 2.0);
+	gf_live_pod_set(l, &hi);
+	decide_echo(l, "hi", &d);
+	assert_int_equal(d.result, GF_LIVE_NOMINATED);
+	assert_string_equal(d.node, "n1");
+	size_t ne = gf_live_evictions(l, ev, 8);
+	assert_int_equal(ne, 2);
+	for (size_t i = 0; i < ne; i++) {
+		assert_true(!strcmp(ev[i].name, "low0") || !strcmp(ev[i].name, "low1"));
+		assert_string_equal(ev[i].node, "n1");
+		assert_string_equal(ev[i].by_name, "hi");
+	}
+	assert_int_equal(gf_live_evictions(l, ev, 8), 0); /* each once */
+	assert_int_equal(gpus_used(l), 4); /* mid0, mid1 and hi's held room: nothing double-booked */
+	/* one victim gone: still held; both gone: placed */
+	gf_live_pod_delete(l, "ulow0");
+	decide_echo(l, "hi", &d);
+	assert_int_equal((int)d.result, -1);
+	gf_live_pod_delete(l, "ulow1");
+	decide_echo(l, "hi", &d);
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_string_equal(d.node, "n1");
+	assert_int_equal(gpus_used(l), 4);
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+
+	/* hi2 (priority 10) evicts mid0 and mid1 on n0; they do not go within the wait: hi2 is
+	 * released, tried again, and the room is theirs again */
+	struct gf_k8s_pod hi2 = prio_pod("hi2", 2, 10, false);
+	gf_live_requeue_due(l, 3.0);
+	gf_live_pod_set(l, &hi2);
+	decide_echo(l, "hi2", &d);
+	assert_int_equal(d.result, GF_LIVE_NOMINATED);
+	assert_string_equal(d.node, "n0");
+	assert_int_equal(gf_live_evictions(l, ev, 8), 2);
+	gf_live_requeue_due(l, 40.0);
+	struct gf_k8s_pod p;
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_string_equal(p.name, "hi2");
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+	assert_non_null(strstr(d.message, "still there after 30 s"));
+	assert_int_equal(gpus_used(l), 4); /* mid0, mid1 accounted again, hi */
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+}
+
 /* A member of coscheduling PodGroup `group` asking for 8 GPUs. */
 static struct gf_k8s_pod gang_pod(const char *name, const char *group)
 {
@@ -1267,6 +1384,7 @@ int main(void)
 		cmocka_unit_test(test_gangs_kube_mode_partial),
 		cmocka_unit_test(test_deadline_estimate),
 		cmocka_unit_test(test_running_jobs),
+		cmocka_unit_test(test_preemption_live),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,7 +40,10 @@
  * engine's (filter all nodes, score the feasible ones with the cache).
  * Under the other policies a PodGroup's members are one loop job of N pods,
  * placed all or none ("gangs" below); waiting pods' notes (estimated start,
- * reason) and PodGroup counts are read out for the daemon to write.
+ * reason) and PodGroup counts are read out for the daemon to write; a
+ * bound pod stays in the loop as a running job ("running jobs": no
+ * gf_loop_disown), and with opts.preemption the cycle's victims are
+ * evicted and their preemptors held until they are gone ("preemption").
  */
 #include "k8s/live.h"
 

@@ -131,6 +131,9 @@ struct gf_live_decision {
  * cycle runs when the last one's decisions are handed out).  false if there
  * is none.  PLACED: the pod is ASSUMED (resources reserved) and *pod is its
  * copy for the binder, who then calls gf_live_forget() on failure.
+ * NOMINATED (opts.preemption): as PLACED, but not to be bound yet: its room
+ * is held on d->node until the pods evicted there are gone; its PLACED
+ * decision follows then (or UNSCHEDULABLE when the wait runs out).
  * UNSCHEDULABLE / INVALID: the pod is parked until requeued
  * (gf_live_requeue_due; INVALID pods until the pod itself changes); under a
  * queue policy other than kube it waits in the loop's queue meanwhile.

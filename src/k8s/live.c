@@ -2198,6 +2198,8 @@ static bool held_release(gf_live *l)
 size_t gf_live_evictions(gf_live *l, struct gf_live_eviction *out, size_t max)
 {
 	size_t n = l->nevq < max ? l->nevq : max;
+	if (!n)
+		return 0;
 	memcpy(out, l->evq, n * sizeof(*out));
 	memmove(l->evq, l->evq + n, (l->nevq - n) * sizeof(*l->evq));
 	l->nevq -= n;

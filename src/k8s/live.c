@@ -2981,6 +2981,8 @@ void gf_live_stats(gf_live *l, struct gf_live_stats *s)
 	s->conflicts = l->conflicts;
 	s->requeue_skips = l->skipped;
 	s->loop_tries = l->loop_tries;
+	s->loop_jobs = l->loop ? gf_loop_njobs(l->loop) : 0;
+	s->running_pods = l->nrun;
 	if (l->loop) {
 		struct gf_loop_stats st;
 		gf_loop_stats(l->loop, &st);

@@ -308,6 +308,8 @@ struct gf_live_stats {
 	uint64_t loop_tries;		/* placements the engine's loop tried (every policy; all loops) */
 	size_t pod_records;		/* pods held (any state) */
 	size_t pod_bytes;		/* their memory: slots (engine record, uid) and packed objects */
+	size_t loop_jobs;		/* job records the loop holds (ended ones until a new loop) */
+	size_t running_pods;		/* bound pods in the loop's running jobs (not kube) */
 };
 
 void gf_live_stats(gf_live *l, struct gf_live_stats *s);

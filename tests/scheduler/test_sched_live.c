@@ -1364,6 +1364,83 @@ static void test_gangs_kube_mode_partial(void **st)
 	gf_gangs_destroy(g);
 }
 
+/*
+ * Running jobs over a long life (issue 12): 6,000 pods placed, bound and
+ * deleted one after another under backfill; the ended jobs' records are
+ * dropped by making the loop again, so they stay bounded.  And a gang's
+ * bound members: one running job; a member ending leaves the others in
+ * the loop; an engine rebuild re-enters the rest.
+ */
+static void test_running_jobs_churn(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("backfill", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node n = mknode("n8", 8, "H100", 81559, false);
+	gf_live_node_set(l, &n);
+	struct gf_live_stats s;
+	size_t most = 0;
+	for (int i = 0; i < 6000; i++) {
+		char nm[32];
+		snprintf(nm, sizeof(nm), "c%d", i);
+		struct gf_k8s_pod p = deadline_pod(nm, 1, 0);
+		gf_live_pod_set(l, &p);
+		struct gf_k8s_pod got[2];
+		size_t nb = 0;
+		drain(l, got, &nb, NULL);
+		assert_int_equal(nb, 1);
+		gf_live_stats(l, &s);
+		assert_int_equal(s.running_pods, 1);
+		most = s.loop_jobs > most ? s.loop_jobs : most;
+		gf_live_pod_delete(l, got[0].uid);
+	}
+	gf_live_stats(l, &s);
+	assert_int_equal(s.running_pods, 0);
+	assert_true(most <= 4097 + 1); /* a new loop once they passed 4,096 */
+	assert_int_equal(gpus_used(l), 0);
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+
+	/* a gang of two, bound: one job of two running pods */
+	gf_gangs *g;
+	assert_true(gf_queue_policy_find("best-effort-fifo", &qp));
+	o.queue_policy = (int)qp;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	assert_int_equal(gf_gangs_create(&g), GF_OK);
+	gf_live_set_gangs(l, g);
+	struct gf_k8s_node a = mknode("a", 8, "H100", 81559, false), b = mknode("b", 8, "H100", 81559, false);
+	gf_live_node_set(l, &a);
+	gf_live_node_set(l, &b);
+	set_group(g, "pg", 2);
+	struct gf_k8s_pod m0 = gang_pod("m0", "pg"), m1 = gang_pod("m1", "pg");
+	gf_live_pod_set(l, &m0);
+	gf_live_pod_set(l, &m1);
+	struct gf_k8s_pod got[4];
+	size_t nb = 0;
+	drain(l, got, &nb, NULL);
+	assert_int_equal(nb, 2);
+	gf_live_stats(l, &s);
+	assert_int_equal(s.running_pods, 2);
+	/* an engine rebuild (a node added) re-enters both, as one gang job */
+	struct gf_k8s_node c = mknode("c", 8, "H100", 81559, false);
+	gf_live_node_set(l, &c);
+	gf_live_stats(l, &s);
+	assert_int_equal(s.running_pods, 2);
+	assert_int_equal(s.loop_jobs, 1);
+	/* one member ends: the other stays a running job */
+	gf_live_pod_delete(l, got[0].uid);
+	gf_live_stats(l, &s);
+	assert_int_equal(s.running_pods, 1);
+	assert_int_equal(gpus_used(l), 8);
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+	gf_gangs_destroy(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1385,6 +1462,7 @@ int main(void)
 		cmocka_unit_test(test_deadline_estimate),
 		cmocka_unit_test(test_running_jobs),
 		cmocka_unit_test(test_preemption_live),
+		cmocka_unit_test(test_running_jobs_churn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

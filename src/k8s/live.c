@@ -2930,6 +2930,11 @@ gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *nod
 		snprintf(d->message, sizeof(d->message), "node %.200s not known to gpufleet", node);
 		return GF_NOENT;
 	}
+	if (nd->victims) { /* their room is not free yet: nothing is bound there before they are gone */
+		snprintf(d->message, sizeof(d->message), "node %.200s: %u pods evicted by a preemption are still "
+			 "terminating there", node, nd->victims);
+		return GF_RANGE;
+	}
 	int r = effective(l, pod_of(l, lp), 0, &lp->r.eff, d->message, sizeof(d->message));
 	if (r)
 		return GF_INVAL;

@@ -1116,6 +1116,11 @@ static void test_preemption_live(void **st)
 	assert_int_equal(d.result, GF_LIVE_NOMINATED);
 	assert_string_equal(d.node, "n0");
 	assert_int_equal(gf_live_evictions(l, ev, 8), 2);
+	/* the extender may not bind on n0 while mid0 and mid1 are still there */
+	struct gf_k8s_pod ext = mkpod("ext", "uext", "", "", "\"nvidia.com/gpu\":\"1\"", "default-scheduler");
+	struct gf_live_decision xd;
+	assert_int_equal(gf_live_assume_on(l, &ext, "n0", &xd), GF_RANGE);
+	assert_non_null(strstr(xd.message, "still terminating"));
 	gf_live_requeue_due(l, 40.0);
 	struct gf_k8s_pod p;
 	assert_true(gf_live_schedule_next(l, &p, &d));

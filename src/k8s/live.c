@@ -2039,8 +2039,11 @@ static void run_leave(gf_live *l, struct lpod *lp)
  *     and the evicted pods still there are accounted again, so nothing is
  *     double-booked while they linger.
  * So no pod is bound in an evicted pod's room before it is gone, and no
- * other pod takes that room meanwhile.  What remains possible: a held pod
- * deleted (or its wait running out) after its victims were asked to go.
+ * other pod takes that room meanwhile.  A held preemptor chosen as a victim
+ * by a later, higher-priority one is released (back to the queue), never
+ * deleted: it was not bound.  What remains possible: a held pod deleted (or
+ * its wait running out) after its victims were asked to go; a pod whose
+ * binding is in flight chosen as a victim is deleted like a bound one.
  */
 #define PREEMPT_WAIT_S 120.0
 
@@ -2074,6 +2077,11 @@ static void victims_take(gf_live *l, const struct gf_loop_decisions *out, int64_
 			l->nrun--;
 			lp->r.counted = false; /* the loop unbound it */
 			lp->qcharged = false;
+			if (lp->held) { /* a preemptor not bound yet: released, never deleted */
+				lp->held = false;
+				gf_live_forget(l, lp->uid, true);
+				continue;
+			}
 			lp->evicted = true;
 			l->nodes[lp->r.node].victims++;
 			struct gf_live_eviction *e = evq_push(l);

@@ -1129,6 +1129,27 @@ static void test_preemption_live(void **st)
 	assert_non_null(strstr(d.message, "still there after 30 s"));
 	assert_int_equal(gpus_used(l), 4); /* mid0, mid1 accounted again, hi */
 	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+
+	/* hi2 tries again: held on n0 again (mid0 and mid1 asked to go again); then top (priority
+	 * 100) takes the cheapest running pod of priority 10, hi2, the later started: hi2 was never
+	 * bound, so it is released (back to the queue), not evicted */
+	gf_live_requeue_due(l, 41.0);
+	decide_echo(l, "hi2", &d);
+	assert_int_equal(d.result, GF_LIVE_NOMINATED);
+	assert_int_equal(gf_live_evictions(l, ev, 8), 2);
+	struct gf_k8s_pod top = prio_pod("top", 2, 100, false);
+	gf_live_requeue_due(l, 42.0);
+	gf_live_pod_set(l, &top);
+	decide_echo(l, "top", &d);
+	assert_int_equal(d.result, GF_LIVE_NOMINATED);
+	assert_string_equal(d.node, "n0");
+	assert_int_equal(gf_live_evictions(l, ev, 8), 0); /* hi2 is not deleted */
+	assert_int_equal(gpus_used(l), 4); /* hi on n1, top's held room on n0 */
+	gf_live_pod_delete(l, "umid0");
+	gf_live_pod_delete(l, "umid1");
+	decide_echo(l, "top", &d);
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
 	gf_live_destroy(l);
 }
 

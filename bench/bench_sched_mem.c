@@ -205,7 +205,19 @@ int main(int argc, char **argv)
 	}
 	printf("decisions: %zu placed, %zu unschedulable, %zu invalid\n", placed, unsched, invalid);
 
+	/* A node joins: the engine is rebuilt, every bound pod accounted again
+	 * (and, under the policies other than kube, entered into the new loop as
+	 * a running job, issue 12). */
+	t = bench_cpu_seconds();
+	node_at(nnodes, n);
+	gf_live_node_set(l, n);
 	char why[256];
+	if (gf_live_check(l, why, sizeof(why))) {
+		fprintf(stderr, "bench: engine invariants broken: %s\n", why);
+		return 1;
+	}
+	report(l, "a node added: engine rebuilt", bench_cpu_seconds() - t);
+
 	if (gf_live_check(l, why, sizeof(why))) {
 		fprintf(stderr, "bench: engine invariants broken: %s\n", why);
 		return 1;

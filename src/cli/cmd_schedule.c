@@ -125,7 +125,11 @@ static void usage(FILE *f)
 		"                             KEP-4671; feature gate GenericWorkload): the same gang store\n"
 		"      --queues               quotas: watch Queue objects (gpufleet.io/v1alpha1; the CRD must\n"
 		"                             exist) and namespaces' gpufleet.io/queue labels; pods are admitted\n"
-		"                             within their Queue's quota (needs a --queue-policy other than kube)\n");
+		"                             within their Queue's quota (needs a --queue-policy other than kube)\n"
+		"      --preemption           a pod that fits only by evicting pods of lower priority (or of\n"
+		"                             Queues borrowing from its cohort) evicts them and is bound once they\n"
+		"                             are gone (needs a --queue-policy other than kube)\n"
+		"      --preemption-wait S    how long a preemptor waits for its victims to go (1..3600, default 120)\n");
 }
 
 int gf_cmd_schedule(int argc, char **argv)
@@ -159,6 +163,8 @@ int gf_cmd_schedule(int argc, char **argv)
 		{ "watch-workload-groups", no_argument, NULL, 'J' },
 		{ "queue-policy", required_argument, NULL, 'O' },
 		{ "queues", no_argument, NULL, 'U' },
+		{ "preemption", no_argument, NULL, 'X' },
+		{ "preemption-wait", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -254,6 +260,14 @@ int gf_cmd_schedule(int argc, char **argv)
 		case 'G': o.pod_groups = true; break;
 		case 'J': o.workload_groups = true; break;
 		case 'U': o.queues = true; break;
+		case 'X': o.preemption = true; break;
+		case 'w':
+			if (!gf_cli_parse_ulong(optarg, 3600, &n) || !n) {
+				fprintf(stderr, "gpufleet schedule: --preemption-wait wants 1..3600 seconds\n");
+				return 2;
+			}
+			o.preempt_wait_s = (int)n;
+			break;
 		case 'O': {
 			enum gf_queue_policy qp;
 			if (!gf_queue_policy_find(optarg, &qp)) {
@@ -285,6 +299,12 @@ int gf_cmd_schedule(int argc, char **argv)
 	if (o.queues && o.queue_policy == GF_QP_KUBE) {
 		fprintf(stderr, "gpufleet schedule: --queues needs --queue-policy strict-fifo, best-effort-fifo, "
 				"backfill, conservative-backfill or per-queue (kube places pod by pod, without quotas)\n");
+		return 2;
+	}
+	if (o.preemption && o.queue_policy == GF_QP_KUBE) {
+		fprintf(stderr, "gpufleet schedule: --preemption needs --queue-policy strict-fifo, best-effort-fifo, "
+				"backfill, conservative-backfill or per-queue (kube places pod by pod, as kube-scheduler "
+				"without preemption)\n");
 		return 2;
 	}
 	o.policy = gf_policy_find(policy);

@@ -40,7 +40,10 @@
  * engine's (filter all nodes, score the feasible ones with the cache).
  * Under the other policies a PodGroup's members are one loop job of N pods,
  * placed all or none ("gangs" below); waiting pods' notes (estimated start,
- * reason) and PodGroup counts are read out for the daemon to write.
+ * reason) and PodGroup counts are read out for the daemon to write; a
+ * bound pod stays in the loop as a running job ("running jobs": no
+ * gf_loop_disown), and with opts.preemption the cycle's victims are
+ * evicted and their preemptors held until they are gone ("preemption").
  */
 #include "k8s/live.h"
 
@@ -293,6 +296,7 @@ struct lnode {
 	bool present;
 	int32_t cidx;		/* index in the engine cluster; -1 = not in it */
 	uint32_t gen;
+	uint32_t victims;	/* its pods evicted by preemption, not gone yet ("preemption") */
 };
 
 /*
@@ -304,9 +308,13 @@ struct lpod {
 	bool used;
 	bool ours;		/* schedulerName is ours and not being deleted */
 	bool rules;		/* the pod has a node selector, tolerations or affinity */
+	bool evicted;		/* preemption chose it: being deleted, not accounted ("preemption") */
+	bool held;		/* a preemptor waiting for its node's evicted pods to go */
 	uint32_t gen;
 	uint32_t plen;		/* packed bytes */
 	uint32_t job;		/* its job in the loop's queue (not kube); NO_JOB: none */
+	uint32_t run;		/* bound: its running job in the loop (not kube); NO_JOB: none */
+	int32_t seen_s;		/* the caller's second it was first seen placed (its run's start); -1 */
 	uint64_t gkey;		/* its gang (api, namespace, name) hashed; 0: none */
 	int32_t note_s;		/* estimated start last noted (caller's seconds); -1 none; NOTE_NEVER */
 	uint32_t note_why;	/* the waiting reason last noted, hashed */
@@ -416,6 +424,11 @@ struct gf_live {
 	struct gf_queue_quota *quota;	/* nq + 1: the last one, unlimited, for pods of no Queue */
 	bool queues_dirty;		/* a Queue or namespace label changed: a new loop */
 	uint64_t loop_tries;	/* placements tried by loops since destroyed (gf_live_stats) */
+	size_t nrun;		/* pods in the loop's running jobs ("running jobs") */
+	struct gf_live_eviction *evq;	/* evictions not handed out yet ("preemption") */
+	size_t nevq, evq_cap;
+	uint32_t *held;		/* pod slots of held preemptors */
+	size_t nheld, held_cap;
 };
 
 static const char *node_key(const void *arr, uint32_t i)
@@ -520,6 +533,8 @@ void gf_live_destroy(gf_live *l)
 	free(l->dmsg);
 	free(l->tried);
 	free(l->gmem);
+	free(l->evq);
+	free(l->held);
 	nindex_release(&l->names);
 	gf_catalog_release(&l->cat);
 	free(l);
@@ -805,8 +820,9 @@ static gf_err quota_config(gf_live *l, struct gf_loop_config *lc)
 /* Charge lp's accounted GPUs to its queue in the loop (once). */
 static void qcharge(gf_live *l, struct lpod *lp)
 {
-	if (!l->loop || !l->quota || !l->o.queues || lp->qcharged || !lp->r.counted || lp->r.node < 0)
-		return;
+	if (!l->loop || !l->quota || !l->o.queues || lp->qcharged || !lp->r.counted || lp->r.node < 0 ||
+	    lp->run != NO_JOB)
+		return; /* a running job's pod: the loop charges it */
 	int qi = pod_qindex(l, pod_of(l, lp), NULL, 0);
 	if (qi < 0)
 		qi = (int)l->nq; /* bound by someone else to a missing Queue: counted nowhere */
@@ -926,8 +942,15 @@ bool gf_live_queue_usage(gf_live *l, const char *name, int64_t *milli)
 	return true;
 }
 
+static void run_leave(gf_live *l, struct lpod *lp);
+static void run_adopt(gf_live *l, struct lpod *lp);
+
+static void victim_gone(gf_live *l, struct lpod *lp);
+
 static void unaccount(gf_live *l, struct lpod *lp)
 {
+	victim_gone(l, lp);
+	run_leave(l, lp);
 	quncharge(l, lp);
 	if (lp->r.counted && l->cluster) {
 		struct lnode *nd = &l->nodes[lp->r.node];
@@ -946,8 +969,8 @@ static void unaccount(gf_live *l, struct lpod *lp)
 static void account(gf_live *l, struct lpod *lp)
 {
 	lp->r.counted = false;
-	if (l->dirty || !l->cluster || lp->r.node < 0)
-		return; /* the rebuild does it */
+	if (l->dirty || !l->cluster || lp->r.node < 0 || lp->evicted)
+		return; /* the rebuild does it; an evicted pod's room is its preemptor's */
 	struct lnode *nd = &l->nodes[lp->r.node];
 	if (!nd->present || nd->cidx < 0)
 		return;
@@ -974,6 +997,9 @@ static void account(gf_live *l, struct lpod *lp)
 	if (gf_cluster_bind(l->cluster, ci, &lp->r.eff, lp->r.gpus) == GF_OK) {
 		lp->r.counted = true;
 		qcharge(l, lp);
+		if (lp->seen_s < 0)
+			lp->seen_s = (int32_t)l->now;
+		run_adopt(l, lp);
 	} else {
 		l->conflicts++;
 	}
@@ -1054,8 +1080,12 @@ static const uint64_t *loop_admit(void *ud, uint32_t job)
  * (gf_loop_clear_jobs); the others: pods wait in its queue, and a new loop
  * (nodes or target changed) sends them back to this file's queue.
  */
+static void run_forget_all(gf_live *l);
+static void run_adopt_all(gf_live *l);
+
 static gf_err make_loop(gf_live *l)
 {
+	run_forget_all(l);
 	retire_loop(l);
 	gf_loop_destroy(l->loop);
 	l->loop = NULL;
@@ -1074,11 +1104,14 @@ static gf_err make_loop(gf_live *l)
 		return GF_OK;
 	struct gf_loop_config lc = { .policy = (enum gf_queue_policy)l->o.queue_policy,
 				     .seed = l->o.seed ? l->o.seed : 42,
-				     .horizon = INT64_MAX, .admit = loop_admit, .admit_ud = l };
+				     .horizon = INT64_MAX, .admit = loop_admit, .admit_ud = l,
+				     .preemption = l->o.preemption && l->o.queue_policy != GF_QP_KUBE };
 	gf_err e = quota_config(l, &lc);
 	if (!e)
 		e = gf_loop_create_on(l->cluster, l->o.policy, &l->env, &lc, &l->loop);
 	quota_charge_all(l);
+	if (!e)
+		run_adopt_all(l);
 	return e;
 }
 
@@ -1336,6 +1369,8 @@ void gf_live_pod_set(gf_live *l, const struct gf_k8s_pod *p)
 		memset(lp, 0, sizeof(*lp));
 		lp->used = true;
 		lp->job = NO_JOB;
+		lp->run = NO_JOB;
+		lp->seen_s = -1;
 		lp->note_s = NOTE_NEVER;
 		snprintf(lp->uid, sizeof(lp->uid), "%s", p->uid);
 		gf_pod_init(&lp->r);
@@ -1597,7 +1632,7 @@ static void add_decision(gf_live *l, struct lpod *lp, const struct gf_live_decis
 	e->result = (uint8_t)d->result;
 	e->fit = (uint8_t)d->fit;
 	e->reason = d->reason;
-	e->node = d->result == GF_LIVE_PLACED ? lp->r.node : -1;
+	e->node = d->result == GF_LIVE_PLACED || d->result == GF_LIVE_NOMINATED ? lp->r.node : -1;
 	e->ngpus = (uint8_t)d->ngpus;
 	memcpy(e->gpus, d->gpus, sizeof(e->gpus));
 	e->milli = d->milli;
@@ -1656,6 +1691,7 @@ static int64_t deadline_estimate(gf_live *l, struct lpod *const *m, size_t n)
 static bool submit_pod(gf_live *l, struct lpod *lp, int64_t t)
 {
 	struct gf_job_spec js = { .pod = lp->r.eff, .npods = 1, .priority = pod_of(l, lp)->req.priority,
+				  .never_preempt = pod_of(l, lp)->preempt_never,
 				  .arrival = t, .duration = GF_LOOP_OPEN, .estimate = deadline_estimate(l, &lp, 1),
 				  .queue = (uint16_t)(l->quota ? pod_qindex(l, pod_of(l, lp), NULL, 0) : 0) };
 	uint32_t job;
@@ -1694,13 +1730,20 @@ static bool submit_pod(gf_live *l, struct lpod *lp, int64_t t)
 }
 
 /* After the cycle: lp (loop job `job`) was bound there: it is ours again, ASSUMED. */
+static void run_keep(gf_live *l, struct lpod *lp, uint32_t job, const struct gf_loop_bind *b);
+
 static void take_bound(gf_live *l, struct lpod *lp, uint32_t job, const struct gf_loop_bind *b,
 		       struct gf_live_decision *d)
 {
-	(void)gf_loop_disown(l->loop, job); /* its pod is this file's to account from now on */
+	bool keep = l->o.queue_policy != GF_QP_KUBE; /* a running job of the loop from now on */
+	if (!keep)
+		(void)gf_loop_disown(l->loop, job); /* its pod is this file's to account from now on */
 	memcpy(lp->r.gpus, b->gpus, sizeof(lp->r.gpus));
 	lp->r.counted = true;
 	topo_repick(l, lp, b->node, d);
+	lp->seen_s = (int32_t)l->now;
+	if (keep)
+		run_keep(l, lp, job, b);
 	lp->r.eff.spec = 0;
 	fill_placed(l, lp, b->node, d);
 	gf_pod_assume(&lp->r, lp->r.node, l->now, l->changes.end);
@@ -1740,6 +1783,435 @@ static void queue_wait(gf_live *l, struct lpod *lp, uint32_t job, struct gf_live
 	d->reason = REASON_QUEUE | (uint64_t)ji.why;
 	snprintf(d->message, sizeof(d->message), "waiting in gpufleet's queue (%s): %s.",
 		 gf_queue_policy_name((enum gf_queue_policy)l->o.queue_policy), gf_loop_why_name(ji.why));
+}
+
+/* ---- running jobs (not kube) ---------------------------------------------- */
+
+/*
+ * Under the queue policies other than kube a bound pod stays in the loop as
+ * a running job (issue 12), so the loop plans reservations and backfill
+ * against its expected end (spec.activeDeadlineSeconds, else unknown) in
+ * every later cycle, forecasts waiting pods' starts from it, and can choose
+ * it as a preemption victim:
+ *   - a pod the loop placed keeps its job (take_bound: no gf_loop_disown);
+ *     a gang stays one job of all its members;
+ *   - a pod bound by someone else, or found bound at start, after a restart
+ *     or when a new loop is made (nodes, target or Queues changed), enters
+ *     through gf_loop_place_at where its annotations (or the lowest free
+ *     GPUs) put it: a job of one pod, or one job per gang of the bound
+ *     members asking the same (run_adopt_all), running from the loop's
+ *     clock, its deadline counted from when the scheduler saw it (the
+ *     pod's start is not read: a later end, never an earlier one);
+ *   - a pod that ends, is deleted or rebound leaves at once (run_leave:
+ *     gf_loop_disown, then this file unbinds it as before); the rest of its
+ *     gang stays a running job of the members left.
+ * The cluster's binds and lp->r (node, GPUs) stay the same throughout; only
+ * the owner of the bind changes (the loop: lp->run; this file: NO_JOB).
+ * Job records of ended jobs stay in the loop until a new loop is made: when
+ * they are four times the live ones (and over 4,096), the loop is made
+ * again (O(pods), amortised over as many ends).
+ */
+static bool gmem_room(gf_live *l, size_t n);
+static bool same_request(const struct gf_pod_spec *a, const struct gf_pod_spec *b);
+
+/* Room in job_pod for the loop's next job id. */
+static bool job_pod_room(gf_live *l)
+{
+	size_t need = gf_loop_njobs(l->loop) + 1;
+	if (need <= l->job_cap)
+		return true;
+	size_t nc = l->job_cap ? l->job_cap * 2 : 256;
+	while (nc < need)
+		nc *= 2;
+	uint32_t *v = realloc(l->job_pod, nc * sizeof(*v));
+	if (!v)
+		return false;
+	l->job_pod = v;
+	l->job_cap = nc;
+	return true;
+}
+
+/* lp (job `job`, member b->member) was bound by the cycle: the job stays in the loop, running. */
+static void run_keep(gf_live *l, struct lpod *lp, uint32_t job, const struct gf_loop_bind *b)
+{
+	lp->run = job;
+	l->nrun++;
+	if (memcmp(lp->r.gpus, b->gpus, (size_t)lp->r.eff.gpu_count)) /* topo_repick moved it */
+		(void)gf_loop_member_moved(l->loop, job, b->member, lp->r.gpus);
+}
+
+/*
+ * The expected rest of bound pods m[0..n)'s run from the loop's clock: the
+ * latest of their starts (seen_s, the caller's clock) plus
+ * spec.activeDeadlineSeconds, at least 1 ms; 0 (unknown) when one has no
+ * deadline.
+ */
+static int64_t run_estimate(gf_live *l, struct lpod *const *m, size_t n)
+{
+	if (!deadline_estimate(l, m, n))
+		return 0;
+	struct gf_loop_stats st;
+	gf_loop_stats(l->loop, &st);
+	int64_t end = 0;
+	for (size_t k = 0; k < n; k++) {
+		int64_t e = ((int64_t)(m[k]->seen_s > 0 ? m[k]->seen_s : 0) + pod_of(l, m[k])->deadline_s) * 1000;
+		end = e > end ? e : end;
+	}
+	return end - st.now > 1 ? end - st.now : 1;
+}
+
+/* Bound pods m[0..n) (accounted by this file, the same request) become one running job. */
+static void run_adopt_many(gf_live *l, struct lpod **m, uint32_t n)
+{
+	if (!n || !l->loop || !l->cluster || l->o.queue_policy == GF_QP_KUBE || n > GF_LOOP_MAX_GANG ||
+	    !job_pod_room(l) || (n > 1 && !gmem_room(l, n)))
+		return;
+	struct gf_loop_bind *where = calloc(n, sizeof(*where));
+	if (!where)
+		return;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct gf_pod_rec *r = &m[k]->r;
+		if (!m[k]->used || m[k]->run != NO_JOB || !r->counted || r->node < 0 ||
+		    l->nodes[r->node].cidx < 0 || (r->st != GF_POD_ASSUMED && r->st != GF_POD_BOUND)) {
+			free(where);
+			return;
+		}
+		where[k].node = (uint32_t)l->nodes[r->node].cidx;
+		memcpy(where[k].gpus, r->gpus, sizeof(where[k].gpus));
+	}
+	struct lpod *lp = m[0];
+	int qi = l->quota ? pod_qindex(l, pod_of(l, lp), NULL, 0) : 0;
+	struct gf_job_spec js = { .pod = lp->r.eff, .npods = n, .priority = pod_of(l, lp)->req.priority,
+				  .duration = GF_LOOP_OPEN, .estimate = run_estimate(l, m, n),
+				  .queue = (uint16_t)(qi < 0 ? (int)l->nq : qi) };
+	js.pod.spec = 0; /* the node is given: no model filter */
+	for (uint32_t k = 0; k < n; k++) {
+		quncharge(l, m[k]);
+		(void)gf_cluster_unbind(l->cluster, where[k].node, &m[k]->r.eff, m[k]->r.gpus);
+	}
+	uint32_t job;
+	gf_err e = gf_loop_place_at(l->loop, &js, where, &job);
+	free(where);
+	if (e) { /* not the loop's: this file's as before */
+		for (uint32_t k = 0; k < n; k++) {
+			if (gf_cluster_bind(l->cluster, (size_t)l->nodes[m[k]->r.node].cidx, &m[k]->r.eff, m[k]->r.gpus))
+				m[k]->r.counted = false, l->conflicts++;
+			qcharge(l, m[k]);
+		}
+		return;
+	}
+	if (n == 1) {
+		l->job_pod[job] = (uint32_t)(lp - l->pods);
+	} else {
+		l->job_pod[job] = GANG_JOB | (uint32_t)l->ngmem;
+		for (uint32_t k = 0; k < n; k++)
+			l->gmem[l->ngmem++] = (uint32_t)(m[k] - l->pods);
+	}
+	for (uint32_t k = 0; k < n; k++)
+		m[k]->run = job;
+	l->nrun += n;
+}
+
+static void run_adopt(gf_live *l, struct lpod *lp)
+{
+	run_adopt_many(l, &lp, 1);
+}
+
+/* The old loop is gone (its binds stay in the cluster): every pod is this file's again. */
+static void run_forget_all(gf_live *l)
+{
+	for (size_t i = 0; i < l->npods; i++)
+		l->pods[i].run = NO_JOB;
+	l->nrun = 0;
+}
+
+static int cmp_gkey_slot(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* A new loop: every accounted pod enters it as a running job; a gang's bound members asking the same, as one. */
+static void run_adopt_all(gf_live *l)
+{
+	if (l->o.queue_policy == GF_QP_KUBE || !l->loop)
+		return;
+	size_t ng = 0;
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		if (!lp->used || !lp->r.counted)
+			continue;
+		if (lp->gkey)
+			ng++;
+		else
+			run_adopt(l, lp);
+	}
+	uint64_t (*v)[2] = ng ? malloc(ng * sizeof(*v)) : NULL;
+	struct lpod **m = ng ? malloc((ng < GF_LOOP_MAX_GANG ? ng : GF_LOOP_MAX_GANG) * sizeof(*m)) : NULL;
+	if (!v || !m) {
+		for (size_t i = 0; i < l->npods; i++) /* out of memory: each alone */
+			if (l->pods[i].used && l->pods[i].r.counted && l->pods[i].gkey)
+				run_adopt(l, &l->pods[i]);
+		free(v);
+		free(m);
+		return;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < l->npods; i++)
+		if (l->pods[i].used && l->pods[i].r.counted && l->pods[i].gkey)
+			v[k][0] = l->pods[i].gkey, v[k++][1] = i;
+	qsort(v, ng, sizeof(*v), cmp_gkey_slot);
+	for (size_t i = 0; i < ng;) {
+		uint32_t n = 0;
+		struct lpod *first = &l->pods[v[i][1]];
+		while (i < ng && v[i][0] == first->gkey && n < GF_LOOP_MAX_GANG &&
+		       same_request(&l->pods[v[i][1]].r.eff, &first->r.eff))
+			m[n++] = &l->pods[v[i++][1]];
+		run_adopt_many(l, m, n);
+	}
+	free(v);
+	free(m);
+}
+
+/*
+ * lp's bind ends (the pod finished, was deleted, rebound, or its binding
+ * failed): its job leaves the loop now (gf_loop_disown; the caller unbinds
+ * lp from the cluster); the other members of its gang stay, as a job of
+ * those left.
+ */
+static void run_leave(gf_live *l, struct lpod *lp)
+{
+	uint32_t job = lp->run;
+	if (job == NO_JOB)
+		return;
+	lp->run = NO_JOB;
+	l->nrun--;
+	if (!l->loop)
+		return;
+	struct lpod **rest = NULL;
+	uint32_t nrest = 0;
+	if (l->job_pod[job] & GANG_JOB) {
+		struct gf_job_info ji;
+		gf_loop_job(l->loop, job, &ji);
+		uint32_t at = l->job_pod[job] & ~GANG_JOB;
+		rest = malloc(ji.npods * sizeof(*rest));
+		for (uint32_t k = 0; k < ji.npods && at + k < l->ngmem; k++) {
+			struct lpod *o = &l->pods[l->gmem[at + k]];
+			if (o == lp || !o->used || o->run != job)
+				continue;
+			o->run = NO_JOB;
+			l->nrun--;
+			if (rest)
+				rest[nrest++] = o;
+			else
+				qcharge(l, o);
+		}
+	}
+	(void)gf_loop_disown(l->loop, job);
+	for (uint32_t k = 0; k < nrest; k++)
+		qcharge(l, rest[k]);
+	run_adopt_many(l, rest, nrest);
+	free(rest);
+	size_t nj = gf_loop_njobs(l->loop);
+	if (nj > 4096 && nj > 4 * (l->in_loop + l->nrun))
+		l->queues_dirty = true; /* ended jobs' records: a new loop (make_loop) */
+}
+
+/* ---- preemption (opts.preemption; not kube) -------------------------------- */
+
+/*
+ * The loop chooses victims among its running jobs (queue/loop.h,
+ * "Preemption": the cheapest per node, gangs whole, only lower priorities,
+ * or borrowers of a reclaiming Queue's cohort) and, in the same cycle,
+ * binds the preemptor in their room.  Here:
+ *   - each evicted job's pods leave the loop (their job is withdrawn: the
+ *     pods are being deleted) and the cluster (the loop unbound them), are
+ *     marked evicted and counted on their node (lnode.victims), and queued
+ *     for gf_live_evictions() (the daemon: DisruptionTarget, graceful
+ *     delete, Event);
+ *   - a pod the cycle bound on a node with evicted pods not yet gone is
+ *     held: ASSUMED (its room is its own in the cluster, so no other pod
+ *     can take it), decision NOMINATED (the daemon writes
+ *     status.nominatedNodeName, no binding), and PLACED (bound) only when
+ *     every evicted pod on that node is gone (deleted, or finished);
+ *   - held longer than opts.preempt_wait_s: every pod held on that node is
+ *     released (gf_live_forget, back to the queue, UNSCHEDULABLE with why)
+ *     and the evicted pods still there are accounted again, so nothing is
+ *     double-booked while they linger.
+ * So no pod is bound in an evicted pod's room before it is gone, and no
+ * other pod takes that room meanwhile.  A held preemptor chosen as a victim
+ * by a later, higher-priority one is released (back to the queue), never
+ * deleted: it was not bound.  What remains possible: a held pod deleted (or
+ * its wait running out) after its victims were asked to go; a pod whose
+ * binding is in flight chosen as a victim is deleted like a bound one.
+ */
+#define PREEMPT_WAIT_S 120.0
+
+static struct gf_live_eviction *evq_push(gf_live *l)
+{
+	if (l->nevq == l->evq_cap) {
+		size_t nc = l->evq_cap ? l->evq_cap * 2 : 16;
+		struct gf_live_eviction *v = realloc(l->evq, nc * sizeof(*v));
+		if (!v)
+			return NULL;
+		l->evq = v;
+		l->evq_cap = nc;
+	}
+	struct gf_live_eviction *e = &l->evq[l->nevq++];
+	memset(e, 0, sizeof(*e));
+	return e;
+}
+
+/* The cycle evicted out->evicted[]: their pods go (see above). */
+static void victims_take(gf_live *l, const struct gf_loop_decisions *out, int64_t t)
+{
+	for (size_t i = 0; i < out->nevicted; i++) {
+		uint32_t job = out->evicted[i];
+		struct gf_job_info ji;
+		gf_loop_job(l->loop, job, &ji);
+		for (uint32_t m = 0; m < ji.npods; m++) {
+			struct lpod *lp = &l->pods[job_slot(l, job, m)];
+			if (!lp->used || lp->run != job)
+				continue;
+			lp->run = NO_JOB;
+			l->nrun--;
+			lp->r.counted = false; /* the loop unbound it */
+			lp->qcharged = false;
+			if (lp->held) { /* a preemptor not bound yet: released, never deleted */
+				lp->held = false;
+				gf_live_forget(l, lp->uid, true);
+				continue;
+			}
+			lp->evicted = true;
+			l->nodes[lp->r.node].victims++;
+			struct gf_live_eviction *e = evq_push(l);
+			if (!e)
+				continue; /* out of memory: not asked to go; its preemptor waits, then is released */
+			const struct gf_k8s_pod *p = pod_of(l, lp);
+			snprintf(e->ns, sizeof(e->ns), "%s", p->ns);
+			snprintf(e->name, sizeof(e->name), "%s", p->name);
+			snprintf(e->uid, sizeof(e->uid), "%s", lp->uid);
+			snprintf(e->node, sizeof(e->node), "%s", l->nodes[lp->r.node].n.name);
+			e->priority = p->req.priority;
+		}
+		(void)gf_loop_end(l->loop, job, t); /* back in the loop's queue: withdrawn, its pods go */
+	}
+}
+
+/* lp was just bound by the cycle (d PLACED): held NOMINATED while evicted pods are on its node. */
+static void victims_hold(gf_live *l, struct lpod *lp, struct gf_live_decision *d)
+{
+	struct lnode *nd = &l->nodes[lp->r.node];
+	if (!nd->victims || d->result != GF_LIVE_PLACED)
+		return;
+	uint32_t *v = l->nheld == l->held_cap ? realloc(l->held, (l->held_cap ? l->held_cap * 2 : 16) * sizeof(*v))
+					      : l->held;
+	if (!v) { /* out of memory: not bound now, tried again */
+		gf_live_forget(l, lp->uid, true);
+		d->result = GF_LIVE_UNSCHEDULABLE;
+		snprintf(d->message, sizeof(d->message), "internal error: out of memory");
+		return;
+	}
+	if (l->nheld == l->held_cap)
+		l->held_cap = l->held_cap ? l->held_cap * 2 : 16;
+	l->held = v;
+	l->held[l->nheld++] = (uint32_t)(lp - l->pods);
+	lp->held = true;
+	d->result = GF_LIVE_NOMINATED;
+	snprintf(d->message, sizeof(d->message), "preempting %u pod%s on node %s: bound once they are gone",
+		 nd->victims, nd->victims == 1 ? "" : "s", nd->n.name);
+	const struct gf_k8s_pod *p = pod_of(l, lp);
+	for (size_t i = 0; i < l->nevq; i++) {
+		struct gf_live_eviction *e = &l->evq[i];
+		if (!e->by_uid[0] && !strcmp(e->node, nd->n.name)) {
+			snprintf(e->by_ns, sizeof(e->by_ns), "%s", p->ns);
+			snprintf(e->by_name, sizeof(e->by_name), "%s", p->name);
+			snprintf(e->by_uid, sizeof(e->by_uid), "%s", lp->uid);
+			e->by_priority = p->req.priority;
+		}
+	}
+}
+
+/* An evicted pod is gone (deleted, finished) or accounted again. */
+static void victim_gone(gf_live *l, struct lpod *lp)
+{
+	if (!lp->evicted)
+		return;
+	lp->evicted = false;
+	if (l->nodes[lp->r.node].victims)
+		l->nodes[lp->r.node].victims--;
+}
+
+/* Node slot ns's held pods waited too long: released; its evicted pods still there accounted again. */
+static void held_expire(gf_live *l, int32_t ns)
+{
+	for (size_t i = 0; i < l->nheld; i++) {
+		struct lpod *lp = &l->pods[l->held[i]];
+		if (!lp->used || !lp->held || lp->r.node != ns)
+			continue;
+		lp->held = false;
+		struct gf_live_decision d;
+		memset(&d, 0, sizeof(d));
+		d.result = GF_LIVE_UNSCHEDULABLE;
+		d.reason = REASON_TEXT | 1;
+		snprintf(d.message, sizeof(d.message), "preemption: the pods evicted on node %s for it were still "
+			 "there after %.0f s; its room there is released and it is tried again.",
+			 l->nodes[ns].n.name, l->o.preempt_wait_s > 0 ? l->o.preempt_wait_s : PREEMPT_WAIT_S);
+		gf_live_forget(l, lp->uid, true);
+		add_decision(l, lp, &d);
+	}
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *o = &l->pods[i];
+		if (o->used && o->evicted && o->r.node == ns && o->r.st == GF_POD_BOUND) {
+			victim_gone(l, o);
+			account(l, o);
+		}
+	}
+}
+
+/* Held pods whose node has no evicted pod left: PLACED; waited too long: released.  true: decisions added. */
+static bool held_release(gf_live *l)
+{
+	if (!l->nheld)
+		return false;
+	l->ndec = l->dec_at = l->ndmsg = 0;
+	double wait = l->o.preempt_wait_s > 0 ? l->o.preempt_wait_s : PREEMPT_WAIT_S;
+	for (size_t i = 0; i < l->nheld; i++) {
+		struct lpod *lp = &l->pods[l->held[i]];
+		if (!lp->used || !lp->held || lp->r.st != GF_POD_ASSUMED)
+			continue;
+		struct lnode *nd = &l->nodes[lp->r.node];
+		if (nd->victims && l->now - lp->seen_s > wait)
+			held_expire(l, lp->r.node);
+		if (nd->victims || !lp->held)
+			continue;
+		lp->held = false;
+		if (nd->cidx < 0 || !nd->present) { /* the node went meanwhile */
+			gf_live_forget(l, lp->uid, true);
+			continue;
+		}
+		struct gf_live_decision d;
+		memset(&d, 0, sizeof(d));
+		fill_placed(l, lp, (size_t)nd->cidx, &d);
+		add_decision(l, lp, &d);
+	}
+	size_t w = 0;
+	for (size_t i = 0; i < l->nheld; i++)
+		if (l->pods[l->held[i]].used && l->pods[l->held[i]].held)
+			l->held[w++] = l->held[i];
+	l->nheld = w;
+	return l->ndec > 0;
+}
+
+size_t gf_live_evictions(gf_live *l, struct gf_live_eviction *out, size_t max)
+{
+	size_t n = l->nevq < max ? l->nevq : max;
+	if (!n)
+		return 0;
+	memcpy(out, l->evq, n * sizeof(*out));
+	memmove(l->evq, l->evq + n, (l->nevq - n) * sizeof(*l->evq));
+	l->nevq -= n;
+	return n;
 }
 
 /* ---- gangs (not kube) ----------------------------------------------------- */
@@ -1826,6 +2298,7 @@ static bool gmem_room(gf_live *l, size_t n)
 static void gang_submit(gf_live *l, struct lpod *lp, struct lpod **m, uint32_t n, int64_t t, bool finish)
 {
 	struct gf_job_spec js = { .pod = lp->r.eff, .npods = n, .priority = pod_of(l, lp)->req.priority,
+				  .never_preempt = pod_of(l, lp)->preempt_never,
 				  .arrival = t, .duration = GF_LOOP_OPEN, .estimate = deadline_estimate(l, m, n) };
 	if (finish)
 		js.priority = INT32_MAX; /* the rest of its gang holds its GPUs already: ahead of all */
@@ -2046,6 +2519,8 @@ static bool run_cycle(gf_live *l)
 		return took;
 	struct gf_loop_decisions out = { 0 };
 	gf_err e = gf_loop_cycle(l->loop, t, &out);
+	if (!e && out.nevicted)
+		victims_take(l, &out, t);
 	if (!kube) {
 		for (size_t i = 0; !e && i < out.nbinds; i++) {
 			struct lpod *lp = &l->pods[job_slot(l, out.binds[i].job, out.binds[i].member)];
@@ -2056,6 +2531,7 @@ static bool run_cycle(gf_live *l)
 			take_bound(l, lp, lp->job, &out.binds[i], &d);
 			lp->job = NO_JOB;
 			l->in_loop--;
+			victims_hold(l, lp, &d);
 			add_decision(l, lp, &d);
 		}
 		for (size_t k = 0; k < l->ntried; k++) {
@@ -2118,7 +2594,7 @@ bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_de
 			pod_copy(lp, pod);
 			return true;
 		}
-		if (!run_cycle(l))
+		if (!held_release(l) && !run_cycle(l))
 			return false;
 	}
 }
@@ -2462,6 +2938,11 @@ gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *nod
 		snprintf(d->message, sizeof(d->message), "node %.200s not known to gpufleet", node);
 		return GF_NOENT;
 	}
+	if (nd->victims) { /* their room is not free yet: nothing is bound there before they are gone */
+		snprintf(d->message, sizeof(d->message), "node %.200s: %u pods evicted by a preemption are still "
+			 "terminating there", node, nd->victims);
+		return GF_RANGE;
+	}
 	int r = effective(l, pod_of(l, lp), 0, &lp->r.eff, d->message, sizeof(d->message));
 	if (r)
 		return GF_INVAL;
@@ -2487,6 +2968,8 @@ gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *nod
 		return e;
 	lp->r.counted = true;
 	gf_pod_assume(&lp->r, (int32_t)l->cnode[ci], l->now, l->changes.end);
+	lp->seen_s = (int32_t)l->now;
+	run_adopt(l, lp); /* a running job of the loop, as a pod bound by someone else */
 	fill_placed(l, lp, ci, d);
 	return GF_OK;
 }
@@ -2511,6 +2994,8 @@ void gf_live_stats(gf_live *l, struct gf_live_stats *s)
 	s->conflicts = l->conflicts;
 	s->requeue_skips = l->skipped;
 	s->loop_tries = l->loop_tries;
+	s->loop_jobs = l->loop ? gf_loop_njobs(l->loop) : 0;
+	s->running_pods = l->nrun;
 	if (l->loop) {
 		struct gf_loop_stats st;
 		gf_loop_stats(l->loop, &st);

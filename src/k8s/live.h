@@ -60,6 +60,19 @@ struct gf_live_opts {
 	 * (Kueue's among them) are not limited.
 	 */
 	bool queues;
+	/*
+	 * Preemption (not in kube mode; live.c, "preemption"): a pod that
+	 * fits only by evicting running pods of lower priority (or, with
+	 * queues, of Queues borrowing from its cohort while its own is within
+	 * its nominal quota) has the loop choose them (the cheapest, gangs
+	 * whole); they are handed out by gf_live_evictions(), the preemptor's
+	 * decision is NOMINATED (its room held), and PLACED once every evicted
+	 * pod on its node is gone, or UNSCHEDULABLE when they are not gone
+	 * within preempt_wait_s (0: 120 s; the room goes back to them).  A pod
+	 * with preemptionPolicy: Never evicts nobody.
+	 */
+	bool preemption;
+	double preempt_wait_s;
 };
 
 gf_err gf_live_create(const struct gf_live_opts *o, gf_live **out);
@@ -96,7 +109,8 @@ void gf_live_each_queue(gf_live *l, void (*fn)(void *ud, const char *name, int64
 
 /* ---- deciding ---- */
 
-enum gf_live_result { GF_LIVE_PLACED, GF_LIVE_UNSCHEDULABLE, GF_LIVE_INVALID };
+enum gf_live_result { GF_LIVE_PLACED, GF_LIVE_UNSCHEDULABLE, GF_LIVE_INVALID,
+		      GF_LIVE_NOMINATED /* preempting: room held on node, bind later (opts.preemption) */ };
 
 struct gf_live_decision {
 	enum gf_live_result result;
@@ -117,11 +131,28 @@ struct gf_live_decision {
  * cycle runs when the last one's decisions are handed out).  false if there
  * is none.  PLACED: the pod is ASSUMED (resources reserved) and *pod is its
  * copy for the binder, who then calls gf_live_forget() on failure.
+ * NOMINATED (opts.preemption): as PLACED, but not to be bound yet: its room
+ * is held on d->node until the pods evicted there are gone; its PLACED
+ * decision follows then (or UNSCHEDULABLE when the wait runs out).
  * UNSCHEDULABLE / INVALID: the pod is parked until requeued
  * (gf_live_requeue_due; INVALID pods until the pod itself changes); under a
  * queue policy other than kube it waits in the loop's queue meanwhile.
  */
 bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_decision *d);
+
+/*
+ * Preemption (opts.preemption): the pods a cycle evicted, each once, in the
+ * order chosen; up to max of them into out, returned; the rest at the next
+ * call.  by_*: the pod the cycle placed on the victim's node ("": none,
+ * e.g. another node of an evicted gang).
+ */
+struct gf_live_eviction {
+	char ns[GF_K8S_NAME_MAX], name[GF_K8S_NAME_MAX], uid[GF_K8S_UID_MAX];
+	char node[GF_K8S_NAME_MAX];
+	char by_ns[GF_K8S_NAME_MAX], by_name[GF_K8S_NAME_MAX], by_uid[GF_K8S_UID_MAX];
+	int32_t priority, by_priority;
+};
+size_t gf_live_evictions(gf_live *l, struct gf_live_eviction *out, size_t max);
 
 /* Undo an assumption (binding failed).  requeue: back into the queue. */
 void gf_live_forget(gf_live *l, const char *uid, bool requeue);
@@ -277,6 +308,8 @@ struct gf_live_stats {
 	uint64_t loop_tries;		/* placements the engine's loop tried (every policy; all loops) */
 	size_t pod_records;		/* pods held (any state) */
 	size_t pod_bytes;		/* their memory: slots (engine record, uid) and packed objects */
+	size_t loop_jobs;		/* job records the loop holds (ended ones until a new loop) */
+	size_t running_pods;		/* bound pods in the loop's running jobs (not kube) */
 };
 
 void gf_live_stats(gf_live *l, struct gf_live_stats *s);

@@ -7,10 +7,10 @@
  * under the name is not touched); the preemptor gets
  * status.nominatedNodeName.
  *
- * Building blocks of issue 12's `--preemption` (tested: k8s_preempt,
- * sched_preempt_writes on the real API server), not wired into the
- * scheduler yet (docs/scheduler.md, "Limitations"): the live loop does not
- * keep bound pods as running jobs, so its cycle has no victims to choose.
+ * Used by `gpufleet schedule --preemption` (k8s/scheduler.c: send_evict,
+ * send_nominate; the victims are the engine loop's, k8s/live.c
+ * "preemption").  Tested: k8s_preempt, sched_preempt_writes on the real API
+ * server, sched_preemption (the whole of it).
  */
 #ifndef GF_K8S_PREEMPT_H
 #define GF_K8S_PREEMPT_H

@@ -56,6 +56,7 @@
 #include "k8s/queues.h"
 #include "k8s/lease.h"
 #include "k8s/live.h"
+#include "k8s/preempt.h"
 
 /* ---- small things -------------------------------------------------------- */
 
@@ -121,7 +122,7 @@ static void histo_render(struct gf_obuf *o, const char *name, const char *help, 
 
 /* ---- the daemon ---------------------------------------------------------- */
 
-enum job_kind { JOB_BIND, JOB_FAILED, JOB_EXT_BIND, JOB_NOTE, JOB_GROUP_STATUS };
+enum job_kind { JOB_BIND, JOB_FAILED, JOB_EXT_BIND, JOB_NOTE, JOB_GROUP_STATUS, JOB_EVICT, JOB_NOMINATE };
 
 /*
  * An extender bind between the HTTP thread and a binder.  Under mu; two
@@ -346,6 +347,8 @@ struct daemon {
 	/* Queue objects and namespaces' queue labels (o.queues), under mu */
 	uint64_t queue_events, queue_decode_errors;
 	bool queues_synced[2];		/* the Queue and namespace watches listed once: decide only then */
+	/* preemption (o.preemption), under mu: victims evicted, already gone, failed; preemptors nominated */
+	uint64_t evictions[3], nominated;
 };
 
 /* ---- reflector callbacks ------------------------------------------------- */
@@ -908,6 +911,111 @@ static void ext_bind_run(struct daemon *d, gf_kube_client *k, const struct job *
 	pthread_mutex_unlock(&d->mu);
 }
 
+/* ---- preemption (o.preemption): the API writes, on binder threads --------- */
+
+/* An Event on pod ns/name (uid): reason, type ("Normal" / "Warning"), message.  false: not written. */
+static bool post_pod_event(struct daemon *d, gf_kube_client *k, const char *ns, const char *name, const char *uid,
+			   const char *reason, const char *type, const char *message)
+{
+	char ts[32], path[600], err[300], gen[300];
+	rfc3339(ts);
+	cJSON *ev = cJSON_CreateObject();
+	cJSON_AddStringToObject(ev, "apiVersion", "v1");
+	cJSON_AddStringToObject(ev, "kind", "Event");
+	cJSON *md = cJSON_AddObjectToObject(ev, "metadata");
+	snprintf(gen, sizeof(gen), "%.240s.", name);
+	cJSON_AddStringToObject(md, "generateName", gen);
+	cJSON_AddStringToObject(md, "namespace", ns);
+	cJSON *io = cJSON_AddObjectToObject(ev, "involvedObject");
+	cJSON_AddStringToObject(io, "apiVersion", "v1");
+	cJSON_AddStringToObject(io, "kind", "Pod");
+	cJSON_AddStringToObject(io, "namespace", ns);
+	cJSON_AddStringToObject(io, "name", name);
+	cJSON_AddStringToObject(io, "uid", uid);
+	cJSON_AddStringToObject(ev, "reason", reason);
+	cJSON_AddStringToObject(ev, "message", message);
+	cJSON_AddStringToObject(ev, "type", type);
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(ev, "source"), "component", d->o.scheduler_name);
+	cJSON_AddStringToObject(ev, "firstTimestamp", ts);
+	cJSON_AddStringToObject(ev, "lastTimestamp", ts);
+	cJSON_AddNumberToObject(ev, "count", 1);
+	cJSON_AddStringToObject(ev, "reportingComponent", d->o.scheduler_name);
+	char *body = cJSON_PrintUnformatted(ev);
+	cJSON_Delete(ev);
+	long st = 0;
+	bool ok = body && !gf_kube_path(path, sizeof(path), ns, "events", NULL, NULL, err, sizeof(err)) &&
+		  !gf_kube_request(k, "POST", path, "application/json", body, strlen(body), &st, NULL, err,
+				   sizeof(err)) && st / 100 == 2;
+	free(body);
+	return ok;
+}
+
+/*
+ * JOB_EVICT: victim j->ns/j->name (j->uid) on node j->d.node, for the pod
+ * named in j->d.message: DisruptionTarget, graceful delete (k8s/preempt.h),
+ * then the Event Preempted on the victim.  Only the leader of the term it
+ * was decided in.
+ */
+static void send_evict(struct daemon *d, gf_kube_client *k, const struct job *j)
+{
+	char ts[32], err[300] = "";
+	bool gone = false;
+	gf_err e = GF_STATE;
+	if (gf_leader_leading(d->leader) && gf_leader_terms(d->leader) == j->term) {
+		rfc3339(ts);
+		e = gf_kube_evict(k, d->o.scheduler_name, j->ns, j->name, j->uid, ts, &gone, err, sizeof(err));
+		if (e)
+			logline("preemption: evicting %s/%s failed: %s", j->ns, j->name, err[0] ? err : gf_strerror(e));
+		else if (!gone)
+			(void)post_pod_event(d, k, j->ns, j->name, j->uid, "Preempted", "Normal", j->d.message);
+		if (!e && d->o.verbose)
+			logline("preemption: %s/%s %s", j->ns, j->name, gone ? "already gone" : j->d.message);
+	}
+	pthread_mutex_lock(&d->mu);
+	d->evictions[e ? 2 : gone ? 1 : 0]++;
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* JOB_NOMINATE: the preemptor's status.nominatedNodeName and an Event; bound later (JOB_BIND). */
+static void send_nominate(struct daemon *d, gf_kube_client *k, const struct job *j)
+{
+	char err[300] = "";
+	if (!gf_leader_leading(d->leader) || gf_leader_terms(d->leader) != j->term)
+		return;
+	gf_err e = gf_kube_nominate(k, j->ns, j->name, j->d.node, err, sizeof(err));
+	if (e)
+		logline("preemption: nominating %s/%s to %s failed: %s", j->ns, j->name, j->d.node,
+			err[0] ? err : gf_strerror(e));
+	(void)post_pod_event(d, k, j->ns, j->name, j->uid, "Preempting", "Normal", j->d.message);
+	pthread_mutex_lock(&d->mu);
+	d->nominated++;
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* The scheduling thread, under mu: the evictions its cycles chose go to the binders. */
+static void push_evictions(struct daemon *d)
+{
+	static struct gf_live_eviction ev[16]; /* the scheduling thread only */
+	size_t n;
+	while ((n = gf_live_evictions(d->live, ev, 16)) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			struct job j = { .kind = JOB_EVICT, .term = gf_leader_terms(d->leader) };
+			snprintf(j.ns, sizeof(j.ns), "%s", ev[i].ns);
+			snprintf(j.name, sizeof(j.name), "%s", ev[i].name);
+			snprintf(j.uid, sizeof(j.uid), "%s", ev[i].uid);
+			snprintf(j.d.node, sizeof(j.d.node), "%s", ev[i].node);
+			if (ev[i].by_uid[0])
+				snprintf(j.d.message, sizeof(j.d.message), "Preempted by pod %.63s/%.120s (uid %s, priority "
+					 "%d; this pod's priority %d) on node %.120s", ev[i].by_ns, ev[i].by_name,
+					 ev[i].by_uid, ev[i].by_priority, ev[i].priority, ev[i].node);
+			else
+				snprintf(j.d.message, sizeof(j.d.message), "Preempted with its gang (another member's "
+					 "node was needed); was on node %.120s", ev[i].node);
+			push_job(d, &j);
+		}
+	}
+}
+
 static void *binder_main(void *arg)
 {
 	struct binder *b = arg;
@@ -938,6 +1046,12 @@ static void *binder_main(void *arg)
 		}
 		if (j.kind == JOB_NOTE) {
 			send_note(d, b->k, &j);
+			pthread_mutex_lock(&d->mu);
+			d->binding--;
+			continue;
+		}
+		if (j.kind == JOB_EVICT || j.kind == JOB_NOMINATE) {
+			(j.kind == JOB_EVICT ? send_evict : send_nominate)(d, b->k, &j);
 			pthread_mutex_lock(&d->mu);
 			d->binding--;
 			continue;
@@ -1196,6 +1310,11 @@ static void *sched_main(void *arg)
 			d->attempts[A_SCHEDULED]++;
 			j.kind = JOB_BIND;
 			break;
+		case GF_LIVE_NOMINATED: /* preempting: bound later, once its victims are gone */
+			j.kind = JOB_NOMINATE;
+			if (d->o.verbose)
+				logline("%s/%s: %s", p.ns, p.name, dc.message);
+			break;
 		case GF_LIVE_UNSCHEDULABLE:
 		default:
 			d->attempts[dc.result == GF_LIVE_UNSCHEDULABLE ? A_UNSCHEDULABLE : A_INVALID]++;
@@ -1209,6 +1328,8 @@ static void *sched_main(void *arg)
 		}
 		if (report)
 			push_job(d, &j);
+		if (d->o.preemption)
+			push_evictions(d);
 	}
 	pthread_mutex_unlock(&d->mu);
 	return NULL;
@@ -1331,6 +1452,17 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 			  "written (errors: failed writes).\n# TYPE gpufleet_pod_notes_total counter\n"
 			  "gpufleet_pod_notes_total %llu\ngpufleet_pod_note_errors_total %llu\n",
 		       (unsigned long long)d->notes_total, (unsigned long long)d->note_errors);
+	if (d->o.preemption)
+		gf_obuf_printf(o, "# HELP gpufleet_preemption_victims_total Pods evicted by preemption (gone: already "
+				  "deleted; error: the API refused).\n# TYPE gpufleet_preemption_victims_total counter\n"
+				  "gpufleet_preemption_victims_total{result=\"evicted\"} %llu\n"
+				  "gpufleet_preemption_victims_total{result=\"gone\"} %llu\n"
+				  "gpufleet_preemption_victims_total{result=\"error\"} %llu\n"
+				  "# HELP gpufleet_preemptors_nominated_total Preemptors nominated (bound once their victims "
+				  "are gone).\n# TYPE gpufleet_preemptors_nominated_total counter\n"
+				  "gpufleet_preemptors_nominated_total %llu\n",
+			       (unsigned long long)d->evictions[0], (unsigned long long)d->evictions[1],
+			       (unsigned long long)d->evictions[2], (unsigned long long)d->nominated);
 	gf_costrec_render(d->live, o); /* the allocation record for `gpufleet cost` */
 	gf_obuf_printf(o, "# HELP gpufleet_leader 1 if this replica leads (binds), 0 if a standby; 1 without leader election.\n"
 			  "# TYPE gpufleet_leader gauge\ngpufleet_leader %d\n"
@@ -1921,7 +2053,8 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	fan_start(&d->fan);
 	struct gf_live_opts lo = { .policy = d->o.policy, .scheduler_name = d->o.scheduler_name,
 				   .seed = d->o.seed, .target_pct = d->o.target_pct,
-				   .queue_policy = d->o.queue_policy, .queues = d->o.queues };
+				   .queue_policy = d->o.queue_policy, .queues = d->o.queues,
+				   .preemption = d->o.preemption, .preempt_wait_s = d->o.preempt_wait_s };
 	e = gf_live_create(&lo, &d->live);
 	struct refl_thread rt[2] = { 0 };
 	struct group_thread gt[2] = { { 0 } };

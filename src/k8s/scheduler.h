@@ -83,6 +83,13 @@ struct gf_kube_sched_opts {
 	 * pods within their Queue's quota (k8s/live.h, opts.queues).  Needs a
 	 * queue policy other than kube. */
 	bool queues;
+	/* Preemption (issue 12; k8s/live.h, opts.preemption): victims evicted
+	 * (DisruptionTarget, graceful delete, Event Preempted), the preemptor
+	 * nominated (status.nominatedNodeName) and bound once they are gone,
+	 * or released after preempt_wait_s (0: 120).  Needs a queue policy
+	 * other than kube. */
+	bool preemption;
+	int preempt_wait_s;
 };
 
 #define GF_EXT_PREFIX_MAX 127

@@ -1141,6 +1141,7 @@ static gf_err new_job(gf_loop *L, const struct gf_job_spec *s, uint32_t *id)
 	j->npods = (uint16_t)s->npods;
 	j->cls = s->cls;
 	j->queue = s->queue;
+	j->never_preempt = s->never_preempt;
 	j->state = GF_JOB_FUTURE;
 	memset(&L->members[L->nmembers], 0, s->npods * sizeof(*L->members));
 	L->nmembers += s->npods;
@@ -1409,6 +1410,17 @@ gf_err gf_loop_disown(gf_loop *L, uint32_t id)
 	j->nbound = 0;
 	j->duration = gf_loop_max64(L->now - j->start, 0);
 	j->state = GF_JOB_DONE;	/* for the loop: over; its pods are the caller's */
+	return GF_OK;
+}
+
+gf_err gf_loop_member_moved(gf_loop *L, uint32_t id, uint32_t member, const uint8_t gpus[GF_MAX_GPUS])
+{
+	if (id >= L->njobs || member >= L->jobs[id].npods)
+		return GF_RANGE;
+	if (L->jobs[id].state != GF_JOB_RUNNING)
+		return GF_STATE;
+	memcpy(L->members[L->jobs[id].member0 + member].gpus, gpus, GF_MAX_GPUS);
+	L->plan_dirty = true;	/* the plans' copies of the cluster may differ from it now */
 	return GF_OK;
 }
 

@@ -111,6 +111,7 @@ struct gf_job_spec {
 	int64_t duration;	/* >= 0: run time once every member is bound; GF_LOOP_OPEN: until gf_loop_end */
 	int64_t estimate;	/* run time the planner expects; <= 0: the duration (open: GF_LOOP_UNKNOWN_EST) */
 	uint16_t queue;		/* index into config.queues (when there are any) */
+	bool never_preempt;	/* it never evicts others (Kubernetes' preemptionPolicy: Never): it waits */
 };
 
 enum gf_job_state {
@@ -402,6 +403,15 @@ void gf_loop_queue_charge(gf_loop *L, uint16_t q, int32_t model, int64_t milli, 
  */
 gf_err gf_loop_place_at(gf_loop *L, const struct gf_job_spec *spec, const struct gf_loop_bind *where,
 			uint32_t *id);
+
+/*
+ * The caller moved member `member` of running job id to other GPUs of the
+ * same node in the cluster (the live scheduler's topology choice after the
+ * cycle bound it): the job's record follows, so its end or eviction frees
+ * the GPUs it holds.  The cluster is not touched.  Errors: GF_RANGE (no such
+ * job or member), GF_STATE (not running).
+ */
+gf_err gf_loop_member_moved(gf_loop *L, uint32_t id, uint32_t member, const uint8_t gpus[GF_MAX_GPUS]);
 
 /*
  * "When will I start?" for a pending job: its reservation time if it is the

@@ -32,6 +32,7 @@ struct job {
 	uint16_t npods, nbound;
 	uint8_t cls, state;
 	bool partial;
+	bool never_preempt;	/* preemptionPolicy: Never */
 	uint8_t why;		/* enum gf_loop_why */
 	uint16_t npreempted;	/* times evicted */
 	uint16_t queue;		/* its quota queue (when the loop has queues) */

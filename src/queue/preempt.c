@@ -210,7 +210,7 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 	const uint64_t *adm = gf_loop_admission(L, id);
 
 	*ok = false;
-	if (!L->cfg.preemption ||
+	if (!L->cfg.preemption || j->never_preempt ||
 	    (!adm && s->nopreempt_starts == L->stats.starts && s->nopreempt_freed == L->nfreed))
 		return GF_OK;
 	bool reclaim = gf_loop_quota_within_nominal(L, j);

@@ -900,6 +900,259 @@ static void test_deadline_estimate(void **st)
 	}
 }
 
+static int64_t gpus_used(gf_live *l);
+
+/* The note of the pod named `name` among notes[0..n); fails if absent. */
+static const struct gf_live_note *note_of(const struct gf_live_note *notes, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(notes[i].name, name))
+			return &notes[i];
+	fail_msg("no note for %s", name);
+	return NULL;
+}
+
+/*
+ * Bound pods stay in the live loop as running jobs (issue 12), so their ends
+ * count in later cycles: on 2 GPUs, a (1 GPU, deadline 100 s) is placed at
+ * t=0 and bound; at t=10 b (2 GPUs) arrives and waits for a's end: its note
+ * gives the estimated start 100; at t=20 c (1 GPU, deadline c_s) arrives, in
+ * a cycle after a's: it backfills only if it ends before 100.  Before, a
+ * left the loop when bound and neither b's estimate nor c's backfill could
+ * use its end.  Returns whether c was placed.
+ */
+static bool running_case(int64_t c_s, double *b_start)
+{
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("backfill", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node n = mknode("n2", 2, "H100", 81559, false);
+	gf_live_node_set(l, &n);
+	struct gf_k8s_pod a = deadline_pod("a", 1, 100), b = deadline_pod("b", 2, 0), c = deadline_pod("c", 1, c_s);
+	struct gf_k8s_pod got[4];
+	size_t nb = 0;
+	gf_live_pod_set(l, &a);
+	assert_int_equal(drain(l, got, &nb, NULL), 1);
+	assert_int_equal(nb, 1);
+	gf_live_requeue_due(l, 10.0);
+	gf_live_pod_set(l, &b);
+	struct gf_live_decision last;
+	assert_int_equal(drain(l, got, &nb, &last), 1);
+	assert_int_equal(last.result, GF_LIVE_UNSCHEDULABLE);
+	struct gf_live_note notes[4];
+	size_t nn = gf_live_notes_due(l, notes, 4);
+	assert_int_equal(nn, 1);
+	*b_start = note_of(notes, nn, "b")->start;
+	gf_live_requeue_due(l, 20.0);
+	gf_live_pod_set(l, &c);
+	assert_int_equal(drain(l, got, &nb, &last), 1);
+	gf_live_destroy(l);
+	return nb == 2 && !strcmp(got[1].name, "c");
+}
+
+static void test_running_jobs(void **st)
+{
+	(void)st;
+	double b_start = -1;
+	/* c ends at 70, before b's reservation at 100: it backfills, a cycle after a was bound */
+	assert_true(running_case(50, &b_start));
+	assert_true(b_start >= 99.0 && b_start <= 101.0);
+	/* c would run to 520: it waits for b */
+	assert_false(running_case(500, &b_start));
+	assert_true(b_start >= 99.0 && b_start <= 101.0);
+	/* without a deadline c's end is unknown: it waits too */
+	assert_false(running_case(0, &b_start));
+
+	/* A pod bound by someone else enters the loop where it is (gf_loop_place_at), its deadline
+	 * counted from when it was seen; a rebuild (a node added) re-enters it with the same end. */
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("backfill", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node n = mknode("n2", 2, "H100", 81559, false);
+	gf_live_node_set(l, &n);
+	gf_live_requeue_due(l, 5.0);
+	struct gf_k8s_pod x = deadline_pod("x", 1, 200);
+	snprintf(x.node, sizeof(x.node), "n2");
+	snprintf(x.scheduler, sizeof(x.scheduler), "default-scheduler");
+	gf_live_pod_set(l, &x);
+	assert_int_equal(gpus_used(l), 1);
+	gf_live_requeue_due(l, 10.0);
+	struct gf_k8s_pod b = deadline_pod("b", 2, 0);
+	gf_live_pod_set(l, &b);
+	assert_int_equal(drain(l, NULL, NULL, NULL), 1);
+	struct gf_live_note notes[4];
+	size_t nn = gf_live_notes_due(l, notes, 4);
+	assert_int_equal(nn, 1);
+	assert_true(notes[0].start >= 204.0 && notes[0].start <= 206.0);
+	gf_live_requeue_due(l, 60.0);
+	struct gf_k8s_node cpu = mknode("cpu", 0, "", 0, false);
+	gf_live_node_set(l, &cpu); /* the engine is rebuilt, the loop made again */
+	drain(l, NULL, NULL, NULL);
+	nn = gf_live_notes_due(l, notes, 4);
+	for (size_t i = 0; i < nn; i++) /* due again only if it moved by more than a minute */
+		assert_true(notes[i].start >= 204.0 && notes[i].start <= 206.0);
+	assert_int_equal(gpus_used(l), 1);
+	/* x ends: b starts in the next cycle */
+	gf_live_pod_delete(l, x.uid);
+	gf_live_requeue_due(l, 61.0);
+	struct gf_k8s_pod got[2];
+	size_t nb = 0;
+	drain(l, got, &nb, NULL);
+	assert_int_equal(nb, 1);
+	assert_string_equal(got[0].name, "b");
+	assert_int_equal(gpus_used(l), 2);
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+}
+
+/* A pod asking for gpus whole GPUs at spec.priority prio (preemptionPolicy: Never when never). */
+static struct gf_k8s_pod prio_pod(const char *name, int gpus, int prio, bool never)
+{
+	char json[1024];
+	snprintf(json, sizeof(json),
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"t\",\"uid\":\"u%s\",\"resourceVersion\":\"1\"},"
+		 "\"spec\":{\"priority\":%d,%s\"schedulerName\":\"gpufleet\",\"containers\":[{\"resources\":"
+		 "{\"limits\":{\"nvidia.com/gpu\":\"%d\"}}}]}}", name, name, prio,
+		 never ? "\"preemptionPolicy\":\"Never\"," : "", gpus);
+	struct gf_k8s_pod p;
+	char err[256];
+	if (gf_k8s_pod_decode_text(json, strlen(json), &p, err, sizeof(err)))
+		fail_msg("pod: %s", err);
+	return p;
+}
+
+/* Decisions until none: the last one for `name` into *d (result -1 if none); placed ones echoed bound. */
+static void decide_echo(gf_live *l, const char *name, struct gf_live_decision *d)
+{
+	struct gf_k8s_pod p;
+	struct gf_live_decision x;
+	d->result = (enum gf_live_result)-1;
+	while (gf_live_schedule_next(l, &p, &x)) {
+		if (!strcmp(p.name, name))
+			*d = x;
+		if (x.result == GF_LIVE_PLACED) {
+			struct gf_k8s_pod b = bound_copy(&p, &x);
+			gf_live_pod_set(l, &b);
+		}
+	}
+}
+
+/*
+ * Preemption live (issue 12): two 2-GPU nodes filled by pods of priority 5
+ * (n0) and 1 (n1); the engine chooses the cheapest victims, the preemptor
+ * is held (NOMINATED, its room its own) until they are gone, then PLACED;
+ * preemptionPolicy: Never evicts nobody; a wait that runs out gives the
+ * room back to the victims and tries the preemptor again.
+ */
+static void test_preemption_live(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("best-effort-fifo", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp, .preemption = true, .preempt_wait_s = 30 };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node n0 = mknode("n0", 2, "H100", 81559, false), n1 = mknode("n1", 2, "H100", 81559, false);
+	gf_live_node_set(l, &n0);
+	gf_live_node_set(l, &n1);
+	/* n0: two pods of priority 5; n1: two of priority 1 (the cheaper victims) */
+	struct gf_k8s_pod lo[4] = { prio_pod("mid0", 1, 5, false), prio_pod("mid1", 1, 5, false),
+				    prio_pod("low0", 1, 1, false), prio_pod("low1", 1, 1, false) };
+	struct gf_live_decision d;
+	for (int i = 0; i < 4; i++) {
+		gf_live_pod_set(l, &lo[i]);
+		decide_echo(l, lo[i].name, &d);
+		assert_int_equal(d.result, GF_LIVE_PLACED);
+	}
+	assert_int_equal(gpus_used(l), 4);
+	/* a Never pod of priority 100 waits and evicts nobody */
+	struct gf_k8s_pod nv = prio_pod("never", 2, 100, true);
+	gf_live_requeue_due(l, 1.0);
+	gf_live_pod_set(l, &nv);
+	decide_echo(l, "never", &d);
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+	struct gf_live_eviction ev[8];
+	assert_int_equal(gf_live_evictions(l, ev, 8), 0);
+	gf_live_pod_delete(l, nv.uid);
+	/* a 2-GPU pod of priority 10: the cheapest victims are low0 and low1, on one node */
+	struct gf_k8s_pod hi = prio_pod("hi", 2, 10, false);
+	gf_live_requeue_due(l, 2.0);
+	gf_live_pod_set(l, &hi);
+	decide_echo(l, "hi", &d);
+	assert_int_equal(d.result, GF_LIVE_NOMINATED);
+	assert_string_equal(d.node, "n1");
+	size_t ne = gf_live_evictions(l, ev, 8);
+	assert_int_equal(ne, 2);
+	for (size_t i = 0; i < ne; i++) {
+		assert_true(!strcmp(ev[i].name, "low0") || !strcmp(ev[i].name, "low1"));
+		assert_string_equal(ev[i].node, "n1");
+		assert_string_equal(ev[i].by_name, "hi");
+	}
+	assert_int_equal(gf_live_evictions(l, ev, 8), 0); /* each once */
+	assert_int_equal(gpus_used(l), 4); /* mid0, mid1 and hi's held room: nothing double-booked */
+	/* one victim gone: still held; both gone: placed */
+	gf_live_pod_delete(l, "ulow0");
+	decide_echo(l, "hi", &d);
+	assert_int_equal((int)d.result, -1);
+	gf_live_pod_delete(l, "ulow1");
+	decide_echo(l, "hi", &d);
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_string_equal(d.node, "n1");
+	assert_int_equal(gpus_used(l), 4);
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+
+	/* hi2 (priority 10) evicts mid0 and mid1 on n0; they do not go within the wait: hi2 is
+	 * released, tried again, and the room is theirs again */
+	struct gf_k8s_pod hi2 = prio_pod("hi2", 2, 10, false);
+	gf_live_requeue_due(l, 3.0);
+	gf_live_pod_set(l, &hi2);
+	decide_echo(l, "hi2", &d);
+	assert_int_equal(d.result, GF_LIVE_NOMINATED);
+	assert_string_equal(d.node, "n0");
+	assert_int_equal(gf_live_evictions(l, ev, 8), 2);
+	/* the extender may not bind on n0 while mid0 and mid1 are still there */
+	struct gf_k8s_pod ext = mkpod("ext", "uext", "", "", "\"nvidia.com/gpu\":\"1\"", "default-scheduler");
+	struct gf_live_decision xd;
+	assert_int_equal(gf_live_assume_on(l, &ext, "n0", &xd), GF_RANGE);
+	assert_non_null(strstr(xd.message, "still terminating"));
+	gf_live_requeue_due(l, 40.0);
+	struct gf_k8s_pod p;
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_string_equal(p.name, "hi2");
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+	assert_non_null(strstr(d.message, "still there after 30 s"));
+	assert_int_equal(gpus_used(l), 4); /* mid0, mid1 accounted again, hi */
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+
+	/* hi2 tries again: held on n0 again (mid0 and mid1 asked to go again); then top (priority
+	 * 100) takes the cheapest running pod of priority 10, hi2, the later started: hi2 was never
+	 * bound, so it is released (back to the queue), not evicted */
+	gf_live_requeue_due(l, 41.0);
+	decide_echo(l, "hi2", &d);
+	assert_int_equal(d.result, GF_LIVE_NOMINATED);
+	assert_int_equal(gf_live_evictions(l, ev, 8), 2);
+	struct gf_k8s_pod top = prio_pod("top", 2, 100, false);
+	gf_live_requeue_due(l, 42.0);
+	gf_live_pod_set(l, &top);
+	decide_echo(l, "top", &d);
+	assert_int_equal(d.result, GF_LIVE_NOMINATED);
+	assert_string_equal(d.node, "n0");
+	assert_int_equal(gf_live_evictions(l, ev, 8), 0); /* hi2 is not deleted */
+	assert_int_equal(gpus_used(l), 4); /* hi on n1, top's held room on n0 */
+	gf_live_pod_delete(l, "umid0");
+	gf_live_pod_delete(l, "umid1");
+	decide_echo(l, "top", &d);
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+}
+
 /* A member of coscheduling PodGroup `group` asking for 8 GPUs. */
 static struct gf_k8s_pod gang_pod(const char *name, const char *group)
 {
@@ -1137,6 +1390,83 @@ static void test_gangs_kube_mode_partial(void **st)
 	gf_gangs_destroy(g);
 }
 
+/*
+ * Running jobs over a long life (issue 12): 6,000 pods placed, bound and
+ * deleted one after another under backfill; the ended jobs' records are
+ * dropped by making the loop again, so they stay bounded.  And a gang's
+ * bound members: one running job; a member ending leaves the others in
+ * the loop; an engine rebuild re-enters the rest.
+ */
+static void test_running_jobs_churn(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("backfill", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node n = mknode("n8", 8, "H100", 81559, false);
+	gf_live_node_set(l, &n);
+	struct gf_live_stats s;
+	size_t most = 0;
+	for (int i = 0; i < 6000; i++) {
+		char nm[32];
+		snprintf(nm, sizeof(nm), "c%d", i);
+		struct gf_k8s_pod p = deadline_pod(nm, 1, 0);
+		gf_live_pod_set(l, &p);
+		struct gf_k8s_pod got[2];
+		size_t nb = 0;
+		drain(l, got, &nb, NULL);
+		assert_int_equal(nb, 1);
+		gf_live_stats(l, &s);
+		assert_int_equal(s.running_pods, 1);
+		most = s.loop_jobs > most ? s.loop_jobs : most;
+		gf_live_pod_delete(l, got[0].uid);
+	}
+	gf_live_stats(l, &s);
+	assert_int_equal(s.running_pods, 0);
+	assert_true(most <= 4097 + 1); /* a new loop once they passed 4,096 */
+	assert_int_equal(gpus_used(l), 0);
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+
+	/* a gang of two, bound: one job of two running pods */
+	gf_gangs *g;
+	assert_true(gf_queue_policy_find("best-effort-fifo", &qp));
+	o.queue_policy = (int)qp;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	assert_int_equal(gf_gangs_create(&g), GF_OK);
+	gf_live_set_gangs(l, g);
+	struct gf_k8s_node a = mknode("a", 8, "H100", 81559, false), b = mknode("b", 8, "H100", 81559, false);
+	gf_live_node_set(l, &a);
+	gf_live_node_set(l, &b);
+	set_group(g, "pg", 2);
+	struct gf_k8s_pod m0 = gang_pod("m0", "pg"), m1 = gang_pod("m1", "pg");
+	gf_live_pod_set(l, &m0);
+	gf_live_pod_set(l, &m1);
+	struct gf_k8s_pod got[4];
+	size_t nb = 0;
+	drain(l, got, &nb, NULL);
+	assert_int_equal(nb, 2);
+	gf_live_stats(l, &s);
+	assert_int_equal(s.running_pods, 2);
+	/* an engine rebuild (a node added) re-enters both, as one gang job */
+	struct gf_k8s_node c = mknode("c", 8, "H100", 81559, false);
+	gf_live_node_set(l, &c);
+	gf_live_stats(l, &s);
+	assert_int_equal(s.running_pods, 2);
+	assert_int_equal(s.loop_jobs, 1);
+	/* one member ends: the other stays a running job */
+	gf_live_pod_delete(l, got[0].uid);
+	gf_live_stats(l, &s);
+	assert_int_equal(s.running_pods, 1);
+	assert_int_equal(gpus_used(l), 8);
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+	gf_gangs_destroy(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1156,6 +1486,9 @@ int main(void)
 		cmocka_unit_test(test_gangs_extra_member),
 		cmocka_unit_test(test_gangs_kube_mode_partial),
 		cmocka_unit_test(test_deadline_estimate),
+		cmocka_unit_test(test_running_jobs),
+		cmocka_unit_test(test_preemption_live),
+		cmocka_unit_test(test_running_jobs_churn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

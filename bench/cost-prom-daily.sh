@@ -67,7 +67,7 @@ check() {
 	awk -v g="$got" -v w="${want[$2]}" 'BEGIN { split(g, a, " "); split(w, b, " ")
 		d = a[2] - b[2]; if (d < 0) d = -d
 		exit !(b[1] > 0 && b[2] > 0 && a[1] == b[1] && d <= 1e-9 * b[2]) }' ||
-		{ echo "bench: WRONG ANSWER to query $2 (${qs[$2]}): $got (series, sum), want ${want[$2]}"; exit 1; }
+		{ echo "bench: WRONG ANSWER to query $2 (${qs[$2]}): $got (series, sum), want ${want[$2]} (both non-zero)"; exit 1; }
 }
 for run in 1 2 3; do
 	line="" total=0 i=0

@@ -69,7 +69,12 @@ static bool check(const struct gf_cost_report *r, const double want_ns[40], doub
 		work += want_ns[ns];
 		nns++;
 	}
-	if (!ok || work <= 0 || !near(r->workload_hours, work) || r->nrows != nns + 1) {
+	if (capacity <= 0 || work <= 0) {
+		fprintf(stderr, "bench_cost: the generated record is empty (capacity %.0f, workload %.0f GPU-hours): "
+				"nothing to measure\n", capacity, work);
+		return false;
+	}
+	if (!ok || !near(r->workload_hours, work) || r->nrows != nns + 1) {
 		fprintf(stderr, "bench_cost: WRONG ANSWER: capacity %.6f (want %.6f), workload %.6f (want %.6f), "
 				"%zu rows (want %zu), %s\n", r->capacity_hours, capacity, r->workload_hours, work, r->nrows,
 			nns + 1, r->reconciled ? "reconciled" : "NOT reconciled");

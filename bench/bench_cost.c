@@ -2,7 +2,7 @@
  * bench/bench_cost.c - our part of a 30-day, namespace-aggregated cost query
  * over 5,000 GPUs: decoding Prometheus' answers, accounting (prices, shares,
  * idle, reconciliation) and rendering OpenCost's JSON.  The Prometheus part
- * is measured separately by bench/cost-prom-bench.sh.
+ * is measured separately by bench/cost-prom-bench.sh and bench/cost-prom-pools.sh.
  *
  *   cmake --build build --target bench_cost &&
  *   ./build/bench/bench_cost [GPUS [DAYS [MEAN_HOURS [pools|random]]]]
@@ -16,8 +16,13 @@
  * what the namespace query returns (costapi/promsrc.h: Prometheus sums per
  * namespace, GPU and share), a utilization series beside each, a capacity
  * series per GPU, as JSON text exactly as Prometheus prints it; the timing
- * covers everything after the bytes arrived.  Best of 3 runs.
+ * covers everything after the bytes arrived.  Best of 3 runs.  The first
+ * run's report is checked against the GPU-hours generated (capacity, each
+ * namespace's share-hours, to 1e-6, and that it reconciles): the bench fails
+ * on a difference, on an empty record or on a namespace that reads 0.
  */
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +40,49 @@ static double now(void)
 }
 
 static const char *const models[] = { "NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB", "NVIDIA-L40S", "NVIDIA-L4" };
+
+static bool near(double got, double want)
+{
+	return fabs(got - want) <= 1e-6 * (want > 1 ? want : 1);
+}
+
+/* The report against what was generated; prints what differs.  An empty record fails. */
+static bool check(const struct gf_cost_report *r, const double want_ns[40], double capacity)
+{
+	bool ok = capacity > 0 && near(r->capacity_hours, capacity) && r->reconciled;
+	double work = 0;
+	size_t nns = 0;
+	for (int ns = 0; ns < 40; ns++) {
+		if (want_ns[ns] <= 0)
+			continue;
+		char name[16];
+		snprintf(name, sizeof(name), "team-%02d", ns);
+		const struct gf_cost_row *row = NULL;
+		for (size_t i = 0; i < r->nrows && !row; i++)
+			if (!strcmp(r->rows[i].name, name))
+				row = &r->rows[i];
+		if (!row || row->gpu_hours <= 0 || !near(row->gpu_hours, want_ns[ns])) {
+			fprintf(stderr, "bench_cost: WRONG ANSWER: %s %.6f GPU-hours, want %.6f\n", name,
+				row ? row->gpu_hours : 0, want_ns[ns]);
+			ok = false;
+		}
+		work += want_ns[ns];
+		nns++;
+	}
+	if (capacity <= 0 || work <= 0) {
+		fprintf(stderr, "bench_cost: the generated record is empty (capacity %.0f, workload %.0f GPU-hours): "
+				"nothing to measure\n", capacity, work);
+		return false;
+	}
+	if (!ok || !near(r->workload_hours, work) || r->nrows != nns + 1) {
+		fprintf(stderr, "bench_cost: WRONG ANSWER: capacity %.6f (want %.6f), workload %.6f (want %.6f), "
+				"%zu rows (want %zu), %s\n", r->capacity_hours, capacity, r->workload_hours, work, r->nrows,
+			nns + 1, r->reconciled ? "reconciled" : "NOT reconciled");
+		return false;
+	}
+	printf("checked: capacity, workload and each of %zu namespaces equal the GPU-hours generated\n", nns);
+	return true;
+}
 
 #define HEAD "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
 #define TAIL "]}}"
@@ -56,6 +104,7 @@ int main(int argc, char **argv)
 	gf_obuf_puts(&cap, HEAD);
 	gf_obuf_puts(&ut, HEAD);
 	long series = 0, allocations = 0;
+	double want_ns[40] = { 0 }; /* the share-hours generated per namespace */
 	static const char *const shares[] = { "1.000", "0.500", "0.250" };
 	for (long g = 0; g < ngpus; g++) {
 		long node = g / 8;
@@ -93,6 +142,7 @@ int main(int argc, char **argv)
 				gf_obuf_printf(&ut, "%s{\"metric\":{\"namespace\":\"team-%02d\",\"UUID\":\"GPU-%08ld\","
 						    "\"gpu\":\"%ld\",\"hostname\":\"node-%05ld\"},\"value\":[%lld,\"%.0f\"]}",
 					       series ? "," : "", ns, g, g % 8, node, (long long)at, 40 * steps_of[ns][si]);
+				want_ns[ns] += atof(shares[si]) * steps_of[ns][si] * (double)res / 3600;
 				series++;
 			}
 		}
@@ -112,6 +162,7 @@ int main(int argc, char **argv)
 	gf_cost_parse_aggregate("namespace", &agg, err, sizeof(err));
 	double best[3] = { 1e9, 1e9, 1e9 };
 	size_t json_len = 0;
+	bool ok = true;
 	for (int run = 0; run < 3; run++) {
 		const char *ans[] = { al.data, cap.data, ut.data, NULL };
 		size_t lens[] = { al.len, cap.len, ut.len, 0 };
@@ -143,17 +194,21 @@ int main(int argc, char **argv)
 			       ngpus, days, allocations, pools ? "4 namespaces per node" : "any of 40 namespaces", series, (double)(al.len + cap.len + ut.len) / 1e6, r.nrows, r.capacity_hours,
 			       r.workload_hours, r.idle_hours, r.reconciled ? "reconciled" : "NOT reconciled");
 		gf_obuf_release(&o);
+		ok = run > 0 || check(&r, want_ns, (double)(ngpus * w) / 3600);
 		gf_cost_report_release(&r);
 		gf_cost_data_release(&d);
+		if (!ok) /* the record is released below */
+			break;
 		double t[3] = { t1 - t0, t2 - t1, t3 - t2 };
 		for (int k = 0; k < 3; k++)
 			if (t[k] < best[k])
 				best[k] = t[k];
 	}
-	printf("our part, best of 3: decode %.3f s + account %.3f s + render %.4f s = %.3f s (JSON %zu bytes)\n",
-	       best[0], best[1], best[2], best[0] + best[1] + best[2], json_len);
+	if (ok)
+		printf("our part, best of 3: decode %.3f s + account %.3f s + render %.4f s = %.3f s (JSON %zu bytes)\n",
+		       best[0], best[1], best[2], best[0] + best[1] + best[2], json_len);
 	gf_obuf_release(&al);
 	gf_obuf_release(&cap);
 	gf_obuf_release(&ut);
-	return 0;
+	return ok ? 0 : 1;
 }

@@ -221,6 +221,12 @@ for agg in model cluster node; do
 	cost --window "$((t0 - 3600)),$((t0 + 90000))" --recorded --resolution "" --aggregate "$agg" | tail -n +2 \
 		>"$T/rec.txt" 2>>"$T/cli.log" || fail "--recorded --aggregate $agg failed"
 	diff "$T/raw.txt" "$T/rec.txt" >"$T/diff.log" || { cat "$T/diff.log"; fail "--recorded --aggregate $agg differs from the raw record"; }
+	# equal tables could both be empty: each must hold the hand-computed GPU-hours
+	case $agg in
+	model) grep -qE '^H100 +20\.000 +44\.000 ' "$T/rec.txt" && grep -qE '^A100 +6\.000 +14\.000 ' "$T/rec.txt" ;;
+	cluster) grep -qE '^[^ ]+ +26\.000 +58\.000 ' "$T/rec.txt" ;;
+	node) true ;;   # below
+	esac || { cat "$T/rec.txt"; fail "--aggregate $agg: not the hand-computed GPU-hours"; }
 done
 grep -qE '^n1 +20\.000 ' "$T/rec.txt" && grep -qE '^n2 +6\.000 ' "$T/rec.txt" || { cat "$T/rec.txt"; fail "node: no row per node"; }
 pass "--recorded (hourly rules: pools for namespace, model, cluster; per pod; per namespace and GPU) gives the same day"

@@ -12,6 +12,9 @@
         - every pod still pending truly fits nowhere (given the bound pods), and has a
           FailedScheduling event or a PodScheduled=False condition;
         - the scheduler's /metrics agrees (allocated milli, bound pods);
+        - and there is something to check: nodes with GPUs, pods of ours, at least one
+          bound, both metrics present (every invariant holds of an empty cluster, and
+          0 milli allocated agrees with 0 bound);
       GF_SCHED_NAMES (default gpufleet): the schedulerNames whose pods are checked;
       prints a summary; exits 1 with the first violations otherwise.
 """
@@ -190,6 +193,12 @@ def verify(nodes_f, pods_f, events_f, metrics_f):
     cap = sum(gpus_of.values()) * 1000
     print("verify: %d nodes, %d GPUs, %d pods of ours: %d bound, %d pending; allocated %d/%d milli (%.1f%%)"
           % (len(nodes), cap // 1000, len(ours), bound, pending, used, cap, 100.0 * used / max(cap, 1)))
+    if not cap or not ours or not bound:
+        errors.append("nothing to check: %d GPUs, %d pods of ours (%s), %d bound"
+                      % (cap // 1000, len(ours), ",".join(sorted(names)), bound))
+    for m in ("gpufleet_gpu_allocated_milli", "gpufleet_bound_pods"):
+        if m not in metrics:
+            errors.append("the scheduler's /metrics has no %s to agree with" % m)
     m_used = metrics.get("gpufleet_gpu_allocated_milli")
     if m_used is not None and int(m_used) != used:
         errors.append("the scheduler's gpufleet_gpu_allocated_milli %d != %d from the API server" % (m_used, used))

@@ -151,7 +151,11 @@ gf_err gf_cost_render_table(const struct gf_cost_report *r, const char *currency
 	gf_obuf_printf(o, "saved by spot     %12.2f %s\n", r->saved_by_spot, currency);
 	double diff = r->workload_hours + r->idle_hours - r->capacity_hours;
 	gf_obuf_printf(o, "reconciliation    workload + idle - capacity = %.3f GPU-hours (%s)",
-		       diff, r->reconciled ? "within 0.1 %" : "NOT within 0.1 %");
+		       diff,
+		       r->capacity_hours == 0 && r->workload_hours == 0 && r->idle_hours == 0
+			       ? "nothing recorded in this window: no capacity, no workload"
+		       : r->reconciled ? "within 0.1 %"
+				       : "NOT within 0.1 %");
 	if (r->unmatched_hours > 0)
 		gf_obuf_printf(o, "; %.3f GPU-hours on GPUs without a capacity record", r->unmatched_hours);
 	if (r->overcommit_hours > 0)

@@ -419,6 +419,23 @@ static void test_render_set(void **state)
 	gf_cost_prices_release(&p);
 }
 
+/* An empty window is not called reconciled in the table: it says nothing was recorded. */
+static void test_render_empty_window(void **state)
+{
+	(void)state;
+	struct gf_cost_prices p = prices(sheet);
+	struct gf_cost_report r = compute(NULL, 0, NULL, 0, &p, "namespace", 0, 2 * H);
+	assert_true(r.capacity_hours == 0 && r.workload_hours == 0);
+	struct gf_obuf o;
+	gf_obuf_init(&o, 1 << 20);
+	assert_int_equal(gf_cost_render_table(&r, "USD", &o), GF_OK);
+	assert_non_null(strstr(o.data, "(nothing recorded in this window: no capacity, no workload)"));
+	assert_null(strstr(o.data, "within 0.1 %"));
+	gf_obuf_release(&o);
+	gf_cost_report_release(&r);
+	gf_cost_prices_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -434,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_windows),
 		cmocka_unit_test(test_aggregate_parse),
 		cmocka_unit_test(test_render_set),
+		cmocka_unit_test(test_render_empty_window),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

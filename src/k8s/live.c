@@ -68,6 +68,7 @@
 #define EMPTY ((uint32_t)-1)
 #define NO_JOB UINT32_MAX
 #define NO_MSG UINT32_MAX	/* struct ldec: no message */
+#define NO_SLOT UINT32_MAX	/* no pod slot (the gang index's lists) */
 
 struct smap {
 	uint32_t *slot;	/* index into the owner's array, EMPTY or TOMB */
@@ -308,6 +309,7 @@ struct lpod {
 	uint32_t plen;		/* packed bytes */
 	uint32_t job;		/* its job in the loop's queue (not kube); NO_JOB: none */
 	uint64_t gkey;		/* its gang (api, namespace, name) hashed; 0: none */
+	uint32_t gnext, gprev;	/* gkey != 0: its gang's other pods (struct gindex); NO_SLOT: none */
 	int32_t note_s;		/* estimated start last noted (caller's seconds); -1 none; NOTE_NEVER */
 	uint32_t note_why;	/* the waiting reason last noted, hashed */
 	uint8_t *packed;
@@ -399,6 +401,11 @@ struct gf_live {
 	const gf_gangs *gangs;
 	uint32_t *gmem;
 	size_t ngmem, gmem_cap;
+	struct gindex {		/* gang key -> its pods (gang_index_set) */
+		struct gslot { uint64_t key; uint32_t head, tail; } *slot; /* key 0: empty */
+		size_t cap, used;
+		bool lost;	/* out of memory once: lookups scan every pod until rebuilt */
+	} gidx;
 	/* Requeueing (queue/requeue.h). */
 	double now;		/* the caller's clock at the last gf_live_requeue_due() */
 	struct gf_changelog changes; /* nodes changed (cluster indices) */
@@ -520,6 +527,7 @@ void gf_live_destroy(gf_live *l)
 	free(l->dmsg);
 	free(l->tried);
 	free(l->gmem);
+	free(l->gidx.slot);
 	nindex_release(&l->names);
 	gf_catalog_release(&l->cat);
 	free(l);
@@ -571,6 +579,167 @@ static uint64_t gang_key(const struct gf_k8s_pod *p)
 	return name[0] ? gang_key_of(p->sched_group[0] != 0, p->ns, name) : 0;
 }
 
+/* ---- gang key -> pods index ----------------------------------------------- */
+
+/*
+ * Every pod naming a gang (lpod.gkey != 0: any state, any scheduler,
+ * finished ones too) is in its key's list, linked through the pod slots
+ * (gnext, gprev; appended, so in the order the pods were first stored), the
+ * list's ends found by key in an open-addressing table (linear probing,
+ * deletion by backward shift: no tombstones, so pods coming and going never
+ * grow it; doubled at 50 % load).  gang_index_set() is the one place a
+ * pod's gkey changes (pod_store, pod_free); node changes and engine rebuilds
+ * leave pod slots where they are, so they leave the index alone.
+ * gang_take, gang_wake, gf_live_gangs_changed and gf_live_gang_count walk
+ * one key's list (gang_first, gang_next): O(members), not O(pods).  Gangs
+ * whose keys collide share a list (the readers compare the gang itself,
+ * same_gang).  Out of memory growing the table: `lost`, the readers scan
+ * every pod slot, and each later gang_index_set() tries to build it again.
+ */
+
+static size_t gidx_home(const struct gindex *x, uint64_t key)
+{
+	return (size_t)(key ^ (key >> 32)) & (x->cap - 1);
+}
+
+/* Where key is in x, or the empty slot where it would go (x->cap > 0). */
+static size_t gidx_pos(const struct gindex *x, uint64_t key)
+{
+	size_t j = gidx_home(x, key);
+	while (x->slot[j].key && x->slot[j].key != key)
+		j = (j + 1) & (x->cap - 1);
+	return j;
+}
+
+static bool gidx_grow(struct gindex *x)
+{
+	size_t ncap = x->cap ? x->cap * 2 : 64;
+	struct gindex nx = { calloc(ncap, sizeof(struct gslot)), ncap, x->used, x->lost };
+	if (!nx.slot)
+		return false;
+	for (size_t i = 0; i < x->cap; i++)
+		if (x->slot[i].key)
+			nx.slot[gidx_pos(&nx, x->slot[i].key)] = x->slot[i];
+	free(x->slot);
+	*x = nx;
+	return true;
+}
+
+/* Take the entry at j out; the entries after it move back into the hole where their probe allows. */
+static void gidx_remove_at(struct gindex *x, size_t j)
+{
+	size_t mask = x->cap - 1;
+	for (size_t k = (j + 1) & mask; x->slot[k].key; k = (k + 1) & mask) {
+		size_t home = gidx_home(x, x->slot[k].key);
+		if (((k - home) & mask) >= ((k - j) & mask)) { /* j lies on k's probe path */
+			x->slot[j] = x->slot[k];
+			j = k;
+		}
+	}
+	x->slot[j].key = 0;
+	x->used--;
+}
+
+/* Append lp (its gkey set) to its key's list; false: out of memory (nothing changed). */
+static bool gang_link(gf_live *l, struct lpod *lp)
+{
+	struct gindex *x = &l->gidx;
+	if ((x->used + 1) * 2 > x->cap && !gidx_grow(x))
+		return false;
+	uint32_t self = (uint32_t)(lp - l->pods);
+	size_t j = gidx_pos(x, lp->gkey);
+	lp->gnext = NO_SLOT;
+	if (!x->slot[j].key) {
+		x->slot[j] = (struct gslot){ lp->gkey, self, self };
+		x->used++;
+		lp->gprev = NO_SLOT;
+	} else {
+		lp->gprev = x->slot[j].tail;
+		l->pods[x->slot[j].tail].gnext = self;
+		x->slot[j].tail = self;
+	}
+	return true;
+}
+
+static void gang_unlink(gf_live *l, struct lpod *lp)
+{
+	struct gindex *x = &l->gidx;
+	uint32_t self = (uint32_t)(lp - l->pods);
+	if (lp->gprev != NO_SLOT)
+		l->pods[lp->gprev].gnext = lp->gnext;
+	if (lp->gnext != NO_SLOT)
+		l->pods[lp->gnext].gprev = lp->gprev;
+	if (lp->gprev != NO_SLOT && lp->gnext != NO_SLOT)
+		return;
+	size_t j = gidx_pos(x, lp->gkey);
+	if (!x->slot[j].key)
+		return; /* cannot happen */
+	if (x->slot[j].head == self)
+		x->slot[j].head = lp->gnext;
+	if (x->slot[j].tail == self)
+		x->slot[j].tail = lp->gprev;
+	if (x->slot[j].head == NO_SLOT)
+		gidx_remove_at(x, j);
+}
+
+/* The index again from every pod (after running out of memory); lost stays set if it fails again. */
+static void gidx_rebuild(gf_live *l)
+{
+	struct gindex *x = &l->gidx;
+	if (x->slot)
+		memset(x->slot, 0, x->cap * sizeof(*x->slot));
+	x->used = 0;
+	x->lost = false;
+	for (size_t i = 0; i < l->npods && !x->lost; i++)
+		if (l->pods[i].used && l->pods[i].gkey)
+			x->lost = !gang_link(l, &l->pods[i]);
+}
+
+/* lp's gang key becomes key (0: none), in the index too. */
+static void gang_index_set(gf_live *l, struct lpod *lp, uint64_t key)
+{
+	if (l->gidx.lost) {
+		lp->gkey = key;
+		gidx_rebuild(l);
+		return;
+	}
+	if (lp->gkey == key)
+		return;
+	if (lp->gkey)
+		gang_unlink(l, lp);
+	lp->gkey = key;
+	if (key && !gang_link(l, lp)) {
+		l->gidx.lost = true;
+		gidx_rebuild(l);
+	}
+}
+
+/* Every pod slot from `from` on: the first one of gang key `key`, or NO_SLOT (the index lost). */
+static uint32_t gang_scan(const gf_live *l, size_t from, uint64_t key)
+{
+	for (size_t i = from; i < l->npods; i++)
+		if (l->pods[i].used && l->pods[i].gkey == key)
+			return (uint32_t)i;
+	return NO_SLOT;
+}
+
+/* The first pod slot of gang key `key` (NO_SLOT: none); the next with gang_next(). */
+static uint32_t gang_first(const gf_live *l, uint64_t key)
+{
+	const struct gindex *x = &l->gidx;
+	if (x->lost)
+		return gang_scan(l, 0, key);
+	if (!x->cap || !key)
+		return NO_SLOT;
+	size_t j = gidx_pos(x, key);
+	return x->slot[j].key ? x->slot[j].head : NO_SLOT;
+}
+
+static uint32_t gang_next(const gf_live *l, uint32_t i, uint64_t key)
+{
+	return l->gidx.lost ? gang_scan(l, (size_t)i + 1, key) : l->pods[i].gnext;
+}
+
 /* Keep p as lp's object (packed).  Out of memory: the old object stays. */
 static void pod_store(gf_live *l, struct lpod *lp, const struct gf_k8s_pod *p)
 {
@@ -583,7 +752,7 @@ static void pod_store(gf_live *l, struct lpod *lp, const struct gf_k8s_pod *p)
 	lp->plen = (uint32_t)n;
 	lp->ours = !strcmp(p->scheduler, l->name) && !p->deleting;
 	lp->rules = p->selector_len || p->ntols || p->nterms;
-	lp->gkey = gang_key(p);
+	gang_index_set(l, lp, gang_key(p));
 }
 
 /* PENDING and queued (podstate.h); out of memory: parked, the next sweep retries it. */
@@ -1295,6 +1464,7 @@ static void pod_free(gf_live *l, struct lpod *lp)
 	size_t j = smap_find(&l->pmap, l->pods, pod_key, lp->uid, &f);
 	if (f)
 		l->pmap.slot[j] = TOMB;
+	gang_index_set(l, lp, 0);
 	lp->used = false;
 	free(lp->packed);
 	lp->packed = NULL;
@@ -1634,6 +1804,35 @@ static void internal_error(gf_live *l, struct lpod *lp, const char *what)
 	add_decision(l, lp, &d);
 }
 
+/* An engine call failed deciding lp: "internal error: <what>: <the error> (<its name>)". */
+static void engine_error(gf_live *l, struct lpod *lp, gf_err e, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void engine_error(gf_live *l, struct lpod *lp, gf_err e, const char *fmt, ...)
+{
+	char what[400];
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (k >= 0 && (size_t)k < sizeof(what))
+		snprintf(what + k, sizeof(what) - (size_t)k, ": %s (%s)", gf_strerror(e), gf_err_name(e));
+	internal_error(l, lp, what);
+}
+
+/* What ensure() is about to do, for its error message. */
+static void ensure_what(const gf_live *l, char *buf, size_t n)
+{
+	size_t present = 0;
+	for (size_t i = 0; l->dirty && i < l->nnodes; i++)
+		present += l->nodes[i].present;
+	if (l->dirty)
+		snprintf(buf, n, "rebuilding the engine from %zu nodes and their bound pods", present);
+	else if (l->sched_dirty)
+		snprintf(buf, n, "starting the placement state afresh (policy %s)", l->o.policy->name);
+	else
+		snprintf(buf, n, "starting a new scheduling loop for changed Queues (%zu Queues)", l->nq);
+}
+
 /*
  * The loop's estimate for a job of pods m[0..n): their longest
  * spec.activeDeadlineSeconds (the kubelet ends a pod by then, so it is a
@@ -1685,7 +1884,7 @@ static bool submit_pod(gf_live *l, struct lpod *lp, int64_t t)
 		}
 	}
 	if (e) {
-		internal_error(l, lp, e == GF_NOMEM ? "out of memory" : "request refused by the engine");
+		engine_error(l, lp, e, "submitting the pod to the scheduling loop");
 		return false;
 	}
 	l->job_pod[job] = (uint32_t)(lp - l->pods);
@@ -1760,8 +1959,8 @@ static void queue_wait(gf_live *l, struct lpod *lp, uint32_t job, struct gf_live
  * deleted or changed while its gang waits takes the job out of the loop; the
  * others go back to this file's queue.
  *
- * Cost: a member's attempt scans every pod slot for its gang (O(pods),
- * compared by the hashed key first).
+ * Cost: a member's attempt walks its gang's pods (the gang index above:
+ * O(members), each compared by the hashed key, then by its gang).
  */
 static bool same_gang(gf_live *l, const struct lpod *o, const struct gf_gang_ref *ref)
 {
@@ -1830,7 +2029,7 @@ static void gang_submit(gf_live *l, struct lpod *lp, struct lpod **m, uint32_t n
 	if (finish)
 		js.priority = INT32_MAX; /* the rest of its gang holds its GPUs already: ahead of all */
 	uint32_t job = 0;
-	gf_err e = gmem_room(l, n) ? gf_loop_submit(l->loop, &js, &job) : GF_INVAL;
+	gf_err e = gmem_room(l, n) ? gf_loop_submit(l->loop, &js, &job) : GF_NOMEM;
 	bool submitted = !e;
 	if (!e && job >= l->job_cap) {
 		size_t nc = l->job_cap ? l->job_cap * 2 : 256;
@@ -1855,7 +2054,7 @@ static void gang_submit(gf_live *l, struct lpod *lp, struct lpod **m, uint32_t n
 	if (e) {
 		if (submitted)
 			(void)gf_loop_end(l->loop, job, t);
-		internal_error(l, lp, e == GF_NOMEM ? "out of memory" : "gang refused by the engine");
+		engine_error(l, lp, e, "submitting its gang (%u pods) to the scheduling loop", n);
 		return;
 	}
 	l->job_pod[job] = GANG_JOB | (uint32_t)l->ngmem;
@@ -1880,7 +2079,7 @@ static void gang_wake(gf_live *l, const struct gf_loop_decisions *out)
 		if (b->member || !(l->job_pod[b->job] & GANG_JOB))
 			continue;
 		uint64_t key = l->pods[job_slot(l, b->job, 0)].gkey;
-		for (size_t k = 0; k < l->npods; k++) {
+		for (uint32_t k = gang_first(l, key); k != NO_SLOT; k = gang_next(l, k, key)) {
 			struct lpod *o = &l->pods[k];
 			if (o->used && o->gkey == key && o->r.st == GF_POD_PENDING && o->r.parked &&
 			    o->job == NO_JOB && !o->r.invalid) {
@@ -1916,12 +2115,12 @@ static bool gang_take(gf_live *l, struct lpod *lp, int64_t t)
 	}
 	struct lpod **m = malloc(min * sizeof(*m));
 	if (!m) {
-		internal_error(l, lp, "out of memory");
+		engine_error(l, lp, GF_NOMEM, "listing the members of gang %s/%s", ref.ns, ref.name);
 		return true;
 	}
 	uint32_t placed = 0, npend = 0;
 	bool in_loop = false, differ = false;
-	for (size_t i = 0; i < l->npods; i++) {
+	for (uint32_t i = gang_first(l, lp->gkey); i != NO_SLOT; i = gang_next(l, i, lp->gkey)) {
 		struct lpod *o = &l->pods[i];
 		if (!o->used || o->gkey != lp->gkey || (o != lp && !same_gang(l, o, &ref)))
 			continue;
@@ -1980,6 +2179,15 @@ static bool gang_take(gf_live *l, struct lpod *lp, int64_t t)
 	return done;
 }
 
+/* The loop's cycle at loop time t failed with e: d says so, with what the cycle had before it. */
+static void cycle_failed(gf_live *l, gf_err e, int64_t t, struct gf_live_decision *d)
+{
+	snprintf(d->message, sizeof(d->message), "internal error: the scheduling cycle at %lld ms (%zu pods "
+		 "submitted, %zu waiting in the loop) failed: %s (%s)", (long long)t, l->ntried, l->in_loop,
+		 gf_strerror(e), gf_err_name(e));
+	d->reason = fnv(d->message) | REASON_TEXT;
+}
+
 /*
  * One scheduling cycle of the engine's loop.  kube: the pod the queue hands
  * out (unless no change can help it) goes to the loop as a job, one
@@ -1995,9 +2203,12 @@ static bool run_cycle(gf_live *l)
 	uint32_t id;
 	bool took = false, kube = l->o.queue_policy == GF_QP_KUBE;
 	l->ndec = l->dec_at = l->ntried = l->ndmsg = 0;
-	if (ensure(l)) {
+	char doing[160];
+	ensure_what(l, doing, sizeof(doing));
+	gf_err ee = ensure(l);
+	if (ee) {
 		if (gf_podq_take(&l->queue, pod_rec, l, &id)) {
-			internal_error(l, &l->pods[id], "out of memory");
+			engine_error(l, &l->pods[id], ee, "%s", doing);
 			return true;
 		}
 		return false;
@@ -2066,7 +2277,7 @@ static bool run_cycle(gf_live *l)
 			memset(&d, 0, sizeof(d));
 			d.result = GF_LIVE_UNSCHEDULABLE;
 			if (e)
-				snprintf(d.message, sizeof(d.message), "internal error: %s", gf_strerror(e));
+				cycle_failed(l, e, t, &d);
 			else
 				queue_wait(l, lp, lp->job, &d);
 			add_decision(l, lp, &d);
@@ -2091,7 +2302,7 @@ static bool run_cycle(gf_live *l)
 			(void)gf_loop_end(l->loop, job, t); /* leaves the loop's queue */
 			d.result = GF_LIVE_UNSCHEDULABLE;
 			if (e) {
-				snprintf(d.message, sizeof(d.message), "internal error: %s", gf_strerror(e));
+				cycle_failed(l, e, t, &d);
 			} else {
 				d.reason = why_summary(l, pod_of(l, lp), &lp->r.eff, d.message, sizeof(d.message));
 				lp->r.eff_ok = true;
@@ -2140,18 +2351,61 @@ void gf_live_set_gangs(gf_live *l, const gf_gangs *g)
 	l->gangs = g;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * The pod slots of every gang member (the gang index's lists), ascending,
+ * into *out (the caller frees); their number, or -1 out of memory or with
+ * the index lost.  O(gang members + the index's table).
+ */
+static ptrdiff_t gang_members_all(const gf_live *l, uint32_t **out)
+{
+	const struct gindex *x = &l->gidx;
+	size_t n = 0, k = 0;
+	if (x->lost)
+		return -1;
+	for (size_t j = 0; j < x->cap; j++)
+		for (uint32_t i = x->slot[j].key ? x->slot[j].head : NO_SLOT; i != NO_SLOT; i = l->pods[i].gnext)
+			n++;
+	uint32_t *v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	for (size_t j = 0; j < x->cap; j++)
+		for (uint32_t i = x->slot[j].key ? x->slot[j].head : NO_SLOT; i != NO_SLOT; i = l->pods[i].gnext)
+			v[k++] = i;
+	qsort(v, n, sizeof(*v), cmp_u32);
+	*out = v;
+	return (ptrdiff_t)n;
+}
+
+/* A gang member parked here (not in the loop) goes back to the queue; true if it did. */
+static bool gang_member_retry(gf_live *l, struct lpod *lp)
+{
+	if (!lp->used || !lp->gkey || lp->r.st != GF_POD_PENDING || !lp->r.parked || lp->job != NO_JOB ||
+	    lp->r.invalid)
+		return false;
+	lp->r.hinted = false; /* no node change is what it waited for */
+	enqueue(l, lp);
+	return true;
+}
+
 size_t gf_live_gangs_changed(gf_live *l)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < l->npods; i++) {
-		struct lpod *lp = &l->pods[i];
-		if (lp->used && lp->gkey && lp->r.st == GF_POD_PENDING && lp->r.parked && lp->job == NO_JOB &&
-		    !lp->r.invalid) {
-			lp->r.hinted = false; /* no node change is what it waited for */
-			enqueue(l, lp);
-			n++;
-		}
+	uint32_t *v;
+	ptrdiff_t nv = gang_members_all(l, &v);
+	if (nv < 0) { /* every pod slot, in the same (slot) order */
+		for (size_t i = 0; i < l->npods; i++)
+			n += gang_member_retry(l, &l->pods[i]);
+		return n;
 	}
+	for (ptrdiff_t i = 0; i < nv; i++)
+		n += gang_member_retry(l, &l->pods[v[i]]);
+	free(v);
 	return n;
 }
 
@@ -2214,7 +2468,7 @@ void gf_live_gang_count(gf_live *l, const struct gf_k8s_podgroup *pg, struct gf_
 	snprintf(ref.ns, sizeof(ref.ns), "%s", pg->ns);
 	snprintf(ref.name, sizeof(ref.name), "%s", pg->name);
 	uint64_t key = gang_key_of(pg->api == GF_GANG_WORKLOAD, pg->ns, pg->name);
-	for (size_t i = 0; i < l->npods; i++) {
+	for (uint32_t i = gang_first(l, key); i != NO_SLOT; i = gang_next(l, i, key)) {
 		struct lpod *lp = &l->pods[i];
 		if (!lp->used || lp->gkey != key || !same_gang(l, lp, &ref))
 			continue;

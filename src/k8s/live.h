@@ -160,7 +160,8 @@ size_t gf_live_notes_due(gf_live *l, struct gf_live_note *out, size_t max);
 /*
  * The members of PodGroup pg (pods naming it, any scheduler, finished ones
  * too) by state: scheduled (bound or being bound; finished ones count),
- * running, succeeded, failed (status.phase).  O(pods).
+ * running, succeeded, failed (status.phase).  O(members): live.c keeps
+ * each gang's pods in an index.
  */
 struct gf_live_gang_count {
 	uint32_t members, scheduled, running, succeeded, failed;

@@ -1137,6 +1137,86 @@ static void test_gangs_kube_mode_partial(void **st)
 	gf_gangs_destroy(g);
 }
 
+/*
+ * The gang index (live.c: gang key -> its pods) under churn: pods join gangs,
+ * move to another, leave one, are deleted and their slots reused; after every
+ * step gf_live_gang_count agrees with a count kept here, for every group of
+ * both APIs (a Workload-API group of the same name is another gang).
+ */
+static void test_gang_index_churn(void **st)
+{
+	(void)st;
+	enum { NPODS = 300, NGROUPS = 12, STEPS = 3000 };
+	gf_live *l;
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	int group[NPODS]; /* -1: no pod; NGROUPS: a pod in no gang; else g-<i> (coscheduling) */
+	bool bound[NPODS];
+	for (int i = 0; i < NPODS; i++)
+		group[i] = -1, bound[i] = false;
+	uint64_t x = 12345;
+	for (int step = 0; step < STEPS; step++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		int i = (int)((x >> 33) % NPODS), what = (int)((x >> 20) % 4);
+		char uid[32], name[32];
+		snprintf(uid, sizeof(uid), "c-%d", i);
+		if (what == 0) {
+			gf_live_pod_delete(l, uid);
+			group[i] = -1;
+			bound[i] = false;
+		} else {
+			int gi = (int)((x >> 40) % (NGROUPS + 1));
+			snprintf(name, sizeof(name), "p-%d", i);
+			struct gf_k8s_pod p = mkpod(name, uid, what == 3 ? "n0" : "", "", "", "other");
+			if (gi < NGROUPS)
+				snprintf(p.pod_group, sizeof(p.pod_group), "g-%d", gi);
+			gf_live_pod_set(l, &p);
+			if (what == 3 || !bound[i]) /* an unbound copy of a bound pod is older: ignored */
+				group[i] = gi;
+			bound[i] |= what == 3;
+		}
+		if (step % 50 && step != STEPS - 1)
+			continue;
+		for (int g = 0; g < NGROUPS; g++) {
+			uint32_t want = 0;
+			for (int k = 0; k < NPODS; k++)
+				want += group[k] == g;
+			struct gf_k8s_podgroup pg;
+			memset(&pg, 0, sizeof(pg));
+			pg.api = GF_GANG_COSCHEDULING;
+			snprintf(pg.ns, sizeof(pg.ns), "t");
+			snprintf(pg.name, sizeof(pg.name), "g-%d", g);
+			struct gf_live_gang_count gc;
+			gf_live_gang_count(l, &pg, &gc);
+			if (gc.members != want)
+				fail_msg("step %d: group g-%d has %u members, want %u", step, g, gc.members, want);
+			pg.api = GF_GANG_WORKLOAD;
+			gf_live_gang_count(l, &pg, &gc);
+			assert_int_equal(gc.members, 0);
+		}
+	}
+	gf_live_destroy(l);
+}
+
+/* An engine failure is reported as what it is and what was being done, not as "out of memory". */
+static void test_engine_error_message(void **st)
+{
+	(void)st;
+	gf_live *l;
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	struct gf_k8s_node n = mknode("n0", 8, "H100", 81559, false);
+	n.spec.ngpus = GF_MAX_GPUS + 1; /* no decoder makes this: the engine refuses the node */
+	gf_live_node_set(l, &n);
+	struct gf_k8s_pod p = mkpod("p", "u-p", "", "", "\"nvidia.com/gpu\":\"1\"", "gpufleet");
+	gf_live_pod_set(l, &p);
+	struct gf_k8s_pod got;
+	struct gf_live_decision d;
+	assert_true(gf_live_schedule_next(l, &got, &d));
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+	assert_string_equal(d.message, "internal error: rebuilding the engine from 1 nodes and their bound pods: "
+				       "invalid argument (GF_INVAL)");
+	gf_live_destroy(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1156,6 +1236,8 @@ int main(void)
 		cmocka_unit_test(test_gangs_extra_member),
 		cmocka_unit_test(test_gangs_kube_mode_partial),
 		cmocka_unit_test(test_deadline_estimate),
+		cmocka_unit_test(test_gang_index_churn),
+		cmocka_unit_test(test_engine_error_message),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,9 +3,12 @@
  *
  * Storage: nodes and pods live in growable arrays of slots, found by name /
  * uid through an open-addressing hash map (FNV-1a, linear probing,
- * tombstones on delete, rehash at 50 % load).  Node slots are never freed
- * (a deleted node is marked absent, a re-added one reuses its slot); pod
- * slots go to a free list.
+ * tombstones on delete, rehash at 50 % load into a table sized for the
+ * live entries, so churn does not grow it).  A deleted node is marked
+ * absent (re-added by name, it gets its slot back); absent slots no pod
+ * refers to are freed for new nodes at the next rebuild, or when the array
+ * would grow (node_slots_reclaim), so node churn over days keeps the slots
+ * at the peak node count.  Pod slots go to a free list.
  *
  * The engine cluster indexes present nodes 0..k-1 in slot order; it is
  * rebuilt (with the score cache, the target and the policy state) when the
@@ -87,7 +90,12 @@ typedef const char *(*key_fn)(const void *arr, uint32_t i);
 
 static gf_err smap_grow(struct smap *m, const void *arr, key_fn key)
 {
-	size_t ncap = m->cap ? m->cap * 2 : 64;
+	/* sized for the live entries (4 x: the next rehash is cap/4 inserts away), tombstones dropped */
+	size_t live = 0, ncap = 64;
+	for (size_t i = 0; i < m->cap; i++)
+		live += m->slot[i] != EMPTY && m->slot[i] != TOMB;
+	while (ncap < 4 * (live + 1))
+		ncap *= 2;
 	uint32_t *ns = malloc(ncap * sizeof(*ns));
 	if (!ns)
 		return GF_NOMEM;
@@ -292,6 +300,7 @@ struct lnode {
 	struct gf_k8s_node n;
 	int model;		/* catalog id or -1 */
 	bool present;
+	bool spare;		/* a free slot (node_slots_reclaim): in no map, not present */
 	int32_t cidx;		/* index in the engine cluster; -1 = not in it */
 	uint32_t gen;
 };
@@ -331,6 +340,8 @@ struct gf_live {
 	struct lnode *nodes;
 	size_t nnodes, capnodes;
 	struct smap nmap;
+	uint32_t *nspare;	/* free node slots (node_slots_reclaim), reused first */
+	size_t nnspare;
 
 	struct lpod *pods;
 	size_t npods, cappods;
@@ -506,6 +517,7 @@ void gf_live_destroy(gf_live *l)
 	free(l->cnode);
 	free(l->nodes);
 	free(l->nmap.slot);
+	free(l->nspare);
 	for (size_t i = 0; i < l->npods; i++)
 		free(l->pods[i].packed);
 	free(l->pods);
@@ -1270,6 +1282,8 @@ static gf_err make_sched(gf_live *l)
 	return GF_OK;
 }
 
+static size_t node_slots_reclaim(gf_live *l);
+
 static gf_err rebuild(gf_live *l)
 {
 	drop_engine(l);
@@ -1277,6 +1291,7 @@ static gf_err rebuild(gf_live *l)
 	l->cluster = NULL;
 	free(l->cnode);
 	l->cnode = NULL;
+	(void)node_slots_reclaim(l); /* the node set changed: absent nodes' slots may go */
 	size_t k = 0;
 	for (size_t i = 0; i < l->nnodes; i++)
 		k += l->nodes[i].present;
@@ -1382,6 +1397,72 @@ static bool same_admission(const struct gf_k8s_node *a, const struct gf_k8s_node
 	       a->labels_len == b->labels_len && !memcmp(a->labels, b->labels, a->labels_len);
 }
 
+/*
+ * Free the slots of absent nodes that no pod refers to (lpod.r.node): out
+ * of the name map, onto nspare.  Not while a cycle's decisions are being
+ * handed out (they name node slots).  O(nodes + pods).  Returns how many.
+ */
+static size_t node_slots_reclaim(gf_live *l)
+{
+	if (l->dec_at < l->ndec || !l->nnodes)
+		return 0;
+	size_t absent = 0, n = 0;
+	for (size_t i = 0; i < l->nnodes; i++)
+		absent += !l->nodes[i].present && !l->nodes[i].spare;
+	if (!absent)
+		return 0;
+	uint8_t *ref = calloc(l->nnodes, 1);
+	uint32_t *sp = realloc(l->nspare, (l->nnspare + absent) * sizeof(*sp));
+	if (sp)
+		l->nspare = sp;
+	if (!ref || !sp) {
+		free(ref);
+		return 0; /* out of memory: the slots stay absent, as before */
+	}
+	for (size_t i = 0; i < l->npods; i++) {
+		const struct lpod *lp = &l->pods[i];
+		if (lp->used && lp->r.node >= 0 && (size_t)lp->r.node < l->nnodes)
+			ref[lp->r.node] = 1;
+	}
+	for (size_t i = 0; i < l->nnodes; i++) {
+		struct lnode *nd = &l->nodes[i];
+		if (nd->present || nd->spare || ref[i])
+			continue;
+		bool f;
+		size_t j = smap_find(&l->nmap, l->nodes, node_key, nd->n.name, &f);
+		if (f)
+			l->nmap.slot[j] = TOMB;
+		nd->spare = true;
+		nd->cidx = -1;
+		nd->n.name[0] = '\0';
+		l->nspare[l->nnspare++] = (uint32_t)i;
+		n++;
+	}
+	free(ref);
+	return n;
+}
+
+/* A slot for a new node: a spare one (the last freed first), else the array's next, reclaiming before it grows. */
+static bool node_slot_new(gf_live *l, uint32_t *at)
+{
+	if (!l->nnspare && l->nnodes == l->capnodes)
+		(void)node_slots_reclaim(l);
+	if (l->nnspare) {
+		*at = l->nspare[--l->nnspare];
+		return true;
+	}
+	if (l->nnodes == l->capnodes) {
+		size_t nc = l->capnodes ? l->capnodes * 2 : 64;
+		struct lnode *v = realloc(l->nodes, nc * sizeof(*v));
+		if (!v)
+			return false;
+		l->nodes = v;
+		l->capnodes = nc;
+	}
+	*at = (uint32_t)l->nnodes++;
+	return true;
+}
+
 void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
 {
 	bool f;
@@ -1415,19 +1496,15 @@ void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
 			return;
 		}
 	} else {
-		if (l->nnodes == l->capnodes) {
-			size_t nc = l->capnodes ? l->capnodes * 2 : 64;
-			struct lnode *v = realloc(l->nodes, nc * sizeof(*v));
-			if (!v)
-				return;
-			l->nodes = v;
-			l->capnodes = nc;
-		}
-		nd = &l->nodes[l->nnodes];
+		uint32_t at;
+		if (!node_slot_new(l, &at))
+			return;
+		j = smap_find(&l->nmap, l->nodes, node_key, n->name, &f); /* a reclaim may have moved it */
+		nd = &l->nodes[at];
 		memset(nd, 0, sizeof(*nd));
 		if (l->nmap.slot[j] == EMPTY)
 			l->nmap.used++;
-		l->nmap.slot[j] = (uint32_t)l->nnodes++;
+		l->nmap.slot[j] = at;
 		nd->gen = l->gen[0];
 	}
 	nd->n = *n;
@@ -2772,6 +2849,8 @@ void gf_live_stats(gf_live *l, struct gf_live_stats *s)
 	}
 	s->rebuilds = l->epoch;
 	s->resets = l->resets;
+	s->node_slots = l->nnodes;
+	s->index_slots = l->nmap.cap + l->pmap.cap + l->gidx.cap;
 	if (!l->cluster)
 		return;
 	size_t n = gf_cluster_nnodes(l->cluster);

@@ -278,6 +278,8 @@ struct gf_live_stats {
 	uint64_t loop_tries;		/* placements the engine's loop tried (every policy; all loops) */
 	size_t pod_records;		/* pods held (any state) */
 	size_t pod_bytes;		/* their memory: slots (engine record, uid) and packed objects */
+	size_t node_slots;		/* node slots held: nodes present, absent ones pods still name, spare */
+	size_t index_slots;		/* hash table slots: node names, pod uids, gangs */
 };
 
 void gf_live_stats(gf_live *l, struct gf_live_stats *s);

@@ -1217,6 +1217,62 @@ static void test_engine_error_message(void **st)
 	gf_live_destroy(l);
 }
 
+/*
+ * Node churn (autoscaled nodes coming and going over days): 100,000 nodes of
+ * distinct names each added, then deleted, the engine brought up to date
+ * after some of them (a rebuild frees the absent nodes' slots) and not after
+ * the others (a new node takes a freed slot before the array grows).  The
+ * node slots and hash tables stay at the peak, not at the number ever seen;
+ * a node a bound pod still names keeps its slot and, back, its pod's GPUs;
+ * new nodes on reused slots are placed on by their own names.
+ */
+static void test_node_churn(void **st)
+{
+	(void)st;
+	gf_live *l;
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	struct gf_k8s_node keep = mknode("keep", 8, "H100", 81559, false);
+	struct gf_k8s_node gone = mknode("gone", 8, "H100", 81559, false);
+	gf_live_node_set(l, &keep);
+	gf_live_node_set(l, &gone);
+	struct gf_k8s_pod b = mkpod("b", "u-b", "gone", "", "\"nvidia.com/gpu\":\"2\"", "other");
+	gf_live_pod_set(l, &b);
+	assert_int_equal(gpus_used(l), 2);
+	gf_live_node_delete(l, "gone");
+	assert_int_equal(gpus_used(l), 0);
+	struct gf_k8s_node n = mknode("churn", 4, "A100", 40960, false);
+	struct gf_live_stats s;
+	for (int i = 0; i < 100000; i++) {
+		snprintf(n.name, sizeof(n.name), "churn-%d", i);
+		gf_live_node_set(l, &n);
+		gf_live_node_delete(l, n.name);
+		if (i < 50000 && i % 100 == 0)
+			gf_live_stats(l, &s); /* brings the engine up to date: a rebuild */
+	}
+	gf_live_stats(l, &s);
+	assert_int_equal(s.nodes, 1);
+	if (s.node_slots > 64 || s.index_slots > 512) /* the array's first 64; names map sized 4 x those */
+		fail_msg("after 100,000 nodes came and went: %zu node slots, %zu hash slots", s.node_slots,
+			 s.index_slots);
+	gf_live_node_set(l, &gone); /* back: its bound pod is accounted again */
+	assert_int_equal(gpus_used(l), 2);
+	snprintf(n.name, sizeof(n.name), "final");
+	gf_live_node_set(l, &n);
+	struct gf_k8s_pod p = mkpod("a", "u-a", "", "\"gpufleet.io/gpu-model\":\"A100\"", "\"nvidia.com/gpu\":\"4\"",
+				    "gpufleet");
+	gf_live_pod_set(l, &p);
+	struct gf_live_decision d;
+	assert_int_equal(drain(l, NULL, NULL, &d), 1);
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_string_equal(d.node, "final");
+	assert_int_equal(gpus_used(l), 6);
+	gf_live_stats(l, &s);
+	assert_int_equal(s.nodes, 3);
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1238,6 +1294,7 @@ int main(void)
 		cmocka_unit_test(test_deadline_estimate),
 		cmocka_unit_test(test_gang_index_churn),
 		cmocka_unit_test(test_engine_error_message),
+		cmocka_unit_test(test_node_churn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

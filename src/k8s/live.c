@@ -140,6 +140,19 @@ static size_t smap_find(const struct smap *m, const void *arr, key_fn key, const
 	}
 }
 
+/* Map k (the key of arr[idx]) to idx, replacing what k mapped to.  GF_NOMEM: nothing changed. */
+static gf_err smap_put(struct smap *m, const void *arr, key_fn key, const char *k, uint32_t idx)
+{
+	bool f;
+	if (m->used * 2 >= m->cap && smap_grow(m, arr, key))
+		return GF_NOMEM;
+	size_t j = smap_find(m, arr, key, k, &f);
+	if (m->slot[j] == EMPTY)
+		m->used++;
+	m->slot[j] = idx;
+	return GF_OK;
+}
+
 /*
  * The extender resolves every name kube-scheduler sends (5,000 per call at
  * 5,000 nodes, in any order) to a cluster index.  Going through nmap would
@@ -431,6 +444,7 @@ struct gf_live {
 	size_t nq, capq;
 	struct lnsq { char ns[GF_K8S_NAME_MAX]; char q[GF_K8S_LABEL_VALUE_MAX]; } *nsq;
 	size_t nnsq, capnsq;
+	struct smap qmap, nsmap;	/* Queue name -> qdef index; namespace -> nsq index */
 	struct gf_queue_quota *quota;	/* nq + 1: the last one, unlimited, for pods of no Queue */
 	bool queues_dirty;		/* a Queue or namespace label changed: a new loop */
 	uint64_t loop_tries;	/* placements tried by loops since destroyed (gf_live_stats) */
@@ -534,6 +548,8 @@ void gf_live_destroy(gf_live *l)
 	free(l->qdef);
 	free(l->qerr);
 	free(l->nsq);
+	free(l->qmap.slot);
+	free(l->nsmap.slot);
 	free(l->quota);
 	free(l->dec);
 	free(l->dmsg);
@@ -889,21 +905,38 @@ static gf_err ensure(gf_live *l);
  * the waiting pods go back to this file's queue and are submitted again.
  */
 
+static const char *qdef_key(const void *arr, uint32_t i)
+{
+	return ((const struct gf_queue_def *)arr)[i].name;
+}
+
+static const char *nsq_key(const void *arr, uint32_t i)
+{
+	return ((const struct lnsq *)arr)[i].ns;
+}
+
+/* Queue name's index in qdef, or -1: a lookup in qmap (every attempt of a pod asks, through pod_qindex). */
 static int queue_find(const gf_live *l, const char *name)
 {
-	for (size_t i = 0; i < l->nq; i++)
-		if (!strcmp(l->qdef[i].name, name))
-			return (int)i;
-	return -1;
+	bool f;
+	size_t j = smap_find(&l->qmap, l->qdef, qdef_key, name, &f);
+	return f ? (int)l->qmap.slot[j] : -1;
+}
+
+/* Namespace ns's entry in nsq, or -1 (nsmap). */
+static int ns_find(const gf_live *l, const char *ns)
+{
+	bool f;
+	size_t j = smap_find(&l->nsmap, l->nsq, nsq_key, ns, &f);
+	return f ? (int)l->nsmap.slot[j] : -1;
 }
 
 static const char *ns_queue(const gf_live *l, const char *ns)
 {
-	for (size_t i = 0; i < l->nnsq; i++)
-		if (!strcmp(l->nsq[i].ns, ns))
-			return l->nsq[i].q;
-	return NULL;
+	int i = ns_find(l, ns);
+	return i >= 0 ? l->nsq[i].q : NULL;
 }
+
 
 /* Why Queue i cannot take pods now ("" it can): its object was refused, or it lists a GPU model nobody has. */
 static void queue_why(const gf_live *l, size_t i, char *why, size_t n)
@@ -1040,6 +1073,8 @@ gf_err gf_live_queue_set(gf_live *l, const struct gf_queue_def *d, const char *e
 			l->qerr = w;
 			l->capq = nc;
 		}
+		if (smap_put(&l->qmap, l->qdef, qdef_key, d->name, (uint32_t)l->nq))
+			return GF_NOMEM;
 		i = (int)l->nq++;
 	}
 	l->qdef[i] = *d;
@@ -1050,9 +1085,15 @@ gf_err gf_live_queue_set(gf_live *l, const struct gf_queue_def *d, const char *e
 
 void gf_live_queue_delete(gf_live *l, const char *name)
 {
-	int i = queue_find(l, name);
-	if (i < 0)
+	bool f;
+	size_t j = smap_find(&l->qmap, l->qdef, qdef_key, name, &f);
+	if (!f)
 		return;
+	uint32_t i = l->qmap.slot[j];
+	l->qmap.slot[j] = TOMB;
+	for (size_t k = 0; k < l->qmap.cap; k++) /* the Queues after it move down one */
+		if (l->qmap.slot[k] != EMPTY && l->qmap.slot[k] != TOMB && l->qmap.slot[k] > i)
+			l->qmap.slot[k]--;
 	memmove(&l->qdef[i], &l->qdef[i + 1], (l->nq - (size_t)i - 1) * sizeof(*l->qdef));
 	memmove(&l->qerr[i], &l->qerr[i + 1], (l->nq - (size_t)i - 1) * sizeof(*l->qerr));
 	l->nq--;
@@ -1068,9 +1109,8 @@ gf_err gf_live_namespace_queue(gf_live *l, const char *ns, const char *queue)
 		return GF_OK;
 	if (old && !strcmp(old, queue))
 		return GF_OK;
-	size_t i = 0;
-	while (i < l->nnsq && strcmp(l->nsq[i].ns, ns))
-		i++;
+	int at = ns_find(l, ns);
+	size_t i = at >= 0 ? (size_t)at : l->nnsq;
 	if (i == l->nnsq) {
 		if (l->nnsq == l->capnsq) {
 			size_t nc = l->capnsq ? l->capnsq * 2 : 16;
@@ -1080,7 +1120,10 @@ gf_err gf_live_namespace_queue(gf_live *l, const char *ns, const char *queue)
 			l->nsq = v;
 			l->capnsq = nc;
 		}
-		snprintf(l->nsq[l->nnsq++].ns, sizeof(l->nsq[0].ns), "%s", ns);
+		snprintf(l->nsq[l->nnsq].ns, sizeof(l->nsq[0].ns), "%s", ns);
+		if (smap_put(&l->nsmap, l->nsq, nsq_key, l->nsq[l->nnsq].ns, (uint32_t)l->nnsq))
+			return GF_NOMEM;
+		l->nnsq++;
 	}
 	snprintf(l->nsq[i].q, sizeof(l->nsq[i].q), "%s", queue);
 	queues_changed(l);

@@ -13,6 +13,7 @@
 #include "k8s/gangs.h"
 #include "k8s/live.h"
 #include "queue/loop.h"
+#include "sim/queues.h"
 
 static struct gf_k8s_node mknode(const char *name, int gpus, const char *model, int gpu_mem, bool topo)
 {
@@ -1273,6 +1274,91 @@ static void test_node_churn(void **st)
 	gf_live_destroy(l);
 }
 
+static void count_queue(void *ud, const char *name, int64_t used, int64_t nominal, const char *err)
+{
+	(void)name, (void)used, (void)nominal, (void)err;
+	++*(int *)ud;
+}
+
+/*
+ * Queues and namespaces found by name (live.c's hash maps, not a scan): 200
+ * Queues and 3,000 namespaces; Queues deleted first, in the middle and last,
+ * the others still found under their names (their indices moved down); a
+ * namespace relabelled; a pod whose namespace names a deleted Queue waits,
+ * said so, and one whose namespace names a live one is placed.
+ */
+static void test_queue_lookups(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("best-effort-fifo", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp, .queues = true };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node nd = mknode("n0", 8, "H100", 81559, false);
+	gf_live_node_set(l, &nd);
+	char name[64], q[64];
+	for (int i = 0; i < 200; i++) {
+		struct gf_queue_def d;
+		memset(&d, 0, sizeof(d));
+		snprintf(d.name, sizeof(d.name), "q-%d", i);
+		d.nominal = 8000;
+		d.borrowing_limit = d.lending_limit = GF_QUOTA_UNLIMITED;
+		d.weight = 1;
+		assert_int_equal(gf_live_queue_set(l, &d, i == 150 ? "refused for the test" : NULL), GF_OK);
+	}
+	for (int i = 0; i < 3000; i++) {
+		snprintf(name, sizeof(name), "ns-%d", i);
+		snprintf(q, sizeof(q), "q-%d", i % 200);
+		assert_int_equal(gf_live_namespace_queue(l, name, q), GF_OK);
+	}
+	assert_int_equal(gf_live_namespace_queue(l, "ns-1", "q-7"), GF_OK); /* relabelled */
+	gf_live_queue_delete(l, "q-0");
+	gf_live_queue_delete(l, "q-100");
+	gf_live_queue_delete(l, "q-199");
+	gf_live_queue_delete(l, "q-none"); /* not held: nothing */
+	int64_t used;
+	for (int i = 0; i < 200; i++) {
+		snprintf(q, sizeof(q), "q-%d", i);
+		bool gone = i == 0 || i == 100 || i == 199;
+		if (gf_live_queue_usage(l, q, &used) == gone)
+			fail_msg("%s: %s", q, gone ? "deleted, still found" : "held, not found");
+	}
+	int nq = 0;
+	gf_live_each_queue(l, count_queue, &nq);
+	assert_int_equal(nq, 197);
+	struct gf_k8s_pod a = mkpod("a", "u-a", "", "", "\"nvidia.com/gpu\":\"1\"", "gpufleet");
+	struct gf_k8s_pod b = mkpod("b", "u-b", "", "", "\"nvidia.com/gpu\":\"1\"", "gpufleet");
+	snprintf(a.ns, sizeof(a.ns), "ns-1");	/* -> q-7 */
+	snprintf(b.ns, sizeof(b.ns), "ns-300"); /* -> q-100, deleted */
+	struct gf_k8s_pod c = mkpod("c", "u-c", "", "", "\"nvidia.com/gpu\":\"1\"", "gpufleet");
+	snprintf(c.ns, sizeof(c.ns), "ns-150"); /* -> q-150, refused (two Queues before it deleted) */
+	gf_live_pod_set(l, &a);
+	gf_live_pod_set(l, &b);
+	gf_live_pod_set(l, &c);
+	struct gf_k8s_pod got;
+	struct gf_live_decision d;
+	int placed = 0, waiting = 0;
+	while (gf_live_schedule_next(l, &got, &d)) {
+		if (d.result == GF_LIVE_PLACED) {
+			placed++;
+			assert_string_equal(got.name, "a");
+		} else if (!strcmp(got.name, "b")) {
+			waiting++;
+			assert_non_null(strstr(d.message, "Queue \"q-100\" (gpufleet.io/v1alpha1, from its namespace's label "
+							 "gpufleet.io/queue) does not exist"));
+		} else {
+			waiting++;
+			assert_string_equal(d.message, "Queue \"q-150\" cannot admit pods: refused for the test.");
+		}
+	}
+	assert_int_equal(placed, 1);
+	assert_int_equal(waiting, 2);
+	assert_true(gf_live_queue_usage(l, "q-7", &used));
+	assert_int_equal(used, 1000);
+	gf_live_destroy(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1295,6 +1381,7 @@ int main(void)
 		cmocka_unit_test(test_gang_index_churn),
 		cmocka_unit_test(test_engine_error_message),
 		cmocka_unit_test(test_node_churn),
+		cmocka_unit_test(test_queue_lookups),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,6 +48,7 @@
 #include "k8s/live.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -582,6 +583,22 @@ static const struct gf_k8s_pod *pod_of(gf_live *l, const struct lpod *lp)
 {
 	if (!lp->packed || gf_zunpack(lp->packed, lp->plen, &l->scratch, sizeof(l->scratch)))
 		memset(&l->scratch, 0, sizeof(l->scratch)); /* never packed */
+	return &l->scratch;
+}
+
+/*
+ * lp's namespace and name only (the packed object's leading fields), in
+ * l->scratch: the rest of it is not lp's.  Valid until the next pod_of() or
+ * pod_names_of().  For the paths over every pod that read nothing else (the
+ * allocation record, the notes): unpacking a whole Pod is 6.7 KB written.
+ */
+static const struct gf_k8s_pod *pod_names_of(gf_live *l, const struct lpod *lp)
+{
+	_Static_assert(offsetof(struct gf_k8s_pod, ns) == 0 &&
+		       offsetof(struct gf_k8s_pod, name) < offsetof(struct gf_k8s_pod, uid),
+		       "struct gf_k8s_pod starts with ns and name");
+	if (!lp->packed || gf_zunpack_head(lp->packed, lp->plen, &l->scratch, offsetof(struct gf_k8s_pod, uid)))
+		memset(&l->scratch, 0, offsetof(struct gf_k8s_pod, uid));
 	return &l->scratch;
 }
 
@@ -2570,7 +2587,7 @@ size_t gf_live_notes_due(gf_live *l, struct gf_live_note *out, size_t max)
 			continue;
 		lp->note_s = (int32_t)st;
 		lp->note_why = why;
-		const struct gf_k8s_pod *p = pod_of(l, lp);
+		const struct gf_k8s_pod *p = pod_names_of(l, lp);
 		snprintf(o->uid, sizeof(o->uid), "%s", lp->uid);
 		snprintf(o->ns, sizeof(o->ns), "%s", p->ns);
 		snprintf(o->name, sizeof(o->name), "%s", p->name);
@@ -2924,10 +2941,11 @@ void gf_live_each_allocation(gf_live *l, void (*share)(void *ud, const struct gf
 	for (size_t i = 0; share && i < l->npods; i++) {
 		const struct lpod *lp = &l->pods[i];
 		const struct gf_pod_rec *r = &lp->r;
-		if (!lp->used || !r->counted || r->node < 0 || (r->st != GF_POD_BOUND && r->st != GF_POD_ASSUMED))
-			continue;
+		if (!lp->used || !r->counted || r->node < 0 || (r->st != GF_POD_BOUND && r->st != GF_POD_ASSUMED) ||
+		    r->eff.gpu_count <= 0)
+			continue; /* a CPU-only pod has no share: not unpacked */
 		const struct lnode *nd = &l->nodes[r->node];
-		const struct gf_k8s_pod *p = pod_of(l, lp); /* valid until the next pod_of() */
+		const struct gf_k8s_pod *p = pod_names_of(l, lp); /* ns and name, until the next one */
 		for (int k = 0; k < r->eff.gpu_count && k < GF_MAX_GPUS; k++) {
 			int g = r->gpus[k];
 			share(ud, &(struct gf_live_share){ p->ns, p->name, nd->n.name, nd->n.model,

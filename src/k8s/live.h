@@ -280,6 +280,8 @@ struct gf_live_stats {
 	size_t pod_bytes;		/* their memory: slots (engine record, uid) and packed objects */
 	size_t node_slots;		/* node slots held: nodes present, absent ones pods still name, spare */
 	size_t index_slots;		/* hash table slots: node names, pod uids, gangs */
+	uint64_t cycles;		/* scheduling cycles of the engine's loop run */
+	uint64_t idle_skips;		/* cycles not run (not kube): nothing changed since the last one */
 };
 
 void gf_live_stats(gf_live *l, struct gf_live_stats *s);

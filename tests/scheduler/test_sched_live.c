@@ -1359,6 +1359,60 @@ static void test_queue_lookups(void **st)
 	gf_live_destroy(l);
 }
 
+static uint64_t cycles(gf_live *l)
+{
+	struct gf_live_stats s;
+	gf_live_stats(l, &s);
+	return s.cycles;
+}
+
+/*
+ * Not kube: a cycle with nothing new to decide from is not run again (live.c,
+ * idle_skip; the loop would try its waiting jobs again) until something
+ * changes (room freed: the waiting pod is placed at once) or 10 s of the
+ * caller's clock have passed.
+ */
+static void test_idle_cycle_skipped(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("best-effort-fifo", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node nd = mknode("n0", 8, "H100", 81559, false);
+	gf_live_node_set(l, &nd);
+	struct gf_k8s_pod a = mkpod("a", "u-a", "", "", "\"nvidia.com/gpu\":\"8\"", "gpufleet");
+	struct gf_k8s_pod b = mkpod("b", "u-b", "", "", "\"nvidia.com/gpu\":\"8\"", "gpufleet");
+	gf_live_pod_set(l, &a);
+	gf_live_pod_set(l, &b);
+	struct gf_k8s_pod bound[2];
+	size_t nb = 0;
+	assert_int_equal(drain(l, bound, &nb, NULL), 2); /* a placed (and bound), b waits in the loop */
+	assert_int_equal(nb, 1);
+	uint64_t c = cycles(l);
+	struct gf_k8s_pod p;
+	struct gf_live_decision d;
+	gf_live_requeue_due(l, 5.0);
+	for (int i = 0; i < 5; i++)
+		assert_false(gf_live_schedule_next(l, &p, &d));
+	assert_int_equal(cycles(l), c); /* nothing changed: no cycle */
+	gf_live_requeue_due(l, 11.0);
+	assert_false(gf_live_schedule_next(l, &p, &d));
+	assert_int_equal(cycles(l), c + 1); /* 10 s on: one cycle anyway */
+	assert_false(gf_live_schedule_next(l, &p, &d));
+	assert_int_equal(cycles(l), c + 1); /* and none right after it */
+	gf_live_pod_delete(l, bound[0].uid); /* room freed: the next cycle runs and places b */
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_string_equal(p.name, "b");
+	assert_int_equal(cycles(l), c + 2);
+	struct gf_live_stats s;
+	gf_live_stats(l, &s);
+	assert_true(s.idle_skips >= 6);
+	gf_live_destroy(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1382,6 +1436,7 @@ int main(void)
 		cmocka_unit_test(test_engine_error_message),
 		cmocka_unit_test(test_node_churn),
 		cmocka_unit_test(test_queue_lookups),
+		cmocka_unit_test(test_idle_cycle_skipped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

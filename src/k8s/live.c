@@ -2326,9 +2326,9 @@ static bool gang_take(gf_live *l, struct lpod *lp, int64_t t)
  * 1 s of CPU, bench_live_paths), and the daemon asks for one every 100 ms
  * when nothing is handed out.  A cycle with nothing submitted decides what
  * the one before it did unless something outside changed what it decides
- * from: the loop (jobs, events, starts, evictions), the cluster (binds,
- * unbinds, rebuilds), a node's admission or freed room (the change log),
- * the pods waiting in it.  So such a cycle is skipped while all of these
+ * from: the loop (jobs, events applied or due, starts, evictions), the
+ * cluster (binds, unbinds, rebuilds), a node's admission or freed room (the
+ * change log), the pods waiting in it.  So such a cycle is skipped while all of these
  * read as they did after the last cycle, for at most IDLE_CYCLE_MS of the
  * caller's clock (a cycle then runs anyway: whatever time alone changes).
  */
@@ -2354,7 +2354,9 @@ static void idle_state(const gf_live *l, uint64_t v[10])
 static bool idle_skip(gf_live *l, int64_t t)
 {
 	uint64_t v[10];
-	if (l->ntried || !l->loop || l->idle_at <= 0 || t - l->idle_at >= IDLE_CYCLE_MS)
+	int64_t ev;
+	if (l->ntried || !l->loop || l->idle_at <= 0 || t - l->idle_at >= IDLE_CYCLE_MS ||
+	    (gf_loop_next_event(l->loop, &ev) && ev <= t)) /* an end or arrival reported, due now */
 		return false;
 	idle_state(l, v);
 	if (memcmp(v, l->idle_seen, sizeof(v)))

@@ -1413,6 +1413,76 @@ static void test_idle_cycle_skipped(void **st)
 	gf_live_destroy(l);
 }
 
+/* Place one rule-less 1-GPU pod named name; the node it went to ("" when unschedulable). */
+static void place_one(gf_live *l, const char *name, char *node, size_t len)
+{
+	char uid[32];
+	snprintf(uid, sizeof(uid), "u-%s", name);
+	struct gf_k8s_pod p = mkpod(name, uid, "", "", "\"nvidia.com/gpu\":\"1\"", "gpufleet");
+	gf_live_pod_set(l, &p);
+	struct gf_k8s_pod got;
+	struct gf_live_decision d;
+	node[0] = '\0';
+	while (gf_live_schedule_next(l, &got, &d))
+		if (d.result == GF_LIVE_PLACED && !strcmp(got.name, name)) {
+			snprintf(node, len, "%s", d.node);
+			struct gf_k8s_pod b = bound_copy(&got, &d);
+			gf_live_pod_set(l, &b);
+		}
+}
+
+/*
+ * Pods without rules share one admission mask (live.c, plain_mask), kept
+ * between changes: each change that narrows or widens it (a cordon, a taint,
+ * a node's pod count reached, a pod leaving it) is seen by the next pod.
+ */
+static void test_plain_mask_follows_changes(void **st)
+{
+	(void)st;
+	gf_live *l;
+	char node[GF_K8S_NAME_MAX];
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	struct gf_k8s_node a = mknode("a", 8, "H100", 81559, false), b = mknode("b", 8, "H100", 81559, false);
+	a.max_pods = 2;
+	a.unschedulable = true; /* cordoned: b only */
+	gf_live_node_set(l, &a);
+	gf_live_node_set(l, &b);
+	place_one(l, "p0", node, sizeof(node));
+	assert_string_equal(node, "b");
+	a.unschedulable = false; /* a back, b tainted: a only */
+	gf_live_node_set(l, &a);
+	b.ntaints = 1;
+	snprintf(b.taints[0].key, sizeof(b.taints[0].key), "dedicated");
+	b.taints[0].effect = GF_EFFECT_NO_SCHEDULE;
+	gf_live_node_set(l, &b);
+	place_one(l, "p1", node, sizeof(node));
+	assert_string_equal(node, "a");
+	place_one(l, "p2", node, sizeof(node)); /* a's second pod: its last */
+	assert_string_equal(node, "a");
+	place_one(l, "p3", node, sizeof(node)); /* a full, b tainted: nowhere */
+	assert_string_equal(node, "");
+	b.ntaints = 0; /* only b's admission changes (no bind since): p3 goes there */
+	gf_live_node_set(l, &b);
+	gf_live_requeue_due(l, 20.0);
+	struct gf_k8s_pod got;
+	struct gf_live_decision d;
+	bool placed = false;
+	while (gf_live_schedule_next(l, &got, &d))
+		placed |= d.result == GF_LIVE_PLACED && !strcmp(got.name, "p3") && !strcmp(d.node, "b");
+	assert_true(placed);
+	b.ntaints = 1;
+	gf_live_node_set(l, &b);
+	place_one(l, "p4", node, sizeof(node)); /* a full, b tainted again: nowhere */
+	assert_string_equal(node, "");
+	gf_live_pod_delete(l, "u-p1"); /* a pod leaves a: p4 goes there */
+	gf_live_requeue_due(l, 40.0);
+	placed = false;
+	while (gf_live_schedule_next(l, &got, &d))
+		placed |= d.result == GF_LIVE_PLACED && !strcmp(got.name, "p4") && !strcmp(d.node, "a");
+	assert_true(placed);
+	gf_live_destroy(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1437,6 +1507,7 @@ int main(void)
 		cmocka_unit_test(test_node_churn),
 		cmocka_unit_test(test_queue_lookups),
 		cmocka_unit_test(test_idle_cycle_skipped),
+		cmocka_unit_test(test_plain_mask_follows_changes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

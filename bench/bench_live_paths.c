@@ -82,7 +82,8 @@ static void pod_at(size_t i, size_t ngang, size_t nns, struct gf_k8s_pod *p)
 			   "\"containers\":[{\"name\":\"c\",\"image\":\"registry.invalid/x:1\","
 			   "\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"64Mi\"}%s}}]},"
 			   "\"status\":{\"phase\":\"Pending\"}}",
-			   i, (i < ngang ? i - i % GANG : i) % nns, i, 100000 + i, labels, i < ngang ? "" : ann[kind], limits[kind]);
+			   i, (i < ngang ? i - i % GANG : i) % nns, i, 100000 + i, labels, i < ngang ? "" : ann[kind],
+			   limits[kind]);
 	if (gf_k8s_pod_decode_text(json, (size_t)len, p, err, sizeof(err))) {
 		fprintf(stderr, "bench: pod %zu: %s\n", i, err);
 		exit(2);

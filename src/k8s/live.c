@@ -964,7 +964,6 @@ static const char *ns_queue(const gf_live *l, const char *ns)
 	return i >= 0 ? l->nsq[i].q : NULL;
 }
 
-
 /* Why Queue i cannot take pods now ("" it can): its object was refused, or it lists a GPU model nobody has. */
 static void queue_why(const gf_live *l, size_t i, char *why, size_t n)
 {
@@ -1543,7 +1542,7 @@ static size_t node_slots_reclaim(gf_live *l)
 	return n;
 }
 
-/* A slot for a new node: a spare one (the last freed first), else the array's next, reclaiming before it grows. */
+/* A slot for a new node: a spare one (the last freed first), else the array's next (reclaiming first). */
 static bool node_slot_new(gf_live *l, uint32_t *at)
 {
 	if (!l->nnspare && l->nnodes == l->capnodes)
@@ -2365,9 +2364,10 @@ static bool gang_take(gf_live *l, struct lpod *lp, int64_t t)
  * the one before it did unless something outside changed what it decides
  * from: the loop (jobs, events applied or due, starts, evictions), the
  * cluster (binds, unbinds, rebuilds), a node's admission or freed room (the
- * change log), the pods waiting in it.  So such a cycle is skipped while all of these
- * read as they did after the last cycle, for at most IDLE_CYCLE_MS of the
- * caller's clock (a cycle then runs anyway: whatever time alone changes).
+ * change log), the pods waiting in it.  So such a cycle is skipped while
+ * all of these read as they did after the last cycle, for at most
+ * IDLE_CYCLE_MS of the caller's clock (then one runs anyway: whatever time
+ * alone changes).
  */
 #define IDLE_CYCLE_MS 10000
 

@@ -335,6 +335,8 @@ struct lpod {
 	uint32_t gnext, gprev;	/* gkey != 0: its gang's other pods (struct gindex); NO_SLOT: none */
 	int32_t note_s;		/* estimated start last noted (caller's seconds); -1 none; NOTE_NEVER */
 	uint32_t note_why;	/* the waiting reason last noted, hashed */
+	int32_t fc_s;		/* its start in forecast fc_gen (as note_s), when it was job fc_job */
+	uint32_t fc_job, fc_gen;
 	uint8_t *packed;
 	struct gf_pod_rec r;
 	char uid[GF_K8S_UID_MAX];
@@ -435,6 +437,11 @@ struct gf_live {
 	uint64_t idle_seen[10];
 	int64_t idle_at;
 	uint64_t idle_skips, cycles;
+	/* The notes' forecast (notes_forecast): its number, the loop's state and the time it was made at. */
+	uint32_t fc_gen;
+	uint64_t fc_seen[10], forecasts;
+	int64_t fc_now;
+	double fc_at;
 	/* The admission mask of pods without rules (plain_mask) and the state it was made in. */
 	uint64_t *mask0;
 	size_t mask0_cap;
@@ -2653,21 +2660,65 @@ size_t gf_live_gangs_changed(gf_live *l)
  * reason changed, the estimate appeared or went, or it moved by more than
  * GF_LIVE_NOTE_MOVE_S.  O(jobs + pods) for the forecast and the scan.
  */
+/*
+ * The forecast behind the notes: gf_loop_forecast places every waiting job
+ * in order (with running jobs' ends known, about 2 s of CPU at 5,000 nodes
+ * and 25,000 waiting: bench_live_paths), and the notes are asked for every
+ * 2 s.  So it is made again only when what it is made from changed
+ * (idle_state and the loop's clock: unchanged, it would give the same) and
+ * at most every NOTES_FORECAST_S of the caller's clock; each waiting pod
+ * keeps its start from the last one (fc_s, with the job it was then), and a
+ * pod that joined the loop since waits for the next one for its note.
+ * false: none made (out of memory, the loop's error).
+ */
+#define NOTES_FORECAST_S 10.0
+
+static bool notes_forecast(gf_live *l, size_t nj)
+{
+	uint64_t v[10];
+	struct gf_loop_stats st;
+	idle_state(l, v);
+	gf_loop_stats(l->loop, &st);
+	if (l->fc_gen && ((st.now == l->fc_now && !memcmp(v, l->fc_seen, sizeof(v))) ||
+			  l->now - l->fc_at < NOTES_FORECAST_S))
+		return true;
+	int64_t *start = malloc((nj ? nj : 1) * sizeof(*start));
+	if (!start || gf_loop_forecast(l->loop, start)) {
+		free(start);
+		return false;
+	}
+	l->forecasts++;
+	l->fc_gen++;
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		if (!lp->used || lp->job == NO_JOB || lp->job >= nj)
+			continue;
+		int64_t s = start[lp->job] >= 0 ? start[lp->job] / 1000 : -1;
+		lp->fc_s = s > INT32_MAX ? -1 : (int32_t)s; /* beyond any clock this process has: no estimate */
+		lp->fc_job = lp->job;
+		lp->fc_gen = l->fc_gen;
+	}
+	free(start);
+	memcpy(l->fc_seen, v, sizeof(v));
+	l->fc_now = st.now;
+	l->fc_at = l->now;
+	return true;
+}
+
 size_t gf_live_notes_due(gf_live *l, struct gf_live_note *out, size_t max)
 {
 	if (!l->loop || !l->in_loop || !max || l->o.queue_policy == GF_QP_KUBE)
 		return 0;
 	size_t nj = gf_loop_njobs(l->loop), n = 0;
-	int64_t *start = malloc((nj ? nj : 1) * sizeof(*start));
-	if (!start || gf_loop_forecast(l->loop, start)) {
-		free(start);
+	if (!notes_forecast(l, nj))
 		return 0;
-	}
 	const char *qp = gf_queue_policy_name((enum gf_queue_policy)l->o.queue_policy);
 	for (size_t i = 0; i < l->npods && n < max; i++) {
 		struct lpod *lp = &l->pods[i];
 		if (!lp->used || lp->job == NO_JOB || lp->job >= nj)
 			continue;
+		if (lp->fc_gen != l->fc_gen || lp->fc_job != lp->job)
+			continue; /* not in the last forecast: its note comes with the next */
 		struct gf_job_info ji;
 		gf_loop_job(l->loop, lp->job, &ji);
 		struct gf_live_note *o = &out[n];
@@ -2677,9 +2728,7 @@ size_t gf_live_notes_due(gf_live *l, struct gf_live_note *out, size_t max)
 		else
 			snprintf(o->reason, sizeof(o->reason), "waiting in gpufleet's queue (%s): %s", qp,
 				 ji.why == GF_LOOP_WHY_NONE ? "not tried yet" : gf_loop_why_name(ji.why));
-		int64_t st = start[lp->job] >= 0 ? start[lp->job] / 1000 : -1;
-		if (st > INT32_MAX)
-			st = -1; /* beyond any clock this process has: no estimate */
+		int64_t st = lp->fc_s;
 		uint32_t why = (uint32_t)fnv(o->reason);
 		bool due = lp->note_s == NOTE_NEVER || why != lp->note_why || (st < 0) != (lp->note_s < 0) ||
 			   (st >= 0 && (st - lp->note_s > GF_LIVE_NOTE_MOVE_S || lp->note_s - st > GF_LIVE_NOTE_MOVE_S));
@@ -2694,7 +2743,6 @@ size_t gf_live_notes_due(gf_live *l, struct gf_live_note *out, size_t max)
 		o->start = st >= 0 ? (double)st : -1;
 		n++;
 	}
-	free(start);
 	return n;
 }
 
@@ -3012,6 +3060,7 @@ void gf_live_stats(gf_live *l, struct gf_live_stats *s)
 	s->node_slots = l->nnodes;
 	s->index_slots = l->nmap.cap + l->pmap.cap + l->gidx.cap;
 	s->idle_skips = l->idle_skips;
+	s->forecasts = l->forecasts;
 	s->cycles = l->cycles;
 	if (!l->cluster)
 		return;

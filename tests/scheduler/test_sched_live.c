@@ -1483,6 +1483,61 @@ static void test_plain_mask_follows_changes(void **st)
 	gf_live_destroy(l);
 }
 
+static uint64_t forecasts(gf_live *l)
+{
+	struct gf_live_stats s;
+	gf_live_stats(l, &s);
+	return s.forecasts;
+}
+
+/*
+ * The notes' forecast is made again only when the loop changed, at most
+ * every 10 s of the caller's clock: rounds with nothing new make none, a pod
+ * that joined the loop since the last one gets its note with the next.
+ */
+static void test_notes_forecast_kept(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("best-effort-fifo", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node nd = mknode("n0", 8, "H100", 81559, false);
+	gf_live_node_set(l, &nd);
+	struct gf_k8s_pod a = mkpod("a", "u-a", "", "", "\"nvidia.com/gpu\":\"8\"", "gpufleet");
+	struct gf_k8s_pod b = mkpod("b", "u-b", "", "", "\"nvidia.com/gpu\":\"8\"", "gpufleet");
+	struct gf_k8s_pod c = mkpod("c", "u-c", "", "", "\"nvidia.com/gpu\":\"8\"", "gpufleet");
+	gf_live_pod_set(l, &a);
+	gf_live_pod_set(l, &b);
+	assert_int_equal(drain(l, NULL, NULL, NULL), 2); /* a bound, b waits */
+	struct gf_live_note notes[4];
+	assert_int_equal(gf_live_notes_due(l, notes, 4), 1);
+	assert_string_equal(notes[0].name, "b");
+	assert_int_equal(forecasts(l), 1);
+	for (int i = 1; i <= 5; i++) { /* nothing new, the clock on: no forecast, no note */
+		gf_live_requeue_due(l, 20.0 * i);
+		assert_int_equal(gf_live_notes_due(l, notes, 4), 0);
+	}
+	assert_int_equal(forecasts(l), 1);
+	gf_live_pod_set(l, &c); /* c joins the loop at 100 s, the last forecast 100 s old: one now */
+	drain(l, NULL, NULL, NULL);
+	assert_int_equal(gf_live_notes_due(l, notes, 4), 1);
+	assert_string_equal(notes[0].name, "c");
+	assert_int_equal(forecasts(l), 2);
+	gf_live_pod_delete(l, "u-c"); /* changed again at 105 s: the forecast stays until 110 s */
+	gf_live_requeue_due(l, 105.0);
+	gf_live_pod_set(l, &c);
+	drain(l, NULL, NULL, NULL);
+	assert_int_equal(gf_live_notes_due(l, notes, 4), 0);
+	assert_int_equal(forecasts(l), 2);
+	gf_live_requeue_due(l, 111.0);
+	assert_int_equal(gf_live_notes_due(l, notes, 4), 1);
+	assert_string_equal(notes[0].name, "c");
+	assert_int_equal(forecasts(l), 3);
+	gf_live_destroy(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1508,6 +1563,7 @@ int main(void)
 		cmocka_unit_test(test_queue_lookups),
 		cmocka_unit_test(test_idle_cycle_skipped),
 		cmocka_unit_test(test_plain_mask_follows_changes),
+		cmocka_unit_test(test_notes_forecast_kept),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

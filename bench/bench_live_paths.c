@@ -29,7 +29,9 @@
  *   - an idle scheduling cycle (gf_live_schedule_next with nothing new:
  *     the loop tries its waiting jobs again, or live.c skips it), mean of
  *     ROUNDS; then the same with the caller's clock 11 s on before each
- *     (live.c runs a cycle at least every 10 s), mean of ROUNDS.
+ *     (live.c runs a cycle at least every 10 s), mean of ROUNDS;
+ *   - a PodGroup event (gf_live_gangs_changed: gang members parked here go
+ *     back to the queue), mean of ROUNDS.
  * Figures vary with the machine's load: compare runs made one after the
  * other (before/after a change) on the same machine.
  */
@@ -251,6 +253,13 @@ int main(int argc, char **argv)
 		more += gf_live_schedule_next(l, p, d);
 	}
 	printf("%-44s %10.3f ms CPU  (%zu decisions)\n", "cycle with nothing new, 11 s on, mean",
+	       (bench_cpu_seconds() - t) * 1e3 / (double)rounds, more);
+	/* last: it sends the gangs' parked members back to the queue */
+	more = 0;
+	t = bench_cpu_seconds();
+	for (size_t r = 0; r < rounds; r++)
+		more += gf_live_gangs_changed(l);
+	printf("%-44s %10.3f ms CPU  (%zu pods requeued)\n", "a PodGroup event (gf_live_gangs_changed), mean",
 	       (bench_cpu_seconds() - t) * 1e3 / (double)rounds, more);
 
 	char why[256];

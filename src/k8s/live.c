@@ -2595,37 +2595,6 @@ void gf_live_set_gangs(gf_live *l, const gf_gangs *g)
 	l->gangs = g;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return (x > y) - (x < y);
-}
-
-/*
- * The pod slots of every gang member (the gang index's lists), ascending,
- * into *out (the caller frees); their number, or -1 out of memory or with
- * the index lost.  O(gang members + the index's table).
- */
-static ptrdiff_t gang_members_all(const gf_live *l, uint32_t **out)
-{
-	const struct gindex *x = &l->gidx;
-	size_t n = 0, k = 0;
-	if (x->lost)
-		return -1;
-	for (size_t j = 0; j < x->cap; j++)
-		for (uint32_t i = x->slot[j].key ? x->slot[j].head : NO_SLOT; i != NO_SLOT; i = l->pods[i].gnext)
-			n++;
-	uint32_t *v = malloc((n ? n : 1) * sizeof(*v));
-	if (!v)
-		return -1;
-	for (size_t j = 0; j < x->cap; j++)
-		for (uint32_t i = x->slot[j].key ? x->slot[j].head : NO_SLOT; i != NO_SLOT; i = l->pods[i].gnext)
-			v[k++] = i;
-	qsort(v, n, sizeof(*v), cmp_u32);
-	*out = v;
-	return (ptrdiff_t)n;
-}
-
 /* A gang member parked here (not in the loop) goes back to the queue; true if it did. */
 static bool gang_member_retry(gf_live *l, struct lpod *lp)
 {
@@ -2637,19 +2606,30 @@ static bool gang_member_retry(gf_live *l, struct lpod *lp)
 	return true;
 }
 
+/*
+ * Every gang member (the gang index's lists, marked in a bitmap of the pod
+ * slots) in slot order, the order of a scan of every pod, as before the
+ * index: O(gang members + pods / 64).  Without the index (lost, or out of
+ * memory for the bitmap): the scan.
+ */
 size_t gf_live_gangs_changed(gf_live *l)
 {
-	size_t n = 0;
-	uint32_t *v;
-	ptrdiff_t nv = gang_members_all(l, &v);
-	if (nv < 0) { /* every pod slot, in the same (slot) order */
+	const struct gindex *x = &l->gidx;
+	size_t n = 0, words = (l->npods + 63) / 64;
+	uint64_t *mark = x->lost ? NULL : calloc(words ? words : 1, sizeof(*mark));
+	if (!mark) {
 		for (size_t i = 0; i < l->npods; i++)
 			n += gang_member_retry(l, &l->pods[i]);
 		return n;
 	}
-	for (ptrdiff_t i = 0; i < nv; i++)
-		n += gang_member_retry(l, &l->pods[v[i]]);
-	free(v);
+	for (size_t j = 0; j < x->cap; j++)
+		for (uint32_t i = x->slot[j].key ? x->slot[j].head : NO_SLOT; i != NO_SLOT; i = l->pods[i].gnext)
+			mark[i / 64] |= 1ull << (i % 64);
+	for (size_t w = 0; w < words; w++)
+		for (size_t k = 0; mark[w] && k < 64; k++)
+			if (mark[w] >> k & 1)
+				n += gang_member_retry(l, &l->pods[w * 64 + k]);
+	free(mark);
 	return n;
 }
 

@@ -1538,6 +1538,49 @@ static void test_notes_forecast_kept(void **st)
 	gf_live_destroy(l);
 }
 
+/* A PodGroup event sends every gang member parked here back to the queue (the gang index, 300 members
+ * over several words of its bitmap), not the other parked pods. */
+static void test_gangs_changed_many(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("best-effort-fifo", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	gf_gangs *g;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	assert_int_equal(gf_gangs_create(&g), GF_OK);
+	gf_live_set_gangs(l, g);
+	struct gf_k8s_node nd = mknode("n0", 8, "H100", 81559, false);
+	gf_live_node_set(l, &nd);
+	char name[32], group[32];
+	for (int i = 0; i < 150; i++) { /* 150 gangs of minMember 3 with 2 pods each: all wait, incomplete */
+		snprintf(group, sizeof(group), "g%d", i);
+		set_group(g, group, 3);
+		for (int k = 0; k < 2; k++) {
+			snprintf(name, sizeof(name), "g%d-%d", i, k);
+			struct gf_k8s_pod p = gang_pod(name, group);
+			gf_live_pod_set(l, &p);
+		}
+		if (i % 50 == 0) { /* and a pod of no gang that cannot fit anywhere, between them */
+			snprintf(name, sizeof(name), "big-%d", i);
+			char uid[40];
+			snprintf(uid, sizeof(uid), "u-%s", name);
+			struct gf_k8s_pod p = mkpod(name, uid, "", "", "\"nvidia.com/gpu\":\"9\"", "gpufleet");
+			gf_live_pod_set(l, &p);
+		}
+	}
+	struct gf_k8s_pod got[4];
+	struct gf_live_decision gd[4];
+	size_t n = 0;
+	decide_all(l, got, gd, &n, NULL, 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(gf_live_gangs_changed(l), 300);
+	assert_int_equal(gf_live_gangs_changed(l), 0); /* queued now, no longer parked */
+	gf_live_destroy(l);
+	gf_gangs_destroy(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1564,6 +1607,7 @@ int main(void)
 		cmocka_unit_test(test_idle_cycle_skipped),
 		cmocka_unit_test(test_plain_mask_follows_changes),
 		cmocka_unit_test(test_notes_forecast_kept),
+		cmocka_unit_test(test_gangs_changed_many),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -183,6 +183,15 @@ static void test_zpack_roundtrip(void **state)
 		assert_int_equal(gf_zunpack(packed, len, back, N - 1), GF_PARSE); /* does not fit */
 		if (len > 4)
 			assert_int_equal(gf_zunpack(packed, len - 1, back, N), GF_PARSE); /* cut short */
+		/* the head alone: its bytes, and not one byte past it */
+		static const size_t heads[] = { 1, 7, 999, 1000, 65536, 70001, N };
+		for (size_t h = 0; h < sizeof(heads) / sizeof(heads[0]); h++) {
+			memset(back, 0xee, N);
+			assert_int_equal(gf_zunpack_head(packed, len, back, heads[h]), GF_OK);
+			assert_memory_equal(src, back, heads[h]);
+			if (heads[h] < N)
+				assert_int_equal(back[heads[h]], 0xee);
+		}
 		free(packed);
 	}
 	free(src);

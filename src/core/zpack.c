@@ -87,3 +87,24 @@ gf_err gf_zunpack(const uint8_t *p, size_t len, void *dst, size_t n)
 	}
 	return GF_OK;
 }
+
+gf_err gf_zunpack_head(const uint8_t *p, size_t len, void *dst, size_t head)
+{
+	uint8_t *d = dst;
+	size_t at = 0, i = 0;
+	memset(d, 0, head);
+	while (at < len && i < head) {
+		if (len - at < 4)
+			return GF_PARSE;
+		size_t z = p[at] | (size_t)p[at + 1] << 8, l = p[at + 2] | (size_t)p[at + 3] << 8;
+		at += 4;
+		if (l > len - at)
+			return GF_PARSE;
+		i += z;
+		if (i < head)
+			memcpy(d + i, p + at, l < head - i ? l : head - i);
+		i += l;
+		at += l;
+	}
+	return GF_OK;
+}

@@ -22,4 +22,11 @@ gf_err gf_zpack(const void *src, size_t n, uint8_t **out, size_t *outlen);
 /* Unpack p[0..len) into dst[0..n) (the size it was packed from).  GF_PARSE if it does not fit. */
 gf_err gf_zunpack(const uint8_t *p, size_t len, void *dst, size_t n);
 
+/*
+ * Only the first `head` bytes of the record p[0..len) packs, into dst[0..head):
+ * the unpacking stops there (a record's leading fields without the cost of
+ * the rest).  GF_PARSE if p is malformed before that point.
+ */
+gf_err gf_zunpack_head(const uint8_t *p, size_t len, void *dst, size_t head);
+
 #endif /* GF_CORE_ZPACK_H */

@@ -3,9 +3,12 @@
  *
  * Storage: nodes and pods live in growable arrays of slots, found by name /
  * uid through an open-addressing hash map (FNV-1a, linear probing,
- * tombstones on delete, rehash at 50 % load).  Node slots are never freed
- * (a deleted node is marked absent, a re-added one reuses its slot); pod
- * slots go to a free list.
+ * tombstones on delete, rehash at 50 % load into a table sized for the
+ * live entries, so churn does not grow it).  A deleted node is marked
+ * absent (re-added by name, it gets its slot back); absent slots no pod
+ * refers to are freed for new nodes at the next rebuild, or when the array
+ * would grow (node_slots_reclaim), so node churn over days keeps the slots
+ * at the peak node count.  Pod slots go to a free list.
  *
  * The engine cluster indexes present nodes 0..k-1 in slot order; it is
  * rebuilt (with the score cache, the target and the policy state) when the
@@ -48,6 +51,7 @@
 #include "k8s/live.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +75,7 @@
 #define EMPTY ((uint32_t)-1)
 #define NO_JOB UINT32_MAX
 #define NO_MSG UINT32_MAX	/* struct ldec: no message */
+#define NO_SLOT UINT32_MAX	/* no pod slot (the gang index's lists) */
 
 struct smap {
 	uint32_t *slot;	/* index into the owner's array, EMPTY or TOMB */
@@ -89,7 +94,12 @@ typedef const char *(*key_fn)(const void *arr, uint32_t i);
 
 static gf_err smap_grow(struct smap *m, const void *arr, key_fn key)
 {
-	size_t ncap = m->cap ? m->cap * 2 : 64;
+	/* sized for the live entries (4 x: the next rehash is cap/4 inserts away), tombstones dropped */
+	size_t live = 0, ncap = 64;
+	for (size_t i = 0; i < m->cap; i++)
+		live += m->slot[i] != EMPTY && m->slot[i] != TOMB;
+	while (ncap < 4 * (live + 1))
+		ncap *= 2;
 	uint32_t *ns = malloc(ncap * sizeof(*ns));
 	if (!ns)
 		return GF_NOMEM;
@@ -132,6 +142,19 @@ static size_t smap_find(const struct smap *m, const void *arr, key_fn key, const
 		}
 		j = (j + 1) & (m->cap - 1);
 	}
+}
+
+/* Map k (the key of arr[idx]) to idx, replacing what k mapped to.  GF_NOMEM: nothing changed. */
+static gf_err smap_put(struct smap *m, const void *arr, key_fn key, const char *k, uint32_t idx)
+{
+	bool f;
+	if (m->used * 2 >= m->cap && smap_grow(m, arr, key))
+		return GF_NOMEM;
+	size_t j = smap_find(m, arr, key, k, &f);
+	if (m->slot[j] == EMPTY)
+		m->used++;
+	m->slot[j] = idx;
+	return GF_OK;
 }
 
 /*
@@ -294,6 +317,7 @@ struct lnode {
 	struct gf_k8s_node n;
 	int model;		/* catalog id or -1 */
 	bool present;
+	bool spare;		/* a free slot (node_slots_reclaim): in no map, not present */
 	int32_t cidx;		/* index in the engine cluster; -1 = not in it */
 	uint32_t gen;
 	uint32_t victims;	/* its pods evicted by preemption, not gone yet ("preemption") */
@@ -316,8 +340,11 @@ struct lpod {
 	uint32_t run;		/* bound: its running job in the loop (not kube); NO_JOB: none */
 	int32_t seen_s;		/* the caller's second it was first seen placed (its run's start); -1 */
 	uint64_t gkey;		/* its gang (api, namespace, name) hashed; 0: none */
+	uint32_t gnext, gprev;	/* gkey != 0: its gang's other pods (struct gindex); NO_SLOT: none */
 	int32_t note_s;		/* estimated start last noted (caller's seconds); -1 none; NOTE_NEVER */
 	uint32_t note_why;	/* the waiting reason last noted, hashed */
+	int32_t fc_s;		/* its start in forecast fc_gen (as note_s), when it was job fc_job */
+	uint32_t fc_job, fc_gen;
 	uint8_t *packed;
 	struct gf_pod_rec r;
 	char uid[GF_K8S_UID_MAX];
@@ -337,6 +364,8 @@ struct gf_live {
 	struct lnode *nodes;
 	size_t nnodes, capnodes;
 	struct smap nmap;
+	uint32_t *nspare;	/* free node slots (node_slots_reclaim), reused first */
+	size_t nnspare;
 
 	struct lpod *pods;
 	size_t npods, cappods;
@@ -407,6 +436,25 @@ struct gf_live {
 	const gf_gangs *gangs;
 	uint32_t *gmem;
 	size_t ngmem, gmem_cap;
+	struct gindex {		/* gang key -> its pods (gang_index_set) */
+		struct gslot { uint64_t key; uint32_t head, tail; } *slot; /* key 0: empty */
+		size_t cap, used;
+		bool lost;	/* out of memory once: lookups scan every pod until rebuilt */
+	} gidx;
+	/* Idle cycles (not kube; idle_skip): what the loop decided from at the last cycle, and when. */
+	uint64_t idle_seen[10];
+	int64_t idle_at;
+	uint64_t idle_skips, cycles;
+	/* The notes' forecast (notes_forecast): its number, the loop's state and the time it was made at. */
+	uint32_t fc_gen;
+	uint64_t fc_seen[10], forecasts;
+	int64_t fc_now;
+	double fc_at;
+	/* The admission mask of pods without rules (plain_mask) and the state it was made in. */
+	uint64_t *mask0;
+	size_t mask0_cap;
+	uint64_t mask0_key[3];
+	bool mask0_ok, mask0_all;
 	/* Requeueing (queue/requeue.h). */
 	double now;		/* the caller's clock at the last gf_live_requeue_due() */
 	struct gf_changelog changes; /* nodes changed (cluster indices) */
@@ -421,6 +469,7 @@ struct gf_live {
 	size_t nq, capq;
 	struct lnsq { char ns[GF_K8S_NAME_MAX]; char q[GF_K8S_LABEL_VALUE_MAX]; } *nsq;
 	size_t nnsq, capnsq;
+	struct smap qmap, nsmap;	/* Queue name -> qdef index; namespace -> nsq index */
 	struct gf_queue_quota *quota;	/* nq + 1: the last one, unlimited, for pods of no Queue */
 	bool queues_dirty;		/* a Queue or namespace label changed: a new loop */
 	uint64_t loop_tries;	/* placements tried by loops since destroyed (gf_live_stats) */
@@ -512,6 +561,7 @@ void gf_live_destroy(gf_live *l)
 	free(l->cnode);
 	free(l->nodes);
 	free(l->nmap.slot);
+	free(l->nspare);
 	for (size_t i = 0; i < l->npods; i++)
 		free(l->pods[i].packed);
 	free(l->pods);
@@ -528,6 +578,8 @@ void gf_live_destroy(gf_live *l)
 	free(l->qdef);
 	free(l->qerr);
 	free(l->nsq);
+	free(l->qmap.slot);
+	free(l->nsmap.slot);
 	free(l->quota);
 	free(l->dec);
 	free(l->dmsg);
@@ -535,6 +587,8 @@ void gf_live_destroy(gf_live *l)
 	free(l->gmem);
 	free(l->evq);
 	free(l->held);
+	free(l->gidx.slot);
+	free(l->mask0);
 	nindex_release(&l->names);
 	gf_catalog_release(&l->cat);
 	free(l);
@@ -564,6 +618,22 @@ static const struct gf_k8s_pod *pod_of(gf_live *l, const struct lpod *lp)
 	return &l->scratch;
 }
 
+/*
+ * lp's namespace and name only (the packed object's leading fields), in
+ * l->scratch: the rest of it is not lp's.  Valid until the next pod_of() or
+ * pod_names_of().  For the paths over every pod that read nothing else (the
+ * allocation record, the notes): unpacking a whole Pod is 6.7 KB written.
+ */
+static const struct gf_k8s_pod *pod_names_of(gf_live *l, const struct lpod *lp)
+{
+	_Static_assert(offsetof(struct gf_k8s_pod, ns) == 0 &&
+		       offsetof(struct gf_k8s_pod, name) < offsetof(struct gf_k8s_pod, uid),
+		       "struct gf_k8s_pod starts with ns and name");
+	if (!lp->packed || gf_zunpack_head(lp->packed, lp->plen, &l->scratch, offsetof(struct gf_k8s_pod, uid)))
+		memset(&l->scratch, 0, offsetof(struct gf_k8s_pod, uid));
+	return &l->scratch;
+}
+
 /* lp's Kubernetes object into *out. */
 static void pod_copy(const struct lpod *lp, struct gf_k8s_pod *out)
 {
@@ -586,6 +656,167 @@ static uint64_t gang_key(const struct gf_k8s_pod *p)
 	return name[0] ? gang_key_of(p->sched_group[0] != 0, p->ns, name) : 0;
 }
 
+/* ---- gang key -> pods index ----------------------------------------------- */
+
+/*
+ * Every pod naming a gang (lpod.gkey != 0: any state, any scheduler,
+ * finished ones too) is in its key's list, linked through the pod slots
+ * (gnext, gprev; appended, so in the order the pods were first stored), the
+ * list's ends found by key in an open-addressing table (linear probing,
+ * deletion by backward shift: no tombstones, so pods coming and going never
+ * grow it; doubled at 50 % load).  gang_index_set() is the one place a
+ * pod's gkey changes (pod_store, pod_free); node changes and engine rebuilds
+ * leave pod slots where they are, so they leave the index alone.
+ * gang_take, gang_wake, gf_live_gangs_changed and gf_live_gang_count walk
+ * one key's list (gang_first, gang_next): O(members), not O(pods).  Gangs
+ * whose keys collide share a list (the readers compare the gang itself,
+ * same_gang).  Out of memory growing the table: `lost`, the readers scan
+ * every pod slot, and each later gang_index_set() tries to build it again.
+ */
+
+static size_t gidx_home(const struct gindex *x, uint64_t key)
+{
+	return (size_t)(key ^ (key >> 32)) & (x->cap - 1);
+}
+
+/* Where key is in x, or the empty slot where it would go (x->cap > 0). */
+static size_t gidx_pos(const struct gindex *x, uint64_t key)
+{
+	size_t j = gidx_home(x, key);
+	while (x->slot[j].key && x->slot[j].key != key)
+		j = (j + 1) & (x->cap - 1);
+	return j;
+}
+
+static bool gidx_grow(struct gindex *x)
+{
+	size_t ncap = x->cap ? x->cap * 2 : 64;
+	struct gindex nx = { calloc(ncap, sizeof(struct gslot)), ncap, x->used, x->lost };
+	if (!nx.slot)
+		return false;
+	for (size_t i = 0; i < x->cap; i++)
+		if (x->slot[i].key)
+			nx.slot[gidx_pos(&nx, x->slot[i].key)] = x->slot[i];
+	free(x->slot);
+	*x = nx;
+	return true;
+}
+
+/* Take the entry at j out; the entries after it move back into the hole where their probe allows. */
+static void gidx_remove_at(struct gindex *x, size_t j)
+{
+	size_t mask = x->cap - 1;
+	for (size_t k = (j + 1) & mask; x->slot[k].key; k = (k + 1) & mask) {
+		size_t home = gidx_home(x, x->slot[k].key);
+		if (((k - home) & mask) >= ((k - j) & mask)) { /* j lies on k's probe path */
+			x->slot[j] = x->slot[k];
+			j = k;
+		}
+	}
+	x->slot[j].key = 0;
+	x->used--;
+}
+
+/* Append lp (its gkey set) to its key's list; false: out of memory (nothing changed). */
+static bool gang_link(gf_live *l, struct lpod *lp)
+{
+	struct gindex *x = &l->gidx;
+	if ((x->used + 1) * 2 > x->cap && !gidx_grow(x))
+		return false;
+	uint32_t self = (uint32_t)(lp - l->pods);
+	size_t j = gidx_pos(x, lp->gkey);
+	lp->gnext = NO_SLOT;
+	if (!x->slot[j].key) {
+		x->slot[j] = (struct gslot){ lp->gkey, self, self };
+		x->used++;
+		lp->gprev = NO_SLOT;
+	} else {
+		lp->gprev = x->slot[j].tail;
+		l->pods[x->slot[j].tail].gnext = self;
+		x->slot[j].tail = self;
+	}
+	return true;
+}
+
+static void gang_unlink(gf_live *l, struct lpod *lp)
+{
+	struct gindex *x = &l->gidx;
+	uint32_t self = (uint32_t)(lp - l->pods);
+	if (lp->gprev != NO_SLOT)
+		l->pods[lp->gprev].gnext = lp->gnext;
+	if (lp->gnext != NO_SLOT)
+		l->pods[lp->gnext].gprev = lp->gprev;
+	if (lp->gprev != NO_SLOT && lp->gnext != NO_SLOT)
+		return;
+	size_t j = gidx_pos(x, lp->gkey);
+	if (!x->slot[j].key)
+		return; /* cannot happen */
+	if (x->slot[j].head == self)
+		x->slot[j].head = lp->gnext;
+	if (x->slot[j].tail == self)
+		x->slot[j].tail = lp->gprev;
+	if (x->slot[j].head == NO_SLOT)
+		gidx_remove_at(x, j);
+}
+
+/* The index again from every pod (after running out of memory); lost stays set if it fails again. */
+static void gidx_rebuild(gf_live *l)
+{
+	struct gindex *x = &l->gidx;
+	if (x->slot)
+		memset(x->slot, 0, x->cap * sizeof(*x->slot));
+	x->used = 0;
+	x->lost = false;
+	for (size_t i = 0; i < l->npods && !x->lost; i++)
+		if (l->pods[i].used && l->pods[i].gkey)
+			x->lost = !gang_link(l, &l->pods[i]);
+}
+
+/* lp's gang key becomes key (0: none), in the index too. */
+static void gang_index_set(gf_live *l, struct lpod *lp, uint64_t key)
+{
+	if (l->gidx.lost) {
+		lp->gkey = key;
+		gidx_rebuild(l);
+		return;
+	}
+	if (lp->gkey == key)
+		return;
+	if (lp->gkey)
+		gang_unlink(l, lp);
+	lp->gkey = key;
+	if (key && !gang_link(l, lp)) {
+		l->gidx.lost = true;
+		gidx_rebuild(l);
+	}
+}
+
+/* Every pod slot from `from` on: the first one of gang key `key`, or NO_SLOT (the index lost). */
+static uint32_t gang_scan(const gf_live *l, size_t from, uint64_t key)
+{
+	for (size_t i = from; i < l->npods; i++)
+		if (l->pods[i].used && l->pods[i].gkey == key)
+			return (uint32_t)i;
+	return NO_SLOT;
+}
+
+/* The first pod slot of gang key `key` (NO_SLOT: none); the next with gang_next(). */
+static uint32_t gang_first(const gf_live *l, uint64_t key)
+{
+	const struct gindex *x = &l->gidx;
+	if (x->lost)
+		return gang_scan(l, 0, key);
+	if (!x->cap || !key)
+		return NO_SLOT;
+	size_t j = gidx_pos(x, key);
+	return x->slot[j].key ? x->slot[j].head : NO_SLOT;
+}
+
+static uint32_t gang_next(const gf_live *l, uint32_t i, uint64_t key)
+{
+	return l->gidx.lost ? gang_scan(l, (size_t)i + 1, key) : l->pods[i].gnext;
+}
+
 /* Keep p as lp's object (packed).  Out of memory: the old object stays. */
 static void pod_store(gf_live *l, struct lpod *lp, const struct gf_k8s_pod *p)
 {
@@ -598,7 +829,7 @@ static void pod_store(gf_live *l, struct lpod *lp, const struct gf_k8s_pod *p)
 	lp->plen = (uint32_t)n;
 	lp->ours = !strcmp(p->scheduler, l->name) && !p->deleting;
 	lp->rules = p->selector_len || p->ntols || p->nterms;
-	lp->gkey = gang_key(p);
+	gang_index_set(l, lp, gang_key(p));
 }
 
 /* PENDING and queued (podstate.h); out of memory: parked, the next sweep retries it. */
@@ -723,20 +954,36 @@ static gf_err ensure(gf_live *l);
  * the waiting pods go back to this file's queue and are submitted again.
  */
 
+static const char *qdef_key(const void *arr, uint32_t i)
+{
+	return ((const struct gf_queue_def *)arr)[i].name;
+}
+
+static const char *nsq_key(const void *arr, uint32_t i)
+{
+	return ((const struct lnsq *)arr)[i].ns;
+}
+
+/* Queue name's index in qdef, or -1: a lookup in qmap (every attempt of a pod asks, through pod_qindex). */
 static int queue_find(const gf_live *l, const char *name)
 {
-	for (size_t i = 0; i < l->nq; i++)
-		if (!strcmp(l->qdef[i].name, name))
-			return (int)i;
-	return -1;
+	bool f;
+	size_t j = smap_find(&l->qmap, l->qdef, qdef_key, name, &f);
+	return f ? (int)l->qmap.slot[j] : -1;
+}
+
+/* Namespace ns's entry in nsq, or -1 (nsmap). */
+static int ns_find(const gf_live *l, const char *ns)
+{
+	bool f;
+	size_t j = smap_find(&l->nsmap, l->nsq, nsq_key, ns, &f);
+	return f ? (int)l->nsmap.slot[j] : -1;
 }
 
 static const char *ns_queue(const gf_live *l, const char *ns)
 {
-	for (size_t i = 0; i < l->nnsq; i++)
-		if (!strcmp(l->nsq[i].ns, ns))
-			return l->nsq[i].q;
-	return NULL;
+	int i = ns_find(l, ns);
+	return i >= 0 ? l->nsq[i].q : NULL;
 }
 
 /* Why Queue i cannot take pods now ("" it can): its object was refused, or it lists a GPU model nobody has. */
@@ -875,6 +1122,8 @@ gf_err gf_live_queue_set(gf_live *l, const struct gf_queue_def *d, const char *e
 			l->qerr = w;
 			l->capq = nc;
 		}
+		if (smap_put(&l->qmap, l->qdef, qdef_key, d->name, (uint32_t)l->nq))
+			return GF_NOMEM;
 		i = (int)l->nq++;
 	}
 	l->qdef[i] = *d;
@@ -885,9 +1134,15 @@ gf_err gf_live_queue_set(gf_live *l, const struct gf_queue_def *d, const char *e
 
 void gf_live_queue_delete(gf_live *l, const char *name)
 {
-	int i = queue_find(l, name);
-	if (i < 0)
+	bool f;
+	size_t j = smap_find(&l->qmap, l->qdef, qdef_key, name, &f);
+	if (!f)
 		return;
+	uint32_t i = l->qmap.slot[j];
+	l->qmap.slot[j] = TOMB;
+	for (size_t k = 0; k < l->qmap.cap; k++) /* the Queues after it move down one */
+		if (l->qmap.slot[k] != EMPTY && l->qmap.slot[k] != TOMB && l->qmap.slot[k] > i)
+			l->qmap.slot[k]--;
 	memmove(&l->qdef[i], &l->qdef[i + 1], (l->nq - (size_t)i - 1) * sizeof(*l->qdef));
 	memmove(&l->qerr[i], &l->qerr[i + 1], (l->nq - (size_t)i - 1) * sizeof(*l->qerr));
 	l->nq--;
@@ -903,9 +1158,8 @@ gf_err gf_live_namespace_queue(gf_live *l, const char *ns, const char *queue)
 		return GF_OK;
 	if (old && !strcmp(old, queue))
 		return GF_OK;
-	size_t i = 0;
-	while (i < l->nnsq && strcmp(l->nsq[i].ns, ns))
-		i++;
+	int at = ns_find(l, ns);
+	size_t i = at >= 0 ? (size_t)at : l->nnsq;
 	if (i == l->nnsq) {
 		if (l->nnsq == l->capnsq) {
 			size_t nc = l->capnsq ? l->capnsq * 2 : 16;
@@ -915,7 +1169,10 @@ gf_err gf_live_namespace_queue(gf_live *l, const char *ns, const char *queue)
 			l->nsq = v;
 			l->capnsq = nc;
 		}
-		snprintf(l->nsq[l->nnsq++].ns, sizeof(l->nsq[0].ns), "%s", ns);
+		snprintf(l->nsq[l->nnsq].ns, sizeof(l->nsq[0].ns), "%s", ns);
+		if (smap_put(&l->nsmap, l->nsq, nsq_key, l->nsq[l->nnsq].ns, (uint32_t)l->nnsq))
+			return GF_NOMEM;
+		l->nnsq++;
 	}
 	snprintf(l->nsq[i].q, sizeof(l->nsq[i].q), "%s", queue);
 	queues_changed(l);
@@ -1063,13 +1320,44 @@ static uint32_t job_slot(const gf_live *l, uint32_t job, uint32_t member)
 	return v & GANG_JOB ? l->gmem[(v & ~GANG_JOB) + member] : v;
 }
 
+/*
+ * The nodes a pod without rules (no selector, toleration or affinity) may
+ * use: the same for every such pod, changing only with a node's admission
+ * (the change log: a cordon, a taint), its pod count (a bind or unbind: the
+ * cluster's change count) or a rebuild (the epoch), so kept between those.
+ * A cycle asks for it for every such job it tries: at 5,000 nodes and
+ * 25,000 waiting jobs, 125 million node checks a cycle (bench_live_paths).
+ * NULL: every node.
+ */
+static const uint64_t *plain_mask(gf_live *l)
+{
+	uint64_t key[3] = { l->epoch, gf_cluster_changes(l->cluster), l->changes.end };
+	struct gf_pod_rules none = { 0 };
+	if (l->mask0_ok && !memcmp(key, l->mask0_key, sizeof(key)))
+		return l->mask0_all ? NULL : l->mask0;
+	size_t words = gf_mask_words(gf_cluster_nnodes(l->cluster));
+	if (words > l->mask0_cap) {
+		uint64_t *v = realloc(l->mask0, words * sizeof(*v));
+		if (!v) /* out of memory: this once without keeping it */
+			return gf_admit_mask(l->cluster, l->rules, &none, l->allowed, NULL) ? l->allowed : NULL;
+		l->mask0 = v;
+		l->mask0_cap = words;
+	}
+	l->mask0_all = !gf_admit_mask(l->cluster, l->rules, &none, l->mask0, NULL);
+	memcpy(l->mask0_key, key, sizeof(key));
+	l->mask0_ok = true;
+	return l->mask0_all ? NULL : l->mask0;
+}
+
 /* The nodes a loop job's pod may use (taints, cordon, selector, affinity, pod count); NULL: all.
  * A gang's: its first member's (gangs are of identical pods, gang_submit). */
 static const uint64_t *loop_admit(void *ud, uint32_t job)
 {
 	gf_live *l = ud;
 	struct lpod *lp = &l->pods[job_slot(l, job, 0)];
-	struct gf_pod_rules pr = lp->rules ? pod_rules(pod_of(l, lp)) : (struct gf_pod_rules){ 0 };
+	if (!lp->rules)
+		return plain_mask(l);
+	struct gf_pod_rules pr = pod_rules(pod_of(l, lp));
 	return gf_admit_mask(l->cluster, l->rules, &pr, l->allowed, NULL) ? l->allowed : NULL;
 }
 
@@ -1134,6 +1422,8 @@ static gf_err make_sched(gf_live *l)
 	return GF_OK;
 }
 
+static size_t node_slots_reclaim(gf_live *l);
+
 static gf_err rebuild(gf_live *l)
 {
 	drop_engine(l);
@@ -1141,6 +1431,7 @@ static gf_err rebuild(gf_live *l)
 	l->cluster = NULL;
 	free(l->cnode);
 	l->cnode = NULL;
+	(void)node_slots_reclaim(l); /* the node set changed: absent nodes' slots may go */
 	size_t k = 0;
 	for (size_t i = 0; i < l->nnodes; i++)
 		k += l->nodes[i].present;
@@ -1246,6 +1537,72 @@ static bool same_admission(const struct gf_k8s_node *a, const struct gf_k8s_node
 	       a->labels_len == b->labels_len && !memcmp(a->labels, b->labels, a->labels_len);
 }
 
+/*
+ * Free the slots of absent nodes that no pod refers to (lpod.r.node): out
+ * of the name map, onto nspare.  Not while a cycle's decisions are being
+ * handed out (they name node slots).  O(nodes + pods).  Returns how many.
+ */
+static size_t node_slots_reclaim(gf_live *l)
+{
+	if (l->dec_at < l->ndec || !l->nnodes)
+		return 0;
+	size_t absent = 0, n = 0;
+	for (size_t i = 0; i < l->nnodes; i++)
+		absent += !l->nodes[i].present && !l->nodes[i].spare;
+	if (!absent)
+		return 0;
+	uint8_t *ref = calloc(l->nnodes, 1);
+	uint32_t *sp = realloc(l->nspare, (l->nnspare + absent) * sizeof(*sp));
+	if (sp)
+		l->nspare = sp;
+	if (!ref || !sp) {
+		free(ref);
+		return 0; /* out of memory: the slots stay absent, as before */
+	}
+	for (size_t i = 0; i < l->npods; i++) {
+		const struct lpod *lp = &l->pods[i];
+		if (lp->used && lp->r.node >= 0 && (size_t)lp->r.node < l->nnodes)
+			ref[lp->r.node] = 1;
+	}
+	for (size_t i = 0; i < l->nnodes; i++) {
+		struct lnode *nd = &l->nodes[i];
+		if (nd->present || nd->spare || ref[i])
+			continue;
+		bool f;
+		size_t j = smap_find(&l->nmap, l->nodes, node_key, nd->n.name, &f);
+		if (f)
+			l->nmap.slot[j] = TOMB;
+		nd->spare = true;
+		nd->cidx = -1;
+		nd->n.name[0] = '\0';
+		l->nspare[l->nnspare++] = (uint32_t)i;
+		n++;
+	}
+	free(ref);
+	return n;
+}
+
+/* A slot for a new node: a spare one (the last freed first), else the array's next (reclaiming first). */
+static bool node_slot_new(gf_live *l, uint32_t *at)
+{
+	if (!l->nnspare && l->nnodes == l->capnodes)
+		(void)node_slots_reclaim(l);
+	if (l->nnspare) {
+		*at = l->nspare[--l->nnspare];
+		return true;
+	}
+	if (l->nnodes == l->capnodes) {
+		size_t nc = l->capnodes ? l->capnodes * 2 : 64;
+		struct lnode *v = realloc(l->nodes, nc * sizeof(*v));
+		if (!v)
+			return false;
+		l->nodes = v;
+		l->capnodes = nc;
+	}
+	*at = (uint32_t)l->nnodes++;
+	return true;
+}
+
 void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
 {
 	bool f;
@@ -1279,19 +1636,15 @@ void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
 			return;
 		}
 	} else {
-		if (l->nnodes == l->capnodes) {
-			size_t nc = l->capnodes ? l->capnodes * 2 : 64;
-			struct lnode *v = realloc(l->nodes, nc * sizeof(*v));
-			if (!v)
-				return;
-			l->nodes = v;
-			l->capnodes = nc;
-		}
-		nd = &l->nodes[l->nnodes];
+		uint32_t at;
+		if (!node_slot_new(l, &at))
+			return;
+		j = smap_find(&l->nmap, l->nodes, node_key, n->name, &f); /* a reclaim may have moved it */
+		nd = &l->nodes[at];
 		memset(nd, 0, sizeof(*nd));
 		if (l->nmap.slot[j] == EMPTY)
 			l->nmap.used++;
-		l->nmap.slot[j] = (uint32_t)l->nnodes++;
+		l->nmap.slot[j] = at;
 		nd->gen = l->gen[0];
 	}
 	nd->n = *n;
@@ -1328,6 +1681,7 @@ static void pod_free(gf_live *l, struct lpod *lp)
 	size_t j = smap_find(&l->pmap, l->pods, pod_key, lp->uid, &f);
 	if (f)
 		l->pmap.slot[j] = TOMB;
+	gang_index_set(l, lp, 0);
 	lp->used = false;
 	free(lp->packed);
 	lp->packed = NULL;
@@ -1669,6 +2023,35 @@ static void internal_error(gf_live *l, struct lpod *lp, const char *what)
 	add_decision(l, lp, &d);
 }
 
+/* An engine call failed deciding lp: "internal error: <what>: <the error> (<its name>)". */
+static void engine_error(gf_live *l, struct lpod *lp, gf_err e, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void engine_error(gf_live *l, struct lpod *lp, gf_err e, const char *fmt, ...)
+{
+	char what[400];
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (k >= 0 && (size_t)k < sizeof(what))
+		snprintf(what + k, sizeof(what) - (size_t)k, ": %s (%s)", gf_strerror(e), gf_err_name(e));
+	internal_error(l, lp, what);
+}
+
+/* What ensure() is about to do, for its error message. */
+static void ensure_what(const gf_live *l, char *buf, size_t n)
+{
+	size_t present = 0;
+	for (size_t i = 0; l->dirty && i < l->nnodes; i++)
+		present += l->nodes[i].present;
+	if (l->dirty)
+		snprintf(buf, n, "rebuilding the engine from %zu nodes and their bound pods", present);
+	else if (l->sched_dirty)
+		snprintf(buf, n, "starting the placement state afresh (policy %s)", l->o.policy->name);
+	else
+		snprintf(buf, n, "starting a new scheduling loop for changed Queues (%zu Queues)", l->nq);
+}
+
 /*
  * The loop's estimate for a job of pods m[0..n): their longest
  * spec.activeDeadlineSeconds (the kubelet ends a pod by then, so it is a
@@ -1721,7 +2104,7 @@ static bool submit_pod(gf_live *l, struct lpod *lp, int64_t t)
 		}
 	}
 	if (e) {
-		internal_error(l, lp, e == GF_NOMEM ? "out of memory" : "request refused by the engine");
+		engine_error(l, lp, e, "submitting the pod to the scheduling loop");
 		return false;
 	}
 	l->job_pod[job] = (uint32_t)(lp - l->pods);
@@ -2232,8 +2615,8 @@ size_t gf_live_evictions(gf_live *l, struct gf_live_eviction *out, size_t max)
  * deleted or changed while its gang waits takes the job out of the loop; the
  * others go back to this file's queue.
  *
- * Cost: a member's attempt scans every pod slot for its gang (O(pods),
- * compared by the hashed key first).
+ * Cost: a member's attempt walks its gang's pods (the gang index above:
+ * O(members), each compared by the hashed key, then by its gang).
  */
 static bool same_gang(gf_live *l, const struct lpod *o, const struct gf_gang_ref *ref)
 {
@@ -2303,7 +2686,7 @@ static void gang_submit(gf_live *l, struct lpod *lp, struct lpod **m, uint32_t n
 	if (finish)
 		js.priority = INT32_MAX; /* the rest of its gang holds its GPUs already: ahead of all */
 	uint32_t job = 0;
-	gf_err e = gmem_room(l, n) ? gf_loop_submit(l->loop, &js, &job) : GF_INVAL;
+	gf_err e = gmem_room(l, n) ? gf_loop_submit(l->loop, &js, &job) : GF_NOMEM;
 	bool submitted = !e;
 	if (!e && job >= l->job_cap) {
 		size_t nc = l->job_cap ? l->job_cap * 2 : 256;
@@ -2328,7 +2711,7 @@ static void gang_submit(gf_live *l, struct lpod *lp, struct lpod **m, uint32_t n
 	if (e) {
 		if (submitted)
 			(void)gf_loop_end(l->loop, job, t);
-		internal_error(l, lp, e == GF_NOMEM ? "out of memory" : "gang refused by the engine");
+		engine_error(l, lp, e, "submitting its gang (%u pods) to the scheduling loop", n);
 		return;
 	}
 	l->job_pod[job] = GANG_JOB | (uint32_t)l->ngmem;
@@ -2353,7 +2736,7 @@ static void gang_wake(gf_live *l, const struct gf_loop_decisions *out)
 		if (b->member || !(l->job_pod[b->job] & GANG_JOB))
 			continue;
 		uint64_t key = l->pods[job_slot(l, b->job, 0)].gkey;
-		for (size_t k = 0; k < l->npods; k++) {
+		for (uint32_t k = gang_first(l, key); k != NO_SLOT; k = gang_next(l, k, key)) {
 			struct lpod *o = &l->pods[k];
 			if (o->used && o->gkey == key && o->r.st == GF_POD_PENDING && o->r.parked &&
 			    o->job == NO_JOB && !o->r.invalid) {
@@ -2389,12 +2772,12 @@ static bool gang_take(gf_live *l, struct lpod *lp, int64_t t)
 	}
 	struct lpod **m = malloc(min * sizeof(*m));
 	if (!m) {
-		internal_error(l, lp, "out of memory");
+		engine_error(l, lp, GF_NOMEM, "listing the members of gang %s/%s", ref.ns, ref.name);
 		return true;
 	}
 	uint32_t placed = 0, npend = 0;
 	bool in_loop = false, differ = false;
-	for (size_t i = 0; i < l->npods; i++) {
+	for (uint32_t i = gang_first(l, lp->gkey); i != NO_SLOT; i = gang_next(l, i, lp->gkey)) {
 		struct lpod *o = &l->pods[i];
 		if (!o->used || o->gkey != lp->gkey || (o != lp && !same_gang(l, o, &ref)))
 			continue;
@@ -2454,6 +2837,70 @@ static bool gang_take(gf_live *l, struct lpod *lp, int64_t t)
 }
 
 /*
+ * Idle cycles (not kube).  A cycle tries every job waiting in the loop
+ * again (150,000 pending pods, 25,000 of them waiting at 5,000 nodes: about
+ * 1 s of CPU, bench_live_paths), and the daemon asks for one every 100 ms
+ * when nothing is handed out.  A cycle with nothing submitted decides what
+ * the one before it did unless something outside changed what it decides
+ * from: the loop (jobs, events applied or due, starts, evictions), the
+ * cluster (binds, unbinds, rebuilds), a node's admission or freed room (the
+ * change log), the pods waiting in it.  So such a cycle is skipped while
+ * all of these read as they did after the last cycle, for at most
+ * IDLE_CYCLE_MS of the caller's clock (then one runs anyway: whatever time
+ * alone changes).
+ */
+#define IDLE_CYCLE_MS 10000
+
+static void idle_state(const gf_live *l, uint64_t v[10])
+{
+	struct gf_loop_stats st;
+	gf_loop_stats(l->loop, &st);
+	v[0] = (uint64_t)(uintptr_t)l->loop;
+	v[1] = l->epoch;
+	v[2] = l->resets;
+	v[3] = gf_loop_njobs(l->loop);
+	v[4] = st.events;
+	v[5] = st.starts;
+	v[6] = st.preemptions;
+	v[7] = l->cluster ? gf_cluster_changes(l->cluster) : 0;
+	v[8] = l->changes.end;
+	v[9] = l->in_loop;
+}
+
+/* Nothing submitted and nothing changed since the last cycle, less than IDLE_CYCLE_MS ago (t: loop time). */
+static bool idle_skip(gf_live *l, int64_t t)
+{
+	uint64_t v[10];
+	int64_t ev;
+	if (l->ntried || !l->loop || l->idle_at <= 0 || t - l->idle_at >= IDLE_CYCLE_MS ||
+	    (gf_loop_next_event(l->loop, &ev) && ev <= t)) /* an end or arrival reported, due now */
+		return false;
+	idle_state(l, v);
+	if (memcmp(v, l->idle_seen, sizeof(v)))
+		return false;
+	l->idle_skips++;
+	return true;
+}
+
+/* A cycle ran at t: what it decided from, for idle_skip. */
+static void idle_note(gf_live *l, int64_t t)
+{
+	if (!l->loop)
+		return;
+	idle_state(l, l->idle_seen);
+	l->idle_at = t > 0 ? t : 1;
+}
+
+/* The loop's cycle at loop time t failed with e: d says so, with what the cycle had before it. */
+static void cycle_failed(gf_live *l, gf_err e, int64_t t, struct gf_live_decision *d)
+{
+	snprintf(d->message, sizeof(d->message), "internal error: the scheduling cycle at %lld ms (%zu pods "
+		 "submitted, %zu waiting in the loop) failed: %s (%s)", (long long)t, l->ntried, l->in_loop,
+		 gf_strerror(e), gf_err_name(e));
+	d->reason = fnv(d->message) | REASON_TEXT;
+}
+
+/*
  * One scheduling cycle of the engine's loop.  kube: the pod the queue hands
  * out (unless no change can help it) goes to the loop as a job, one
  * gf_loop_cycle() decides, and it is bound (ASSUMED here) or, with the
@@ -2468,9 +2915,12 @@ static bool run_cycle(gf_live *l)
 	uint32_t id;
 	bool took = false, kube = l->o.queue_policy == GF_QP_KUBE;
 	l->ndec = l->dec_at = l->ntried = l->ndmsg = 0;
-	if (ensure(l)) {
+	char doing[160];
+	ensure_what(l, doing, sizeof(doing));
+	gf_err ee = ensure(l);
+	if (ee) {
 		if (gf_podq_take(&l->queue, pod_rec, l, &id)) {
-			internal_error(l, &l->pods[id], "out of memory");
+			engine_error(l, &l->pods[id], ee, "%s", doing);
 			return true;
 		}
 		return false;
@@ -2517,10 +2967,13 @@ static bool run_cycle(gf_live *l)
 	}
 	if (!l->ntried && (kube || !l->in_loop || !l->loop))
 		return took;
+	if (!kube && idle_skip(l, t))
+		return took; /* it would decide what the last cycle did */
 	struct gf_loop_decisions out = { 0 };
 	gf_err e = gf_loop_cycle(l->loop, t, &out);
 	if (!e && out.nevicted)
 		victims_take(l, &out, t);
+	l->cycles++;
 	if (!kube) {
 		for (size_t i = 0; !e && i < out.nbinds; i++) {
 			struct lpod *lp = &l->pods[job_slot(l, out.binds[i].job, out.binds[i].member)];
@@ -2542,7 +2995,7 @@ static bool run_cycle(gf_live *l)
 			memset(&d, 0, sizeof(d));
 			d.result = GF_LIVE_UNSCHEDULABLE;
 			if (e)
-				snprintf(d.message, sizeof(d.message), "internal error: %s", gf_strerror(e));
+				cycle_failed(l, e, t, &d);
 			else
 				queue_wait(l, lp, lp->job, &d);
 			add_decision(l, lp, &d);
@@ -2551,6 +3004,8 @@ static bool run_cycle(gf_live *l)
 			gang_wake(l, &out);
 		if (!l->in_loop && !gf_loop_clear_jobs(l->loop))
 			l->ngmem = 0;
+		if (!e)
+			idle_note(l, t);
 		return took || l->ndec > 0;
 	}
 	for (size_t k = 0; k < l->ntried; k++) {
@@ -2567,7 +3022,7 @@ static bool run_cycle(gf_live *l)
 			(void)gf_loop_end(l->loop, job, t); /* leaves the loop's queue */
 			d.result = GF_LIVE_UNSCHEDULABLE;
 			if (e) {
-				snprintf(d.message, sizeof(d.message), "internal error: %s", gf_strerror(e));
+				cycle_failed(l, e, t, &d);
 			} else {
 				d.reason = why_summary(l, pod_of(l, lp), &lp->r.eff, d.message, sizeof(d.message));
 				lp->r.eff_ok = true;
@@ -2616,18 +3071,41 @@ void gf_live_set_gangs(gf_live *l, const gf_gangs *g)
 	l->gangs = g;
 }
 
+/* A gang member parked here (not in the loop) goes back to the queue; true if it did. */
+static bool gang_member_retry(gf_live *l, struct lpod *lp)
+{
+	if (!lp->used || !lp->gkey || lp->r.st != GF_POD_PENDING || !lp->r.parked || lp->job != NO_JOB ||
+	    lp->r.invalid)
+		return false;
+	lp->r.hinted = false; /* no node change is what it waited for */
+	enqueue(l, lp);
+	return true;
+}
+
+/*
+ * Every gang member (the gang index's lists, marked in a bitmap of the pod
+ * slots) in slot order, the order of a scan of every pod, as before the
+ * index: O(gang members + pods / 64).  Without the index (lost, or out of
+ * memory for the bitmap): the scan.
+ */
 size_t gf_live_gangs_changed(gf_live *l)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < l->npods; i++) {
-		struct lpod *lp = &l->pods[i];
-		if (lp->used && lp->gkey && lp->r.st == GF_POD_PENDING && lp->r.parked && lp->job == NO_JOB &&
-		    !lp->r.invalid) {
-			lp->r.hinted = false; /* no node change is what it waited for */
-			enqueue(l, lp);
-			n++;
-		}
+	const struct gindex *x = &l->gidx;
+	size_t n = 0, words = (l->npods + 63) / 64;
+	uint64_t *mark = x->lost ? NULL : calloc(words ? words : 1, sizeof(*mark));
+	if (!mark) {
+		for (size_t i = 0; i < l->npods; i++)
+			n += gang_member_retry(l, &l->pods[i]);
+		return n;
 	}
+	for (size_t j = 0; j < x->cap; j++)
+		for (uint32_t i = x->slot[j].key ? x->slot[j].head : NO_SLOT; i != NO_SLOT; i = l->pods[i].gnext)
+			mark[i / 64] |= 1ull << (i % 64);
+	for (size_t w = 0; w < words; w++)
+		for (size_t k = 0; mark[w] && k < 64; k++)
+			if (mark[w] >> k & 1)
+				n += gang_member_retry(l, &l->pods[w * 64 + k]);
+	free(mark);
 	return n;
 }
 
@@ -2638,21 +3116,65 @@ size_t gf_live_gangs_changed(gf_live *l)
  * reason changed, the estimate appeared or went, or it moved by more than
  * GF_LIVE_NOTE_MOVE_S.  O(jobs + pods) for the forecast and the scan.
  */
+/*
+ * The forecast behind the notes: gf_loop_forecast places every waiting job
+ * in order (with running jobs' ends known, about 2 s of CPU at 5,000 nodes
+ * and 25,000 waiting: bench_live_paths), and the notes are asked for every
+ * 2 s.  So it is made again only when what it is made from changed
+ * (idle_state and the loop's clock: unchanged, it would give the same) and
+ * at most every NOTES_FORECAST_S of the caller's clock; each waiting pod
+ * keeps its start from the last one (fc_s, with the job it was then), and a
+ * pod that joined the loop since waits for the next one for its note.
+ * false: none made (out of memory, the loop's error).
+ */
+#define NOTES_FORECAST_S 10.0
+
+static bool notes_forecast(gf_live *l, size_t nj)
+{
+	uint64_t v[10];
+	struct gf_loop_stats st;
+	idle_state(l, v);
+	gf_loop_stats(l->loop, &st);
+	if (l->fc_gen && ((st.now == l->fc_now && !memcmp(v, l->fc_seen, sizeof(v))) ||
+			  l->now - l->fc_at < NOTES_FORECAST_S))
+		return true;
+	int64_t *start = malloc((nj ? nj : 1) * sizeof(*start));
+	if (!start || gf_loop_forecast(l->loop, start)) {
+		free(start);
+		return false;
+	}
+	l->forecasts++;
+	l->fc_gen++;
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		if (!lp->used || lp->job == NO_JOB || lp->job >= nj)
+			continue;
+		int64_t s = start[lp->job] >= 0 ? start[lp->job] / 1000 : -1;
+		lp->fc_s = s > INT32_MAX ? -1 : (int32_t)s; /* beyond any clock this process has: no estimate */
+		lp->fc_job = lp->job;
+		lp->fc_gen = l->fc_gen;
+	}
+	free(start);
+	memcpy(l->fc_seen, v, sizeof(v));
+	l->fc_now = st.now;
+	l->fc_at = l->now;
+	return true;
+}
+
 size_t gf_live_notes_due(gf_live *l, struct gf_live_note *out, size_t max)
 {
 	if (!l->loop || !l->in_loop || !max || l->o.queue_policy == GF_QP_KUBE)
 		return 0;
 	size_t nj = gf_loop_njobs(l->loop), n = 0;
-	int64_t *start = malloc((nj ? nj : 1) * sizeof(*start));
-	if (!start || gf_loop_forecast(l->loop, start)) {
-		free(start);
+	if (!notes_forecast(l, nj))
 		return 0;
-	}
 	const char *qp = gf_queue_policy_name((enum gf_queue_policy)l->o.queue_policy);
 	for (size_t i = 0; i < l->npods && n < max; i++) {
 		struct lpod *lp = &l->pods[i];
 		if (!lp->used || lp->job == NO_JOB || lp->job >= nj)
 			continue;
+		if (lp->fc_gen != l->fc_gen || lp->fc_job != lp->job)
+			continue; /* not in the last forecast: its note comes with the next */
 		struct gf_job_info ji;
 		gf_loop_job(l->loop, lp->job, &ji);
 		struct gf_live_note *o = &out[n];
@@ -2662,9 +3184,7 @@ size_t gf_live_notes_due(gf_live *l, struct gf_live_note *out, size_t max)
 		else
 			snprintf(o->reason, sizeof(o->reason), "waiting in gpufleet's queue (%s): %s", qp,
 				 ji.why == GF_LOOP_WHY_NONE ? "not tried yet" : gf_loop_why_name(ji.why));
-		int64_t st = start[lp->job] >= 0 ? start[lp->job] / 1000 : -1;
-		if (st > INT32_MAX)
-			st = -1; /* beyond any clock this process has: no estimate */
+		int64_t st = lp->fc_s;
 		uint32_t why = (uint32_t)fnv(o->reason);
 		bool due = lp->note_s == NOTE_NEVER || why != lp->note_why || (st < 0) != (lp->note_s < 0) ||
 			   (st >= 0 && (st - lp->note_s > GF_LIVE_NOTE_MOVE_S || lp->note_s - st > GF_LIVE_NOTE_MOVE_S));
@@ -2672,14 +3192,13 @@ size_t gf_live_notes_due(gf_live *l, struct gf_live_note *out, size_t max)
 			continue;
 		lp->note_s = (int32_t)st;
 		lp->note_why = why;
-		const struct gf_k8s_pod *p = pod_of(l, lp);
+		const struct gf_k8s_pod *p = pod_names_of(l, lp);
 		snprintf(o->uid, sizeof(o->uid), "%s", lp->uid);
 		snprintf(o->ns, sizeof(o->ns), "%s", p->ns);
 		snprintf(o->name, sizeof(o->name), "%s", p->name);
 		o->start = st >= 0 ? (double)st : -1;
 		n++;
 	}
-	free(start);
 	return n;
 }
 
@@ -2690,7 +3209,7 @@ void gf_live_gang_count(gf_live *l, const struct gf_k8s_podgroup *pg, struct gf_
 	snprintf(ref.ns, sizeof(ref.ns), "%s", pg->ns);
 	snprintf(ref.name, sizeof(ref.name), "%s", pg->name);
 	uint64_t key = gang_key_of(pg->api == GF_GANG_WORKLOAD, pg->ns, pg->name);
-	for (size_t i = 0; i < l->npods; i++) {
+	for (uint32_t i = gang_first(l, key); i != NO_SLOT; i = gang_next(l, i, key)) {
 		struct lpod *lp = &l->pods[i];
 		if (!lp->used || lp->gkey != key || !same_gang(l, lp, &ref))
 			continue;
@@ -3003,6 +3522,11 @@ void gf_live_stats(gf_live *l, struct gf_live_stats *s)
 	}
 	s->rebuilds = l->epoch;
 	s->resets = l->resets;
+	s->node_slots = l->nnodes;
+	s->index_slots = l->nmap.cap + l->pmap.cap + l->gidx.cap;
+	s->idle_skips = l->idle_skips;
+	s->forecasts = l->forecasts;
+	s->cycles = l->cycles;
 	if (!l->cluster)
 		return;
 	size_t n = gf_cluster_nnodes(l->cluster);
@@ -3033,10 +3557,11 @@ void gf_live_each_allocation(gf_live *l, void (*share)(void *ud, const struct gf
 	for (size_t i = 0; share && i < l->npods; i++) {
 		const struct lpod *lp = &l->pods[i];
 		const struct gf_pod_rec *r = &lp->r;
-		if (!lp->used || !r->counted || r->node < 0 || (r->st != GF_POD_BOUND && r->st != GF_POD_ASSUMED))
-			continue;
+		if (!lp->used || !r->counted || r->node < 0 || (r->st != GF_POD_BOUND && r->st != GF_POD_ASSUMED) ||
+		    r->eff.gpu_count <= 0)
+			continue; /* a CPU-only pod has no share: not unpacked */
 		const struct lnode *nd = &l->nodes[r->node];
-		const struct gf_k8s_pod *p = pod_of(l, lp); /* valid until the next pod_of() */
+		const struct gf_k8s_pod *p = pod_names_of(l, lp); /* ns and name, until the next one */
 		for (int k = 0; k < r->eff.gpu_count && k < GF_MAX_GPUS; k++) {
 			int g = r->gpus[k];
 			share(ud, &(struct gf_live_share){ p->ns, p->name, nd->n.name, nd->n.model,

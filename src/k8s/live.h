@@ -178,7 +178,10 @@ size_t gf_live_gangs_changed(gf_live *l);
  * start, on the caller's clock (seconds, as gf_live_requeue_due's now); -1:
  * no estimate (gf_loop_forecast has none: behind a job that never fits, or
  * every running pod's end unknown).  The daemon writes them as the pod's
- * GF_ANN_ESTIMATED_START / GF_ANN_WAITING_REASON annotations.
+ * GF_ANN_ESTIMATED_START / GF_ANN_WAITING_REASON annotations.  The
+ * forecast behind them is made again only when the loop changed, and at
+ * most every 10 s of the caller's clock (gf_live_requeue_due's now): a pod
+ * that joined the loop since the last one gets its note with the next.
  */
 #define GF_LIVE_NOTE_MOVE_S 60
 struct gf_live_note {
@@ -191,7 +194,8 @@ size_t gf_live_notes_due(gf_live *l, struct gf_live_note *out, size_t max);
 /*
  * The members of PodGroup pg (pods naming it, any scheduler, finished ones
  * too) by state: scheduled (bound or being bound; finished ones count),
- * running, succeeded, failed (status.phase).  O(pods).
+ * running, succeeded, failed (status.phase).  O(members): live.c keeps
+ * each gang's pods in an index.
  */
 struct gf_live_gang_count {
 	uint32_t members, scheduled, running, succeeded, failed;
@@ -310,6 +314,11 @@ struct gf_live_stats {
 	size_t pod_bytes;		/* their memory: slots (engine record, uid) and packed objects */
 	size_t loop_jobs;		/* job records the loop holds (ended ones until a new loop) */
 	size_t running_pods;		/* bound pods in the loop's running jobs (not kube) */
+	size_t node_slots;		/* node slots held: nodes present, absent ones pods still name, spare */
+	size_t index_slots;		/* hash table slots: node names, pod uids, gangs */
+	uint64_t cycles;		/* scheduling cycles of the engine's loop run */
+	uint64_t idle_skips;		/* cycles not run (not kube): nothing changed since the last one */
+	uint64_t forecasts;		/* forecasts made for the notes (gf_live_notes_due) */
 };
 
 void gf_live_stats(gf_live *l, struct gf_live_stats *s);

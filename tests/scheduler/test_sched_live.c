@@ -13,6 +13,7 @@
 #include "k8s/gangs.h"
 #include "k8s/live.h"
 #include "queue/loop.h"
+#include "sim/queues.h"
 
 static struct gf_k8s_node mknode(const char *name, int gpus, const char *model, int gpu_mem, bool topo)
 {
@@ -1467,6 +1468,449 @@ static void test_running_jobs_churn(void **st)
 	gf_gangs_destroy(g);
 }
 
+/*
+ * The gang index (live.c: gang key -> its pods) under churn: pods join gangs,
+ * move to another, leave one, are deleted and their slots reused; after every
+ * step gf_live_gang_count agrees with a count kept here, for every group of
+ * both APIs (a Workload-API group of the same name is another gang).
+ */
+static void test_gang_index_churn(void **st)
+{
+	(void)st;
+	enum { NPODS = 300, NGROUPS = 12, STEPS = 3000 };
+	gf_live *l;
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	int group[NPODS]; /* -1: no pod; NGROUPS: a pod in no gang; else g-<i> (coscheduling) */
+	bool bound[NPODS];
+	for (int i = 0; i < NPODS; i++)
+		group[i] = -1, bound[i] = false;
+	uint64_t x = 12345;
+	for (int step = 0; step < STEPS; step++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		int i = (int)((x >> 33) % NPODS), what = (int)((x >> 20) % 4);
+		char uid[32], name[32];
+		snprintf(uid, sizeof(uid), "c-%d", i);
+		if (what == 0) {
+			gf_live_pod_delete(l, uid);
+			group[i] = -1;
+			bound[i] = false;
+		} else {
+			int gi = (int)((x >> 40) % (NGROUPS + 1));
+			snprintf(name, sizeof(name), "p-%d", i);
+			struct gf_k8s_pod p = mkpod(name, uid, what == 3 ? "n0" : "", "", "", "other");
+			if (gi < NGROUPS)
+				snprintf(p.pod_group, sizeof(p.pod_group), "g-%d", gi);
+			gf_live_pod_set(l, &p);
+			if (what == 3 || !bound[i]) /* an unbound copy of a bound pod is older: ignored */
+				group[i] = gi;
+			bound[i] |= what == 3;
+		}
+		if (step % 50 && step != STEPS - 1)
+			continue;
+		for (int g = 0; g < NGROUPS; g++) {
+			uint32_t want = 0;
+			for (int k = 0; k < NPODS; k++)
+				want += group[k] == g;
+			struct gf_k8s_podgroup pg;
+			memset(&pg, 0, sizeof(pg));
+			pg.api = GF_GANG_COSCHEDULING;
+			snprintf(pg.ns, sizeof(pg.ns), "t");
+			snprintf(pg.name, sizeof(pg.name), "g-%d", g);
+			struct gf_live_gang_count gc;
+			gf_live_gang_count(l, &pg, &gc);
+			if (gc.members != want)
+				fail_msg("step %d: group g-%d has %u members, want %u", step, g, gc.members, want);
+			pg.api = GF_GANG_WORKLOAD;
+			gf_live_gang_count(l, &pg, &gc);
+			assert_int_equal(gc.members, 0);
+		}
+	}
+	gf_live_destroy(l);
+}
+
+/* An engine failure is reported as what it is and what was being done, not as "out of memory". */
+static void test_engine_error_message(void **st)
+{
+	(void)st;
+	gf_live *l;
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	struct gf_k8s_node n = mknode("n0", 8, "H100", 81559, false);
+	n.spec.ngpus = GF_MAX_GPUS + 1; /* no decoder makes this: the engine refuses the node */
+	gf_live_node_set(l, &n);
+	struct gf_k8s_pod p = mkpod("p", "u-p", "", "", "\"nvidia.com/gpu\":\"1\"", "gpufleet");
+	gf_live_pod_set(l, &p);
+	struct gf_k8s_pod got;
+	struct gf_live_decision d;
+	assert_true(gf_live_schedule_next(l, &got, &d));
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+	assert_string_equal(d.message, "internal error: rebuilding the engine from 1 nodes and their bound pods: "
+				       "invalid argument (GF_INVAL)");
+	gf_live_destroy(l);
+}
+
+/*
+ * Node churn (autoscaled nodes coming and going over days): 100,000 nodes of
+ * distinct names each added, then deleted, the engine brought up to date
+ * after some of them (a rebuild frees the absent nodes' slots) and not after
+ * the others (a new node takes a freed slot before the array grows).  The
+ * node slots and hash tables stay at the peak, not at the number ever seen;
+ * a node a bound pod still names keeps its slot and, back, its pod's GPUs;
+ * new nodes on reused slots are placed on by their own names.
+ */
+static void test_node_churn(void **st)
+{
+	(void)st;
+	gf_live *l;
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	struct gf_k8s_node keep = mknode("keep", 8, "H100", 81559, false);
+	struct gf_k8s_node gone = mknode("gone", 8, "H100", 81559, false);
+	gf_live_node_set(l, &keep);
+	gf_live_node_set(l, &gone);
+	struct gf_k8s_pod b = mkpod("b", "u-b", "gone", "", "\"nvidia.com/gpu\":\"2\"", "other");
+	gf_live_pod_set(l, &b);
+	assert_int_equal(gpus_used(l), 2);
+	gf_live_node_delete(l, "gone");
+	assert_int_equal(gpus_used(l), 0);
+	struct gf_k8s_node n = mknode("churn", 4, "A100", 40960, false);
+	struct gf_live_stats s;
+	for (int i = 0; i < 100000; i++) {
+		snprintf(n.name, sizeof(n.name), "churn-%d", i);
+		gf_live_node_set(l, &n);
+		gf_live_node_delete(l, n.name);
+		if (i < 50000 && i % 100 == 0)
+			gf_live_stats(l, &s); /* brings the engine up to date: a rebuild */
+	}
+	gf_live_stats(l, &s);
+	assert_int_equal(s.nodes, 1);
+	if (s.node_slots > 64 || s.index_slots > 512) /* the array's first 64; names map sized 4 x those */
+		fail_msg("after 100,000 nodes came and went: %zu node slots, %zu hash slots", s.node_slots,
+			 s.index_slots);
+	gf_live_node_set(l, &gone); /* back: its bound pod is accounted again */
+	assert_int_equal(gpus_used(l), 2);
+	snprintf(n.name, sizeof(n.name), "final");
+	gf_live_node_set(l, &n);
+	struct gf_k8s_pod p = mkpod("a", "u-a", "", "\"gpufleet.io/gpu-model\":\"A100\"", "\"nvidia.com/gpu\":\"4\"",
+				    "gpufleet");
+	gf_live_pod_set(l, &p);
+	struct gf_live_decision d;
+	assert_int_equal(drain(l, NULL, NULL, &d), 1);
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_string_equal(d.node, "final");
+	assert_int_equal(gpus_used(l), 6);
+	gf_live_stats(l, &s);
+	assert_int_equal(s.nodes, 3);
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+}
+
+static void count_queue(void *ud, const char *name, int64_t used, int64_t nominal, const char *err)
+{
+	(void)name, (void)used, (void)nominal, (void)err;
+	++*(int *)ud;
+}
+
+/*
+ * Queues and namespaces found by name (live.c's hash maps, not a scan): 200
+ * Queues and 3,000 namespaces; Queues deleted first, in the middle and last,
+ * the others still found under their names (their indices moved down); a
+ * namespace relabelled; a pod whose namespace names a deleted Queue waits,
+ * said so, and one whose namespace names a live one is placed.
+ */
+static void test_queue_lookups(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("best-effort-fifo", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp, .queues = true };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node nd = mknode("n0", 8, "H100", 81559, false);
+	gf_live_node_set(l, &nd);
+	char name[64], q[64];
+	for (int i = 0; i < 200; i++) {
+		struct gf_queue_def d;
+		memset(&d, 0, sizeof(d));
+		snprintf(d.name, sizeof(d.name), "q-%d", i);
+		d.nominal = 8000;
+		d.borrowing_limit = d.lending_limit = GF_QUOTA_UNLIMITED;
+		d.weight = 1;
+		assert_int_equal(gf_live_queue_set(l, &d, i == 150 ? "refused for the test" : NULL), GF_OK);
+	}
+	for (int i = 0; i < 3000; i++) {
+		snprintf(name, sizeof(name), "ns-%d", i);
+		snprintf(q, sizeof(q), "q-%d", i % 200);
+		assert_int_equal(gf_live_namespace_queue(l, name, q), GF_OK);
+	}
+	assert_int_equal(gf_live_namespace_queue(l, "ns-1", "q-7"), GF_OK); /* relabelled */
+	gf_live_queue_delete(l, "q-0");
+	gf_live_queue_delete(l, "q-100");
+	gf_live_queue_delete(l, "q-199");
+	gf_live_queue_delete(l, "q-none"); /* not held: nothing */
+	int64_t used;
+	for (int i = 0; i < 200; i++) {
+		snprintf(q, sizeof(q), "q-%d", i);
+		bool gone = i == 0 || i == 100 || i == 199;
+		if (gf_live_queue_usage(l, q, &used) == gone)
+			fail_msg("%s: %s", q, gone ? "deleted, still found" : "held, not found");
+	}
+	int nq = 0;
+	gf_live_each_queue(l, count_queue, &nq);
+	assert_int_equal(nq, 197);
+	struct gf_k8s_pod a = mkpod("a", "u-a", "", "", "\"nvidia.com/gpu\":\"1\"", "gpufleet");
+	struct gf_k8s_pod b = mkpod("b", "u-b", "", "", "\"nvidia.com/gpu\":\"1\"", "gpufleet");
+	snprintf(a.ns, sizeof(a.ns), "ns-1");	/* -> q-7 */
+	snprintf(b.ns, sizeof(b.ns), "ns-300"); /* -> q-100, deleted */
+	struct gf_k8s_pod c = mkpod("c", "u-c", "", "", "\"nvidia.com/gpu\":\"1\"", "gpufleet");
+	snprintf(c.ns, sizeof(c.ns), "ns-150"); /* -> q-150, refused (two Queues before it deleted) */
+	gf_live_pod_set(l, &a);
+	gf_live_pod_set(l, &b);
+	gf_live_pod_set(l, &c);
+	struct gf_k8s_pod got;
+	struct gf_live_decision d;
+	int placed = 0, waiting = 0;
+	while (gf_live_schedule_next(l, &got, &d)) {
+		if (d.result == GF_LIVE_PLACED) {
+			placed++;
+			assert_string_equal(got.name, "a");
+		} else if (!strcmp(got.name, "b")) {
+			waiting++;
+			assert_non_null(strstr(d.message, "Queue \"q-100\" (gpufleet.io/v1alpha1, from its namespace's label "
+							 "gpufleet.io/queue) does not exist"));
+		} else {
+			waiting++;
+			assert_string_equal(d.message, "Queue \"q-150\" cannot admit pods: refused for the test.");
+		}
+	}
+	assert_int_equal(placed, 1);
+	assert_int_equal(waiting, 2);
+	assert_true(gf_live_queue_usage(l, "q-7", &used));
+	assert_int_equal(used, 1000);
+	gf_live_destroy(l);
+}
+
+static uint64_t cycles(gf_live *l)
+{
+	struct gf_live_stats s;
+	gf_live_stats(l, &s);
+	return s.cycles;
+}
+
+/*
+ * Not kube: a cycle with nothing new to decide from is not run again (live.c,
+ * idle_skip; the loop would try its waiting jobs again) until something
+ * changes (room freed: the waiting pod is placed at once) or 10 s of the
+ * caller's clock have passed.
+ */
+static void test_idle_cycle_skipped(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("best-effort-fifo", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node nd = mknode("n0", 8, "H100", 81559, false);
+	gf_live_node_set(l, &nd);
+	struct gf_k8s_pod a = mkpod("a", "u-a", "", "", "\"nvidia.com/gpu\":\"8\"", "gpufleet");
+	struct gf_k8s_pod b = mkpod("b", "u-b", "", "", "\"nvidia.com/gpu\":\"8\"", "gpufleet");
+	gf_live_pod_set(l, &a);
+	gf_live_pod_set(l, &b);
+	struct gf_k8s_pod bound[2];
+	size_t nb = 0;
+	assert_int_equal(drain(l, bound, &nb, NULL), 2); /* a placed (and bound), b waits in the loop */
+	assert_int_equal(nb, 1);
+	uint64_t c = cycles(l);
+	struct gf_k8s_pod p;
+	struct gf_live_decision d;
+	gf_live_requeue_due(l, 5.0);
+	for (int i = 0; i < 5; i++)
+		assert_false(gf_live_schedule_next(l, &p, &d));
+	assert_int_equal(cycles(l), c); /* nothing changed: no cycle */
+	gf_live_requeue_due(l, 11.0);
+	assert_false(gf_live_schedule_next(l, &p, &d));
+	assert_int_equal(cycles(l), c + 1); /* 10 s on: one cycle anyway */
+	assert_false(gf_live_schedule_next(l, &p, &d));
+	assert_int_equal(cycles(l), c + 1); /* and none right after it */
+	gf_live_pod_delete(l, bound[0].uid); /* room freed: the next cycle runs and places b */
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_string_equal(p.name, "b");
+	assert_int_equal(cycles(l), c + 2);
+	struct gf_live_stats s;
+	gf_live_stats(l, &s);
+	assert_true(s.idle_skips >= 6);
+	gf_live_destroy(l);
+}
+
+/* Place one rule-less 1-GPU pod named name; the node it went to ("" when unschedulable). */
+static void place_one(gf_live *l, const char *name, char *node, size_t len)
+{
+	char uid[32];
+	snprintf(uid, sizeof(uid), "u-%s", name);
+	struct gf_k8s_pod p = mkpod(name, uid, "", "", "\"nvidia.com/gpu\":\"1\"", "gpufleet");
+	gf_live_pod_set(l, &p);
+	struct gf_k8s_pod got;
+	struct gf_live_decision d;
+	node[0] = '\0';
+	while (gf_live_schedule_next(l, &got, &d))
+		if (d.result == GF_LIVE_PLACED && !strcmp(got.name, name)) {
+			snprintf(node, len, "%s", d.node);
+			struct gf_k8s_pod b = bound_copy(&got, &d);
+			gf_live_pod_set(l, &b);
+		}
+}
+
+/*
+ * Pods without rules share one admission mask (live.c, plain_mask), kept
+ * between changes: each change that narrows or widens it (a cordon, a taint,
+ * a node's pod count reached, a pod leaving it) is seen by the next pod.
+ */
+static void test_plain_mask_follows_changes(void **st)
+{
+	(void)st;
+	gf_live *l;
+	char node[GF_K8S_NAME_MAX];
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	struct gf_k8s_node a = mknode("a", 8, "H100", 81559, false), b = mknode("b", 8, "H100", 81559, false);
+	a.max_pods = 2;
+	a.unschedulable = true; /* cordoned: b only */
+	gf_live_node_set(l, &a);
+	gf_live_node_set(l, &b);
+	place_one(l, "p0", node, sizeof(node));
+	assert_string_equal(node, "b");
+	a.unschedulable = false; /* a back, b tainted: a only */
+	gf_live_node_set(l, &a);
+	b.ntaints = 1;
+	snprintf(b.taints[0].key, sizeof(b.taints[0].key), "dedicated");
+	b.taints[0].effect = GF_EFFECT_NO_SCHEDULE;
+	gf_live_node_set(l, &b);
+	place_one(l, "p1", node, sizeof(node));
+	assert_string_equal(node, "a");
+	place_one(l, "p2", node, sizeof(node)); /* a's second pod: its last */
+	assert_string_equal(node, "a");
+	place_one(l, "p3", node, sizeof(node)); /* a full, b tainted: nowhere */
+	assert_string_equal(node, "");
+	b.ntaints = 0; /* only b's admission changes (no bind since): p3 goes there */
+	gf_live_node_set(l, &b);
+	gf_live_requeue_due(l, 20.0);
+	struct gf_k8s_pod got;
+	struct gf_live_decision d;
+	bool placed = false;
+	while (gf_live_schedule_next(l, &got, &d))
+		placed |= d.result == GF_LIVE_PLACED && !strcmp(got.name, "p3") && !strcmp(d.node, "b");
+	assert_true(placed);
+	b.ntaints = 1;
+	gf_live_node_set(l, &b);
+	place_one(l, "p4", node, sizeof(node)); /* a full, b tainted again: nowhere */
+	assert_string_equal(node, "");
+	gf_live_pod_delete(l, "u-p1"); /* a pod leaves a: p4 goes there */
+	gf_live_requeue_due(l, 40.0);
+	placed = false;
+	while (gf_live_schedule_next(l, &got, &d))
+		placed |= d.result == GF_LIVE_PLACED && !strcmp(got.name, "p4") && !strcmp(d.node, "a");
+	assert_true(placed);
+	gf_live_destroy(l);
+}
+
+static uint64_t forecasts(gf_live *l)
+{
+	struct gf_live_stats s;
+	gf_live_stats(l, &s);
+	return s.forecasts;
+}
+
+/*
+ * The notes' forecast is made again only when the loop changed, at most
+ * every 10 s of the caller's clock: rounds with nothing new make none, a pod
+ * that joined the loop since the last one gets its note with the next.
+ */
+static void test_notes_forecast_kept(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("best-effort-fifo", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node nd = mknode("n0", 8, "H100", 81559, false);
+	gf_live_node_set(l, &nd);
+	struct gf_k8s_pod a = mkpod("a", "u-a", "", "", "\"nvidia.com/gpu\":\"8\"", "gpufleet");
+	struct gf_k8s_pod b = mkpod("b", "u-b", "", "", "\"nvidia.com/gpu\":\"8\"", "gpufleet");
+	struct gf_k8s_pod c = mkpod("c", "u-c", "", "", "\"nvidia.com/gpu\":\"8\"", "gpufleet");
+	gf_live_pod_set(l, &a);
+	gf_live_pod_set(l, &b);
+	assert_int_equal(drain(l, NULL, NULL, NULL), 2); /* a bound, b waits */
+	struct gf_live_note notes[4];
+	assert_int_equal(gf_live_notes_due(l, notes, 4), 1);
+	assert_string_equal(notes[0].name, "b");
+	assert_int_equal(forecasts(l), 1);
+	for (int i = 1; i <= 5; i++) { /* nothing new, the clock on: no forecast, no note */
+		gf_live_requeue_due(l, 20.0 * i);
+		assert_int_equal(gf_live_notes_due(l, notes, 4), 0);
+	}
+	assert_int_equal(forecasts(l), 1);
+	gf_live_pod_set(l, &c); /* c joins the loop at 100 s, the last forecast 100 s old: one now */
+	drain(l, NULL, NULL, NULL);
+	assert_int_equal(gf_live_notes_due(l, notes, 4), 1);
+	assert_string_equal(notes[0].name, "c");
+	assert_int_equal(forecasts(l), 2);
+	gf_live_pod_delete(l, "u-c"); /* changed again at 105 s: the forecast stays until 110 s */
+	gf_live_requeue_due(l, 105.0);
+	gf_live_pod_set(l, &c);
+	drain(l, NULL, NULL, NULL);
+	assert_int_equal(gf_live_notes_due(l, notes, 4), 0);
+	assert_int_equal(forecasts(l), 2);
+	gf_live_requeue_due(l, 111.0);
+	assert_int_equal(gf_live_notes_due(l, notes, 4), 1);
+	assert_string_equal(notes[0].name, "c");
+	assert_int_equal(forecasts(l), 3);
+	gf_live_destroy(l);
+}
+
+/* A PodGroup event sends every gang member parked here back to the queue (the gang index, 300 members
+ * over several words of its bitmap), not the other parked pods. */
+static void test_gangs_changed_many(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("best-effort-fifo", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	gf_gangs *g;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	assert_int_equal(gf_gangs_create(&g), GF_OK);
+	gf_live_set_gangs(l, g);
+	struct gf_k8s_node nd = mknode("n0", 8, "H100", 81559, false);
+	gf_live_node_set(l, &nd);
+	char name[32], group[32];
+	for (int i = 0; i < 150; i++) { /* 150 gangs of minMember 3 with 2 pods each: all wait, incomplete */
+		snprintf(group, sizeof(group), "g%d", i);
+		set_group(g, group, 3);
+		for (int k = 0; k < 2; k++) {
+			snprintf(name, sizeof(name), "g%d-%d", i, k);
+			struct gf_k8s_pod p = gang_pod(name, group);
+			gf_live_pod_set(l, &p);
+		}
+		if (i % 50 == 0) { /* and a pod of no gang that cannot fit anywhere, between them */
+			snprintf(name, sizeof(name), "big-%d", i);
+			char uid[40];
+			snprintf(uid, sizeof(uid), "u-%s", name);
+			struct gf_k8s_pod p = mkpod(name, uid, "", "", "\"nvidia.com/gpu\":\"9\"", "gpufleet");
+			gf_live_pod_set(l, &p);
+		}
+	}
+	struct gf_k8s_pod got[4];
+	struct gf_live_decision gd[4];
+	size_t n = 0;
+	decide_all(l, got, gd, &n, NULL, 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(gf_live_gangs_changed(l), 300);
+	assert_int_equal(gf_live_gangs_changed(l), 0); /* queued now, no longer parked */
+	gf_live_destroy(l);
+	gf_gangs_destroy(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1489,6 +1933,14 @@ int main(void)
 		cmocka_unit_test(test_running_jobs),
 		cmocka_unit_test(test_preemption_live),
 		cmocka_unit_test(test_running_jobs_churn),
+		cmocka_unit_test(test_gang_index_churn),
+		cmocka_unit_test(test_engine_error_message),
+		cmocka_unit_test(test_node_churn),
+		cmocka_unit_test(test_queue_lookups),
+		cmocka_unit_test(test_idle_cycle_skipped),
+		cmocka_unit_test(test_plain_mask_follows_changes),
+		cmocka_unit_test(test_notes_forecast_kept),
+		cmocka_unit_test(test_gangs_changed_many),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,6 +49,7 @@
  * evicted and their preemptors held until they are gone ("preemption").
  */
 #include "k8s/live.h"
+#include "k8s/live_impl.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,113 +71,6 @@
 #include "sim/queues.h"
 
 /* ---- string -> index map ------------------------------------------------ */
-
-#define TOMB ((uint32_t)-2)
-#define EMPTY ((uint32_t)-1)
-#define NO_JOB UINT32_MAX
-#define NO_MSG UINT32_MAX	/* struct ldec: no message */
-#define NO_SLOT UINT32_MAX	/* no pod slot (the gang index's lists) */
-
-struct smap {
-	uint32_t *slot;	/* index into the owner's array, EMPTY or TOMB */
-	size_t cap, used; /* used counts live + tombstones */
-};
-
-static uint64_t fnv(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-typedef const char *(*key_fn)(const void *arr, uint32_t i);
-
-static gf_err smap_grow(struct smap *m, const void *arr, key_fn key)
-{
-	/* sized for the live entries (4 x: the next rehash is cap/4 inserts away), tombstones dropped */
-	size_t live = 0, ncap = 64;
-	for (size_t i = 0; i < m->cap; i++)
-		live += m->slot[i] != EMPTY && m->slot[i] != TOMB;
-	while (ncap < 4 * (live + 1))
-		ncap *= 2;
-	uint32_t *ns = malloc(ncap * sizeof(*ns));
-	if (!ns)
-		return GF_NOMEM;
-	memset(ns, 0xff, ncap * sizeof(*ns));
-	size_t used = 0;
-	for (size_t i = 0; i < m->cap; i++) {
-		uint32_t v = m->slot[i];
-		if (v == EMPTY || v == TOMB)
-			continue;
-		size_t j = fnv(key(arr, v)) & (ncap - 1);
-		while (ns[j] != EMPTY)
-			j = (j + 1) & (ncap - 1);
-		ns[j] = v;
-		used++;
-	}
-	free(m->slot);
-	m->slot = ns;
-	m->cap = ncap;
-	m->used = used;
-	return GF_OK;
-}
-
-/* Position of k in the map, or of where it would go (*found false). */
-static size_t smap_find(const struct smap *m, const void *arr, key_fn key, const char *k, bool *found)
-{
-	*found = false;
-	if (!m->cap)
-		return 0;
-	size_t j = fnv(k) & (m->cap - 1), tomb = (size_t)-1;
-	for (;;) {
-		uint32_t v = m->slot[j];
-		if (v == EMPTY)
-			return tomb != (size_t)-1 ? tomb : j;
-		if (v == TOMB) {
-			if (tomb == (size_t)-1)
-				tomb = j;
-		} else if (!strcmp(key(arr, v), k)) {
-			*found = true;
-			return j;
-		}
-		j = (j + 1) & (m->cap - 1);
-	}
-}
-
-/* Map k (the key of arr[idx]) to idx, replacing what k mapped to.  GF_NOMEM: nothing changed. */
-static gf_err smap_put(struct smap *m, const void *arr, key_fn key, const char *k, uint32_t idx)
-{
-	bool f;
-	if (m->used * 2 >= m->cap && smap_grow(m, arr, key))
-		return GF_NOMEM;
-	size_t j = smap_find(m, arr, key, k, &f);
-	if (m->slot[j] == EMPTY)
-		m->used++;
-	m->slot[j] = idx;
-	return GF_OK;
-}
-
-/*
- * The extender resolves every name kube-scheduler sends (5,000 per call at
- * 5,000 nodes, in any order) to a cluster index.  Going through nmap would
- * read each name from its struct lnode (kilobytes apart: a cache miss per
- * name), so the cluster's node names are also kept packed in one pool, each
- * entry its cluster index, its length, then the name, padded to 4 bytes, and an
- * open-addressing table of 8-byte slots (32 bits of the hash, the entry's
- * offset in 4-byte units) at a load factor of at most 3/4: 5,000 nodes take
- * a 64 KiB table and about 100 KiB of entries, which stay in the CPU's
- * cache, and a lookup reads one slot (two on a collision) and one entry.
- * Rebuilt with the cluster (cluster indices only change then).
- */
-struct nindex {
-	struct nslot {
-		uint32_t h;	/* the hash's high half | 1; 0 = empty */
-		uint32_t at;	/* the entry: pool + 4 * at */
-	} *slot;
-	size_t cap;		/* power of two */
-	uint32_t *pool;		/* entries: cluster index, length, name, padding */
-};
 
 #if defined(__GNUC__)
 #define PREFETCH(p) __builtin_prefetch(p)
@@ -313,173 +207,6 @@ static void nindex_find_many(const struct nindex *x, const char *const *names, c
 
 /* ---- state --------------------------------------------------------------- */
 
-struct lnode {
-	struct gf_k8s_node n;
-	int model;		/* catalog id or -1 */
-	bool present;
-	bool spare;		/* a free slot (node_slots_reclaim): in no map, not present */
-	int32_t cidx;		/* index in the engine cluster; -1 = not in it */
-	uint32_t gen;
-	uint32_t victims;	/* its pods evicted by preemption, not gone yet ("preemption") */
-};
-
-/*
- * A pod: the engine's record (queue/podstate.h; its node is a node slot) and
- * the Kubernetes object, zero-run packed (core/zpack.h: a decoded Pod is
- * 6.7 KB of mostly empty fixed buffers) and unpacked when needed (pod_of()).
- */
-struct lpod {
-	bool used;
-	bool ours;		/* schedulerName is ours and not being deleted */
-	bool rules;		/* the pod has a node selector, tolerations or affinity */
-	bool evicted;		/* preemption chose it: being deleted, not accounted ("preemption") */
-	bool held;		/* a preemptor waiting for its node's evicted pods to go */
-	uint32_t gen;
-	uint32_t plen;		/* packed bytes */
-	uint32_t job;		/* its job in the loop's queue (not kube); NO_JOB: none */
-	uint32_t run;		/* bound: its running job in the loop (not kube); NO_JOB: none */
-	int32_t seen_s;		/* the caller's second it was first seen placed (its run's start); -1 */
-	uint64_t gkey;		/* its gang (api, namespace, name) hashed; 0: none */
-	uint32_t gnext, gprev;	/* gkey != 0: its gang's other pods (struct gindex); NO_SLOT: none */
-	int32_t note_s;		/* estimated start last noted (caller's seconds); -1 none; NOTE_NEVER */
-	uint32_t note_why;	/* the waiting reason last noted, hashed */
-	int32_t fc_s;		/* its start in forecast fc_gen (as note_s), when it was job fc_job */
-	uint32_t fc_job, fc_gen;
-	uint8_t *packed;
-	struct gf_pod_rec r;
-	char uid[GF_K8S_UID_MAX];
-	/* quotas (opts.queues): what its bound GPUs are charged to in the loop */
-	bool qcharged;
-	uint16_t qidx;
-	int32_t qmodel;
-	int64_t qmilli;
-};
-
-struct gf_live {
-	struct gf_live_opts o;
-	char name[GF_K8S_NAME_MAX];
-	struct gf_catalog cat;
-	struct gf_rng rng;
-
-	struct lnode *nodes;
-	size_t nnodes, capnodes;
-	struct smap nmap;
-	uint32_t *nspare;	/* free node slots (node_slots_reclaim), reused first */
-	size_t nnspare;
-
-	struct lpod *pods;
-	size_t npods, cappods;
-	uint32_t *freelist;
-	size_t nfree;
-	struct smap pmap;
-
-	struct gf_podq queue;	/* pending pods (ids: pod slots) */
-
-	uint32_t gen[2];	/* sync generations: nodes, pods */
-
-	/* The engine. */
-	bool dirty;		/* node set changed: rebuild before deciding */
-	bool sched_dirty;	/* target changed: new scheduler */
-	gf_cluster *cluster;
-	uint32_t *cnode;	/* cluster index -> node slot */
-	struct gf_target target;
-	bool have_target;
-	size_t target_pods;	/* pods the target was built from */
-	size_t new_pods;	/* pods seen since */
-	struct gf_policy_env env;
-	gf_sched *sched;
-	int64_t model_mem[GF_MAX_MODELS];
-	struct gf_node_rules *rules; /* per cluster node: who it admits (views into nodes[]) */
-	uint64_t *allowed;	/* scratch: one decision's allowed-node mask */
-	uint8_t *ext_mark;	/* scratch for the extender, one per cluster node: asked about */
-	uint8_t *ext_code;	/* its enum gf_why */
-	int64_t *ext_score;	/* its score */
-	uint32_t *ext_list;	/* the nodes to score, ascending */
-	struct nindex names;	/* node name -> cluster index, for the extender */
-	uint64_t epoch;		/* cluster rebuilds: cluster indices are valid within one */
-	uint64_t resets;	/* make_sched() calls */
-	bool freed;
-	uint64_t conflicts;
-	struct gf_k8s_pod scratch; /* one pod unpacked (pod_of()) */
-	/* The engine's loop (queue/loop.h) on the cluster: one scheduling cycle decides. */
-	gf_loop *loop;
-	uint32_t *job_pod;	/* loop job -> pod slot */
-	size_t job_cap;
-	/*
-	 * A cycle's decisions, handed out one by one, compact: a struct
-	 * gf_live_decision is 1.6 KB (its message, 16 UUIDs) and a cycle under
-	 * a queue policy other than kube decides every pending pod at once
-	 * (issue 12: 150,000 of them held 230 MiB).  A decision keeps its node
-	 * slot, GPUs and sizes; the node's name and the GPUs' UUIDs are read
-	 * when it is handed out (dec_expand), its message lies in the cycle's
-	 * message arena (a text the same as the one before it shares it).
-	 */
-	struct ldec {
-		uint32_t slot;
-		uint32_t msg;		/* offset in dmsg; NO_MSG: "" */
-		int32_t node;		/* PLACED: node slot */
-		uint8_t result, fit, ngpus;
-		uint8_t gpus[GF_MAX_GPUS];
-		int32_t milli;
-		int64_t mem_mib;
-		uint64_t reason;
-		char uid[GF_K8S_UID_MAX];
-	} *dec;
-	size_t ndec, dec_cap, dec_at;
-	char *dmsg;		/* the cycle's messages, NUL-terminated */
-	size_t ndmsg, dmsg_cap, dmsg_last;
-	struct ltry { uint32_t slot, job; } *tried;	/* a cycle's submitted pods, in queue order */
-	size_t ntried, tried_cap;
-	size_t in_loop;		/* pods waiting in the loop's queue (not kube) */
-	/* Gangs (not kube): the PodGroup store (the caller's) and the members of
-	 * the gang jobs in the loop: job_pod[job] = GANG_JOB | index of member 0 here. */
-	const gf_gangs *gangs;
-	uint32_t *gmem;
-	size_t ngmem, gmem_cap;
-	struct gindex {		/* gang key -> its pods (gang_index_set) */
-		struct gslot { uint64_t key; uint32_t head, tail; } *slot; /* key 0: empty */
-		size_t cap, used;
-		bool lost;	/* out of memory once: lookups scan every pod until rebuilt */
-	} gidx;
-	/* Idle cycles (not kube; idle_skip): what the loop decided from at the last cycle, and when. */
-	uint64_t idle_seen[10];
-	int64_t idle_at;
-	uint64_t idle_skips, cycles;
-	/* The notes' forecast (notes_forecast): its number, the loop's state and the time it was made at. */
-	uint32_t fc_gen;
-	uint64_t fc_seen[10], forecasts;
-	int64_t fc_now;
-	double fc_at;
-	/* The admission mask of pods without rules (plain_mask) and the state it was made in. */
-	uint64_t *mask0;
-	size_t mask0_cap;
-	uint64_t mask0_key[3];
-	bool mask0_ok, mask0_all;
-	/* Requeueing (queue/requeue.h). */
-	double now;		/* the caller's clock at the last gf_live_requeue_due() */
-	struct gf_changelog changes; /* nodes changed (cluster indices) */
-	uint64_t scanned;	/* changes.end at the last scan */
-	double next_scan;	/* a backoff or the sweep ends then */
-	double last_scan;	/* changes are looked at most every GF_LIVE_SCAN_S */
-	uint64_t skipped;	/* attempts skipped: no logged change lets the pod fit */
-	/* Quotas (opts.queues; gf_live_queue_set): the Queue objects, their
-	 * errors ("" valid), the namespaces' queue labels, the loop's quotas. */
-	struct gf_queue_def *qdef;
-	char (*qerr)[256];
-	size_t nq, capq;
-	struct lnsq { char ns[GF_K8S_NAME_MAX]; char q[GF_K8S_LABEL_VALUE_MAX]; } *nsq;
-	size_t nnsq, capnsq;
-	struct smap qmap, nsmap;	/* Queue name -> qdef index; namespace -> nsq index */
-	struct gf_queue_quota *quota;	/* nq + 1: the last one, unlimited, for pods of no Queue */
-	bool queues_dirty;		/* a Queue or namespace label changed: a new loop */
-	uint64_t loop_tries;	/* placements tried by loops since destroyed (gf_live_stats) */
-	size_t nrun;		/* pods in the loop's running jobs ("running jobs") */
-	struct gf_live_eviction *evq;	/* evictions not handed out yet ("preemption") */
-	size_t nevq, evq_cap;
-	uint32_t *held;		/* pod slots of held preemptors */
-	size_t nheld, held_cap;
-};
-
 static const char *node_key(const void *arr, uint32_t i)
 {
 	return ((const struct lnode *)arr)[i].n.name;
@@ -610,14 +337,6 @@ static struct lpod *pod_by_uid(const gf_live *l, const char *uid)
 	return f ? &l->pods[l->pmap.slot[j]] : NULL;
 }
 
-/* lp's Kubernetes object, unpacked into l->scratch: valid until the next pod_of(). */
-static const struct gf_k8s_pod *pod_of(gf_live *l, const struct lpod *lp)
-{
-	if (!lp->packed || gf_zunpack(lp->packed, lp->plen, &l->scratch, sizeof(l->scratch)))
-		memset(&l->scratch, 0, sizeof(l->scratch)); /* never packed */
-	return &l->scratch;
-}
-
 /*
  * lp's namespace and name only (the packed object's leading fields), in
  * l->scratch: the rest of it is not lp's.  Valid until the next pod_of() or
@@ -641,182 +360,6 @@ static void pod_copy(const struct lpod *lp, struct gf_k8s_pod *out)
 		memset(out, 0, sizeof(*out));
 }
 
-/* A gang's key: its API, namespace and name hashed (never 0). */
-static uint64_t gang_key_of(bool workload, const char *ns, const char *name)
-{
-	uint64_t h = fnv(ns) ^ (workload ? 0x5bd1e995ull : 0);
-	h = (h ^ fnv(name)) * 1099511628211ull;
-	return h ? h : 1;
-}
-
-/* p's gang (gangs.h: spec.schedulingGroup, else the coscheduling label); 0: none. */
-static uint64_t gang_key(const struct gf_k8s_pod *p)
-{
-	const char *name = p->sched_group[0] ? p->sched_group : p->pod_group;
-	return name[0] ? gang_key_of(p->sched_group[0] != 0, p->ns, name) : 0;
-}
-
-/* ---- gang key -> pods index ----------------------------------------------- */
-
-/*
- * Every pod naming a gang (lpod.gkey != 0: any state, any scheduler,
- * finished ones too) is in its key's list, linked through the pod slots
- * (gnext, gprev; appended, so in the order the pods were first stored), the
- * list's ends found by key in an open-addressing table (linear probing,
- * deletion by backward shift: no tombstones, so pods coming and going never
- * grow it; doubled at 50 % load).  gang_index_set() is the one place a
- * pod's gkey changes (pod_store, pod_free); node changes and engine rebuilds
- * leave pod slots where they are, so they leave the index alone.
- * gang_take, gang_wake, gf_live_gangs_changed and gf_live_gang_count walk
- * one key's list (gang_first, gang_next): O(members), not O(pods).  Gangs
- * whose keys collide share a list (the readers compare the gang itself,
- * same_gang).  Out of memory growing the table: `lost`, the readers scan
- * every pod slot, and each later gang_index_set() tries to build it again.
- */
-
-static size_t gidx_home(const struct gindex *x, uint64_t key)
-{
-	return (size_t)(key ^ (key >> 32)) & (x->cap - 1);
-}
-
-/* Where key is in x, or the empty slot where it would go (x->cap > 0). */
-static size_t gidx_pos(const struct gindex *x, uint64_t key)
-{
-	size_t j = gidx_home(x, key);
-	while (x->slot[j].key && x->slot[j].key != key)
-		j = (j + 1) & (x->cap - 1);
-	return j;
-}
-
-static bool gidx_grow(struct gindex *x)
-{
-	size_t ncap = x->cap ? x->cap * 2 : 64;
-	struct gindex nx = { calloc(ncap, sizeof(struct gslot)), ncap, x->used, x->lost };
-	if (!nx.slot)
-		return false;
-	for (size_t i = 0; i < x->cap; i++)
-		if (x->slot[i].key)
-			nx.slot[gidx_pos(&nx, x->slot[i].key)] = x->slot[i];
-	free(x->slot);
-	*x = nx;
-	return true;
-}
-
-/* Take the entry at j out; the entries after it move back into the hole where their probe allows. */
-static void gidx_remove_at(struct gindex *x, size_t j)
-{
-	size_t mask = x->cap - 1;
-	for (size_t k = (j + 1) & mask; x->slot[k].key; k = (k + 1) & mask) {
-		size_t home = gidx_home(x, x->slot[k].key);
-		if (((k - home) & mask) >= ((k - j) & mask)) { /* j lies on k's probe path */
-			x->slot[j] = x->slot[k];
-			j = k;
-		}
-	}
-	x->slot[j].key = 0;
-	x->used--;
-}
-
-/* Append lp (its gkey set) to its key's list; false: out of memory (nothing changed). */
-static bool gang_link(gf_live *l, struct lpod *lp)
-{
-	struct gindex *x = &l->gidx;
-	if ((x->used + 1) * 2 > x->cap && !gidx_grow(x))
-		return false;
-	uint32_t self = (uint32_t)(lp - l->pods);
-	size_t j = gidx_pos(x, lp->gkey);
-	lp->gnext = NO_SLOT;
-	if (!x->slot[j].key) {
-		x->slot[j] = (struct gslot){ lp->gkey, self, self };
-		x->used++;
-		lp->gprev = NO_SLOT;
-	} else {
-		lp->gprev = x->slot[j].tail;
-		l->pods[x->slot[j].tail].gnext = self;
-		x->slot[j].tail = self;
-	}
-	return true;
-}
-
-static void gang_unlink(gf_live *l, struct lpod *lp)
-{
-	struct gindex *x = &l->gidx;
-	uint32_t self = (uint32_t)(lp - l->pods);
-	if (lp->gprev != NO_SLOT)
-		l->pods[lp->gprev].gnext = lp->gnext;
-	if (lp->gnext != NO_SLOT)
-		l->pods[lp->gnext].gprev = lp->gprev;
-	if (lp->gprev != NO_SLOT && lp->gnext != NO_SLOT)
-		return;
-	size_t j = gidx_pos(x, lp->gkey);
-	if (!x->slot[j].key)
-		return; /* cannot happen */
-	if (x->slot[j].head == self)
-		x->slot[j].head = lp->gnext;
-	if (x->slot[j].tail == self)
-		x->slot[j].tail = lp->gprev;
-	if (x->slot[j].head == NO_SLOT)
-		gidx_remove_at(x, j);
-}
-
-/* The index again from every pod (after running out of memory); lost stays set if it fails again. */
-static void gidx_rebuild(gf_live *l)
-{
-	struct gindex *x = &l->gidx;
-	if (x->slot)
-		memset(x->slot, 0, x->cap * sizeof(*x->slot));
-	x->used = 0;
-	x->lost = false;
-	for (size_t i = 0; i < l->npods && !x->lost; i++)
-		if (l->pods[i].used && l->pods[i].gkey)
-			x->lost = !gang_link(l, &l->pods[i]);
-}
-
-/* lp's gang key becomes key (0: none), in the index too. */
-static void gang_index_set(gf_live *l, struct lpod *lp, uint64_t key)
-{
-	if (l->gidx.lost) {
-		lp->gkey = key;
-		gidx_rebuild(l);
-		return;
-	}
-	if (lp->gkey == key)
-		return;
-	if (lp->gkey)
-		gang_unlink(l, lp);
-	lp->gkey = key;
-	if (key && !gang_link(l, lp)) {
-		l->gidx.lost = true;
-		gidx_rebuild(l);
-	}
-}
-
-/* Every pod slot from `from` on: the first one of gang key `key`, or NO_SLOT (the index lost). */
-static uint32_t gang_scan(const gf_live *l, size_t from, uint64_t key)
-{
-	for (size_t i = from; i < l->npods; i++)
-		if (l->pods[i].used && l->pods[i].gkey == key)
-			return (uint32_t)i;
-	return NO_SLOT;
-}
-
-/* The first pod slot of gang key `key` (NO_SLOT: none); the next with gang_next(). */
-static uint32_t gang_first(const gf_live *l, uint64_t key)
-{
-	const struct gindex *x = &l->gidx;
-	if (x->lost)
-		return gang_scan(l, 0, key);
-	if (!x->cap || !key)
-		return NO_SLOT;
-	size_t j = gidx_pos(x, key);
-	return x->slot[j].key ? x->slot[j].head : NO_SLOT;
-}
-
-static uint32_t gang_next(const gf_live *l, uint32_t i, uint64_t key)
-{
-	return l->gidx.lost ? gang_scan(l, (size_t)i + 1, key) : l->pods[i].gnext;
-}
-
 /* Keep p as lp's object (packed).  Out of memory: the old object stays. */
 static void pod_store(gf_live *l, struct lpod *lp, const struct gf_k8s_pod *p)
 {
@@ -829,13 +372,7 @@ static void pod_store(gf_live *l, struct lpod *lp, const struct gf_k8s_pod *p)
 	lp->plen = (uint32_t)n;
 	lp->ours = !strcmp(p->scheduler, l->name) && !p->deleting;
 	lp->rules = p->selector_len || p->ntols || p->nterms;
-	gang_index_set(l, lp, gang_key(p));
-}
-
-/* PENDING and queued (podstate.h); out of memory: parked, the next sweep retries it. */
-static void enqueue(gf_live *l, struct lpod *lp)
-{
-	(void)gf_pod_want(&l->queue, &lp->r, (uint32_t)(lp - l->pods));
+	gf_live_gang_index_set(l, lp, gf_live_gang_key(p));
 }
 
 #define GANG_JOB 0x80000000u
@@ -1681,7 +1218,7 @@ static void pod_free(gf_live *l, struct lpod *lp)
 	size_t j = smap_find(&l->pmap, l->pods, pod_key, lp->uid, &f);
 	if (f)
 		l->pmap.slot[j] = TOMB;
-	gang_index_set(l, lp, 0);
+	gf_live_gang_index_set(l, lp, 0);
 	lp->used = false;
 	free(lp->packed);
 	lp->packed = NULL;
@@ -2615,16 +2152,9 @@ size_t gf_live_evictions(gf_live *l, struct gf_live_eviction *out, size_t max)
  * deleted or changed while its gang waits takes the job out of the loop; the
  * others go back to this file's queue.
  *
- * Cost: a member's attempt walks its gang's pods (the gang index above:
+ * Cost: a member's attempt walks its gang's pods (the gang index, live_gangs.c:
  * O(members), each compared by the hashed key, then by its gang).
  */
-static bool same_gang(gf_live *l, const struct lpod *o, const struct gf_gang_ref *ref)
-{
-	const struct gf_k8s_pod *q = pod_of(l, o);
-	const char *name = q->sched_group[0] ? q->sched_group : q->pod_group;
-	return (q->sched_group[0] ? GF_GANG_WORKLOAD : GF_GANG_COSCHEDULING) == ref->api &&
-	       !strcmp(q->ns, ref->ns) && !strcmp(name, ref->name);
-}
 
 /* The resources two pods ask for (not their names, priorities or times). */
 static bool same_request(const struct gf_pod_spec *a, const struct gf_pod_spec *b)
@@ -2736,7 +2266,7 @@ static void gang_wake(gf_live *l, const struct gf_loop_decisions *out)
 		if (b->member || !(l->job_pod[b->job] & GANG_JOB))
 			continue;
 		uint64_t key = l->pods[job_slot(l, b->job, 0)].gkey;
-		for (uint32_t k = gang_first(l, key); k != NO_SLOT; k = gang_next(l, k, key)) {
+		for (uint32_t k = gf_live_gang_first(l, key); k != NO_SLOT; k = gf_live_gang_next(l, k, key)) {
 			struct lpod *o = &l->pods[k];
 			if (o->used && o->gkey == key && o->r.st == GF_POD_PENDING && o->r.parked &&
 			    o->job == NO_JOB && !o->r.invalid) {
@@ -2777,9 +2307,9 @@ static bool gang_take(gf_live *l, struct lpod *lp, int64_t t)
 	}
 	uint32_t placed = 0, npend = 0;
 	bool in_loop = false, differ = false;
-	for (uint32_t i = gang_first(l, lp->gkey); i != NO_SLOT; i = gang_next(l, i, lp->gkey)) {
+	for (uint32_t i = gf_live_gang_first(l, lp->gkey); i != NO_SLOT; i = gf_live_gang_next(l, i, lp->gkey)) {
 		struct lpod *o = &l->pods[i];
-		if (!o->used || o->gkey != lp->gkey || (o != lp && !same_gang(l, o, &ref)))
+		if (!o->used || o->gkey != lp->gkey || (o != lp && !gf_live_same_gang(l, o, &ref)))
 			continue;
 		if (o->r.st == GF_POD_ASSUMED || o->r.st == GF_POD_BOUND) {
 			placed++;
@@ -3066,49 +2596,6 @@ void gf_live_forget(gf_live *l, const char *uid, bool requeue)
 		      l->changes.end ? l->changes.end - 1 : 0);
 }
 
-void gf_live_set_gangs(gf_live *l, const gf_gangs *g)
-{
-	l->gangs = g;
-}
-
-/* A gang member parked here (not in the loop) goes back to the queue; true if it did. */
-static bool gang_member_retry(gf_live *l, struct lpod *lp)
-{
-	if (!lp->used || !lp->gkey || lp->r.st != GF_POD_PENDING || !lp->r.parked || lp->job != NO_JOB ||
-	    lp->r.invalid)
-		return false;
-	lp->r.hinted = false; /* no node change is what it waited for */
-	enqueue(l, lp);
-	return true;
-}
-
-/*
- * Every gang member (the gang index's lists, marked in a bitmap of the pod
- * slots) in slot order, the order of a scan of every pod, as before the
- * index: O(gang members + pods / 64).  Without the index (lost, or out of
- * memory for the bitmap): the scan.
- */
-size_t gf_live_gangs_changed(gf_live *l)
-{
-	const struct gindex *x = &l->gidx;
-	size_t n = 0, words = (l->npods + 63) / 64;
-	uint64_t *mark = x->lost ? NULL : calloc(words ? words : 1, sizeof(*mark));
-	if (!mark) {
-		for (size_t i = 0; i < l->npods; i++)
-			n += gang_member_retry(l, &l->pods[i]);
-		return n;
-	}
-	for (size_t j = 0; j < x->cap; j++)
-		for (uint32_t i = x->slot[j].key ? x->slot[j].head : NO_SLOT; i != NO_SLOT; i = l->pods[i].gnext)
-			mark[i / 64] |= 1ull << (i % 64);
-	for (size_t w = 0; w < words; w++)
-		for (size_t k = 0; mark[w] && k < 64; k++)
-			if (mark[w] >> k & 1)
-				n += gang_member_retry(l, &l->pods[w * 64 + k]);
-	free(mark);
-	return n;
-}
-
 /*
  * The notes of pods waiting in the loop's queue: the reason from the job's
  * why (a gang's own phrase), the estimated start from gf_loop_forecast (loop
@@ -3200,26 +2687,6 @@ size_t gf_live_notes_due(gf_live *l, struct gf_live_note *out, size_t max)
 		n++;
 	}
 	return n;
-}
-
-void gf_live_gang_count(gf_live *l, const struct gf_k8s_podgroup *pg, struct gf_live_gang_count *out)
-{
-	memset(out, 0, sizeof(*out));
-	struct gf_gang_ref ref = { .api = pg->api };
-	snprintf(ref.ns, sizeof(ref.ns), "%s", pg->ns);
-	snprintf(ref.name, sizeof(ref.name), "%s", pg->name);
-	uint64_t key = gang_key_of(pg->api == GF_GANG_WORKLOAD, pg->ns, pg->name);
-	for (uint32_t i = gang_first(l, key); i != NO_SLOT; i = gang_next(l, i, key)) {
-		struct lpod *lp = &l->pods[i];
-		if (!lp->used || lp->gkey != key || !same_gang(l, lp, &ref))
-			continue;
-		const struct gf_k8s_pod *p = pod_of(l, lp);
-		out->members++;
-		out->succeeded += p->phase == GF_PHASE_SUCCEEDED;
-		out->failed += p->phase == GF_PHASE_FAILED;
-		out->running += p->phase == GF_PHASE_RUNNING;
-		out->scheduled += p->node[0] || lp->r.st == GF_POD_ASSUMED;
-	}
 }
 
 bool gf_live_take_freed(gf_live *l)

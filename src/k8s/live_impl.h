@@ -1,8 +1,9 @@
 /*
  * k8s/live_impl.h - internals shared by k8s/live.c (state, feeding,
- * deciding, running jobs, preemption, the extender, observing) and
- * k8s/live_gangs.c (the gang key -> pods index, the PodGroups' read-outs).
- * Not a public header: k8s/live.h is the API.
+ * deciding, running jobs, preemption, the extender, observing),
+ * k8s/live_gangs.c (the gang key -> pods index, the PodGroups' read-outs)
+ * and k8s/live_quota.c (Queue objects -> the loop's quotas).  Not a public
+ * header: k8s/live.h is the API.
  *
  * Functions called across these files are gf_live_*; the small helpers
  * each of them calls (the string -> index map, pod_of, enqueue) are static
@@ -324,6 +325,11 @@ static inline void enqueue(gf_live *l, struct lpod *lp)
 	(void)gf_pod_want(&l->queue, &lp->r, (uint32_t)(lp - l->pods));
 }
 
+/* ---- live.c ------------------------------------------------------------ */
+
+/* The engine in step with the objects: rebuilt, or a new scheduler or loop, when due. */
+gf_err gf_live_ensure(gf_live *l);
+
 /* ---- live_gangs.c ----------------------------------------------------- */
 
 /* p's gang (gangs.h: spec.schedulingGroup, else the coscheduling label); 0: none. */
@@ -335,5 +341,16 @@ uint32_t gf_live_gang_first(const gf_live *l, uint64_t key);
 uint32_t gf_live_gang_next(const gf_live *l, uint32_t i, uint64_t key);
 /* Is o a pod of gang ref (its API, namespace and name)? */
 bool gf_live_same_gang(gf_live *l, const struct lpod *o, const struct gf_gang_ref *ref);
+
+/* ---- live_quota.c ----------------------------------------------------- */
+
+/* Queue name's index in l->qdef, or -1. */
+int gf_live_queue_find(const gf_live *l, const char *name);
+/* Namespace ns's queue label, or NULL: none known. */
+const char *gf_live_ns_queue(const gf_live *l, const char *ns);
+/* Why Queue i cannot take pods now ("" it can). */
+void gf_live_queue_why(const gf_live *l, size_t i, char *why, size_t n);
+/* lc's quotas for a new loop (none without opts.queues or in kube mode); clears queues_dirty. */
+gf_err gf_live_quota_config(gf_live *l, struct gf_loop_config *lc);
 
 #endif

@@ -47,6 +47,11 @@
  * bound pod stays in the loop as a running job ("running jobs": no
  * gf_loop_disown), and with opts.preemption the cycle's victims are
  * evicted and their preemptors held until they are gone ("preemption").
+ *
+ * Files: the state (struct gf_live, lpod, lnode), the string -> index map
+ * and the small helpers every part calls are in live_impl.h (private); the
+ * gang key -> pods index and the PodGroups' read-outs are live_gangs.c;
+ * Queue objects -> the loop's quotas are live_quota.c; the rest is here.
  */
 #include "k8s/live.h"
 #include "k8s/live_impl.h"

@@ -1,6 +1,8 @@
 /* tests/scheduler/test_k8s_pdb.c - PodDisruptionBudgets (policy/v1) as the live
- * preemption reads them (k8s/pdb.h): the decoder's fields (a PDB in the API server's
- * JSON shape, tests/scheduler/data/pdb/), errors naming the JSON path, and which pods a
+ * preemption reads them (k8s/pdb.h): the decoder's fields (tests/scheduler/data/pdb/:
+ * train-pdb-recorded.json recorded from the 1.36.3 API server with its disruption
+ * controller's status, `kubectl get pdb -o json`; train-pdb.json the same selector
+ * written by hand with a count of 1), errors naming the JSON path, and which pods a
  * budget covers (namespace, matchLabels, In / NotIn / Exists / DoesNotExist, null and
  * empty selectors), on pods decoded from JSON (their packed labels, k8s/codec.c). */
 #include <setjmp.h>
@@ -74,6 +76,26 @@ static void test_decode_file(void **st)
 	assert_false(gf_k8s_pdb_covers(&b, &p));
 	p = pod("other", "\"app\":\"train\",\"tier\":\"gpu\""); /* its namespace only */
 	assert_false(gf_k8s_pdb_covers(&b, &p));
+}
+
+/* The API server's own answer (no pod yet: disruptionsAllowed 0) selects as the hand-written one. */
+static void test_decode_recorded(void **st)
+{
+	(void)st;
+	size_t len;
+	char err[300];
+	struct gf_k8s_pdb rec, hand;
+	char *t = slurp(PDATA "train-pdb-recorded.json", &len);
+	assert_int_equal(gf_k8s_pdb_decode_text(t, len, &rec, err, sizeof(err)), GF_OK);
+	t = slurp(PDATA "train-pdb.json", &len);
+	assert_int_equal(gf_k8s_pdb_decode_text(t, len, &hand, err, sizeof(err)), GF_OK);
+	assert_string_equal(rec.ns, "ml");
+	assert_string_equal(rec.name, "train-pdb");
+	assert_int_equal(rec.allowed, 0);
+	assert_int_equal(rec.exprs.nexprs, 2);
+	assert_true(gf_k8s_pdb_same_selector(&rec, &hand));
+	struct gf_k8s_pod p = pod("ml", "\"app\":\"train\",\"tier\":\"gpu\"");
+	assert_true(gf_k8s_pdb_covers(&rec, &p));
 }
 
 static void test_selectors(void **st)
@@ -151,6 +173,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_file),
+		cmocka_unit_test(test_decode_recorded),
 		cmocka_unit_test(test_selectors),
 		cmocka_unit_test(test_errors),
 	};

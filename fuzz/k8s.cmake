@@ -13,3 +13,5 @@ gf_add_fuzzer(k8s_wl_podgroup gfk8s gfengine)
 gf_add_fuzzer(k8s_queueview gfk8s gfengine)
 # Queue objects (src/k8s/queues.c).
 gf_add_fuzzer(k8s_queue gfk8s gfengine)
+# PodDisruptionBudgets (src/k8s/pdb.c), the live preemption's budgets.
+gf_add_fuzzer(k8s_pdb gfk8s gfengine)

@@ -428,6 +428,164 @@ static void preemption_evicts_gangs_whole_and_never_for_equal_priority(void **st
 	fx_free(f);
 }
 
+/* ---- disruption budgets in preemption ---- */
+
+static struct fx *fx_budgets(const struct gf_node_spec *nodes, size_t n, const int32_t *budgets, size_t nb)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct gf_loop_config cfg = { .policy = GF_QP_BEST_EFFORT_FIFO, .seed = 1, .horizon = 1000000,
+				      .preemption = true, .budgets = budgets, .nbudgets = nb };
+	struct gf_policy_env env = { .features = gf_features_default() };
+
+	assert_non_null(f);
+	gf_catalog_init(&f->cat);
+	env.cat = &f->cat;
+	assert_int_equal(gf_loop_create(nodes, n, &gf_policy_best_fit, &env, &cfg, &f->L), GF_OK);
+	return f;
+}
+
+static struct gf_job_spec in_budget(struct gf_job_spec s, uint16_t budget)
+{
+	s.budgets[0] = budget;
+	return s;
+}
+
+/*
+ * A and B fill two nodes and cost the same (8 GPUs, 10 s run at t = 10);
+ * without budgets the tie goes to A (the first node).  With A's budget at 0
+ * allowed disruptions B goes instead, and no budget is violated.
+ */
+static void budget_spares_the_protected_of_equal_victims(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_job_spec hs = job(8, 1000, 1, 10, 100);
+	const int32_t allowed[1] = { 0 };
+	struct gf_loop_stats st;
+
+	(void)state;
+	two_nodes(n);
+	hs.priority = 1;
+	for (int k = 0; k < 2; k++) {
+		struct fx *f = fx_budgets(n, 2, allowed, k);	/* k = 0: no budgets */
+		uint32_t a = submit(f, in_budget(job(8, 1000, 1, 0, 1000), 1));
+		uint32_t b = submit(f, job(8, 1000, 1, 0, 1000));
+		uint32_t h = submit(f, hs);
+
+		assert_int_equal(gf_loop_run_until(f->L, 10), GF_OK);
+		assert_int_equal(info(f, h).start, 10);
+		assert_int_equal(info(f, a).preemptions, k == 0 ? 1 : 0);
+		assert_int_equal(info(f, b).preemptions, k == 0 ? 0 : 1);
+		gf_loop_stats(f->L, &st);
+		assert_int_equal(st.preemptions, 1);
+		assert_int_equal(st.budget_violations, 0);
+		fx_free(f);
+	}
+}
+
+/*
+ * On one node: A (4 GPUs from 5, 20 GPU-s at t = 10: the cheaper) and B
+ * (4 GPUs from 0, 40 GPU-s); H needs 4.  Without budgets A goes; with A's
+ * budget at 0 B goes, within the node, and nothing is violated.
+ */
+static void budget_spares_the_protected_on_one_node(void **state)
+{
+	struct gf_node_spec n[1] = { tu_node("n0", 64000, 262144, 8, -1) };
+	struct gf_job_spec hs = job(4, 1000, 1, 10, 100);
+	const int32_t allowed[1] = { 0 };
+	struct gf_loop_stats st;
+
+	(void)state;
+	hs.priority = 1;
+	for (int k = 0; k < 2; k++) {
+		struct fx *f = fx_budgets(n, 1, allowed, k);	/* k = 0: no budgets */
+		uint32_t b = submit(f, job(4, 1000, 1, 0, 1000));
+		uint32_t a = submit(f, in_budget(job(4, 1000, 1, 5, 1000), 1));
+		uint32_t h = submit(f, hs);
+
+		assert_int_equal(gf_loop_run_until(f->L, 10), GF_OK);
+		assert_int_equal(info(f, h).start, 10);
+		assert_int_equal(info(f, a).preemptions, k == 0 ? 1 : 0);
+		assert_int_equal(info(f, b).preemptions, k == 0 ? 0 : 1);
+		gf_loop_stats(f->L, &st);
+		assert_int_equal(st.preemptions, 1);
+		assert_int_equal(st.budget_violations, 0);
+		fx_free(f);
+	}
+}
+
+/*
+ * Best effort: A and B share one budget allowing 1 disruption.  H1 at 10
+ * evicts one of them within it (A: the first node); H2 at 20 finds the
+ * budget spent and B the only room: B is still evicted, one violation.
+ */
+static void budget_is_best_effort_and_counts_down(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_job_spec h1s = job(8, 1000, 1, 10, 1000), h2s = job(8, 1000, 1, 20, 1000);
+	const int32_t allowed[1] = { 1 };
+	struct gf_loop_stats st;
+	struct fx *f;
+	uint32_t a, b, h1, h2;
+
+	(void)state;
+	two_nodes(n);
+	h1s.priority = h2s.priority = 1;
+	f = fx_budgets(n, 2, allowed, 1);
+	a = submit(f, in_budget(job(8, 1000, 1, 0, 1000), 1));
+	b = submit(f, in_budget(job(8, 1000, 1, 0, 1000), 1));
+	h1 = submit(f, h1s);
+	h2 = submit(f, h2s);
+	assert_int_equal(gf_loop_run_until(f->L, 10), GF_OK);
+	assert_int_equal(info(f, h1).start, 10);
+	assert_int_equal(info(f, a).preemptions, 1);
+	gf_loop_stats(f->L, &st);
+	assert_int_equal(st.budget_violations, 0);
+	assert_int_equal(gf_loop_run_until(f->L, 20), GF_OK);
+	assert_int_equal(info(f, h2).start, 20);
+	assert_int_equal(info(f, b).preemptions, 1);
+	gf_loop_stats(f->L, &st);
+	assert_int_equal(st.preemptions, 2);
+	assert_int_equal(st.budget_violations, 1);
+	/* new counts (the live scheduler's next cycle) replace the spent ones */
+	assert_int_equal(gf_loop_set_budgets(f->L, allowed, 1), GF_OK);
+	assert_int_equal(gf_loop_set_budgets(f->L, (const int32_t[]){ -1 }, 1), GF_INVAL);
+	fx_free(f);
+}
+
+/*
+ * A gang counts each member: G (2 x 8 GPUs on n0 and n1, 160 GPU-s at
+ * t = 10) in budget 1, S (8 GPUs on n2 from 5: 40 GPU-s, the cheaper) in
+ * budget 2 with 0 allowed.  Budget 1 allowing 1: evicting G violates it
+ * once, as S violates its own: equal, so the cost decides (S).  Allowing 2:
+ * G goes within its budget, S is spared although cheaper.
+ */
+static void budget_counts_each_gang_member(void **state)
+{
+	struct gf_node_spec n[3];
+	struct gf_job_spec hs = job(8, 1000, 1, 10, 100);
+	struct gf_loop_stats st;
+
+	(void)state;
+	two_nodes(n);
+	n[2] = tu_node("n2", 64000, 262144, 8, -1);
+	hs.priority = 1;
+	for (int32_t g_allowed = 1; g_allowed <= 2; g_allowed++) {
+		const int32_t allowed[2] = { g_allowed, 0 };
+		struct fx *f = fx_budgets(n, 3, allowed, 2);
+		uint32_t g = submit(f, in_budget(job(8, 1000, 2, 0, 1000), 1));
+		uint32_t s = submit(f, in_budget(job(8, 1000, 1, 5, 1000), 2));
+		uint32_t h = submit(f, hs);
+
+		assert_int_equal(gf_loop_run_until(f->L, 10), GF_OK);
+		assert_int_equal(info(f, h).start, 10);
+		assert_int_equal(info(f, g).preemptions, g_allowed == 2);
+		assert_int_equal(info(f, s).preemptions, g_allowed == 1);
+		gf_loop_stats(f->L, &st);
+		assert_int_equal(st.budget_violations, g_allowed == 1 ? 1 : 0);
+		fx_free(f);
+	}
+}
+
 /* ---- history estimates and the forecast ---- */
 
 /*
@@ -1786,6 +1944,10 @@ int main(void)
 		cmocka_unit_test(random_quotas_keep_every_rule),
 		cmocka_unit_test(preemption_evicts_the_cheapest_and_requeues_it),
 		cmocka_unit_test(preemption_evicts_gangs_whole_and_never_for_equal_priority),
+		cmocka_unit_test(budget_spares_the_protected_of_equal_victims),
+		cmocka_unit_test(budget_spares_the_protected_on_one_node),
+		cmocka_unit_test(budget_is_best_effort_and_counts_down),
+		cmocka_unit_test(budget_counts_each_gang_member),
 		cmocka_unit_test(kube_binds_members_one_by_one),
 		cmocka_unit_test(kube_gangs_deadlock_and_are_reported),
 		cmocka_unit_test(bad_specs_are_refused),

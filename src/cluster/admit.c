@@ -41,9 +41,9 @@ static bool tolerates(const struct gf_pod_rules *p, const char *key, const char 
 	return false;
 }
 
-static bool expr_holds(const struct gf_node_rules *n, const struct gf_match_expr *x)
+static bool expr_holds_on(const char *labels, size_t len, const struct gf_match_expr *x)
 {
-	const char *v = gf_labels_get(n->labels, n->labels_len, x->key);
+	const char *v = gf_labels_get(labels, len, x->key);
 	bool in = false;
 	for (const char *c = x->values; *c; c += strlen(c) + 1)
 		in |= v && !strcmp(v, c);
@@ -64,15 +64,36 @@ static bool expr_holds(const struct gf_node_rules *n, const struct gf_match_expr
 	}
 }
 
-static bool selector_holds(const struct gf_node_rules *n, const struct gf_pod_rules *p)
+static bool expr_holds(const struct gf_node_rules *n, const struct gf_match_expr *x)
 {
-	for (size_t i = 0; i < p->selector_len;) {
-		const char *k = p->selector + i, *v = k + strlen(k) + 1;
-		const char *have = gf_labels_get(n->labels, n->labels_len, k);
+	return expr_holds_on(n->labels, n->labels_len, x);
+}
+
+static bool pairs_hold(const char *labels, size_t len, const char *match, size_t match_len)
+{
+	for (size_t i = 0; i < match_len;) {
+		const char *k = match + i, *v = k + strlen(k) + 1;
+		const char *have = gf_labels_get(labels, len, k);
 		if (!have || strcmp(have, v))
 			return false;
-		i = (size_t)(v + strlen(v) + 1 - p->selector);
+		i = (size_t)(v + strlen(v) + 1 - match);
 	}
+	return true;
+}
+
+static bool selector_holds(const struct gf_node_rules *n, const struct gf_pod_rules *p)
+{
+	return pairs_hold(n->labels, n->labels_len, p->selector, p->selector_len);
+}
+
+bool gf_labels_select(const char *labels, size_t len, const char *match, size_t match_len,
+		      const struct gf_match_term *t)
+{
+	if (!pairs_hold(labels, len, match, match_len))
+		return false;
+	for (int x = 0; t && x < t->nexprs; x++)
+		if (!expr_holds_on(labels, len, &t->e[x]))
+			return false;
 	return true;
 }
 

@@ -78,6 +78,15 @@ struct gf_pod_rules {
 /* The value of key in packed labels[0..len), or NULL. */
 const char *gf_labels_get(const char *labels, size_t len, const char *key);
 
+/*
+ * Do labels[0..len) (packed pairs) satisfy a label selector: every pair of
+ * match[0..match_len) (matchLabels) and every expression of t (NULL or no
+ * expressions: none)?  The rule nodes and pods are matched by (the node
+ * selector and affinity above; PodDisruptionBudget selectors, k8s/pdb.h).
+ */
+bool gf_labels_select(const char *labels, size_t len, const char *match, size_t match_len,
+		      const struct gf_match_term *t);
+
 /* Does the node's rules admit the pod (cordon, taints, selector, affinity; not the pod count)? */
 enum gf_why gf_admits(const struct gf_node_rules *n, const struct gf_pod_rules *p);
 

@@ -784,6 +784,12 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 		pop(d, o2);
 		if (e)
 			goto out;
+		const cJSON *kv;
+		cJSON_ArrayForEach(kv, labels)
+		{
+			if (!pack_kv(p->labels, sizeof(p->labels), &p->labels_len, kv->string, kv->valuestring))
+				p->labels_truncated = true;
+		}
 	}
 	pop(d, o);
 	snprintf(p->req.name, sizeof(p->req.name), "%.20s/%.40s", p->ns, p->name);

@@ -146,6 +146,11 @@ struct gf_k8s_pod {
 	/* spec.activeDeadlineSeconds: the most it runs once started (the
 	 * kubelet ends it then), seconds; 0 = none.  The live loop's estimate. */
 	int64_t deadline_s;
+	/* metadata.labels, packed "key\0value\0" (PodDisruptionBudget
+	 * selectors, k8s/pdb.h); past 1 KiB the rest is missing (truncated) */
+	char labels[1024];
+	size_t labels_len;
+	bool labels_truncated;
 };
 
 /*

@@ -72,6 +72,7 @@
 #include "queue/loop.h"
 #include "queue/podstate.h"
 #include "queue/requeue.h"
+#include "k8s/pdb.h"
 #include "k8s/queues.h"
 #include "sim/queues.h"
 
@@ -321,6 +322,7 @@ void gf_live_destroy(gf_live *l)
 	free(l->held);
 	free(l->gidx.slot);
 	free(l->mask0);
+	free(l->pdb);
 	nindex_release(&l->names);
 	gf_catalog_release(&l->cat);
 	free(l);
@@ -482,6 +484,7 @@ static int effective(gf_live *l, const struct gf_k8s_pod *p, int64_t node_gpu_me
 }
 
 static gf_err ensure(gf_live *l);
+static void job_budgets(gf_live *l, const struct gf_k8s_pod *p, uint16_t *out);
 
 /* ---- quotas: Queue objects -> the loop's quotas (k8s/queues.h) ----------- */
 
@@ -748,6 +751,7 @@ static gf_err make_loop(gf_live *l)
 	gf_err e = gf_live_quota_config(l, &lc);
 	if (!e)
 		e = gf_loop_create_on(l->cluster, l->o.policy, &l->env, &lc, &l->loop);
+	l->pdb_dirty = true; /* its budgets: before its first cycle */
 	quota_charge_all(l);
 	if (!e)
 		run_adopt_all(l);
@@ -1434,6 +1438,7 @@ static bool submit_pod(gf_live *l, struct lpod *lp, int64_t t)
 				  .never_preempt = pod_of(l, lp)->preempt_never,
 				  .arrival = t, .duration = GF_LOOP_OPEN, .estimate = deadline_estimate(l, &lp, 1),
 				  .queue = (uint16_t)(l->quota ? pod_qindex(l, pod_of(l, lp), NULL, 0) : 0) };
+	job_budgets(l, pod_of(l, lp), js.budgets);
 	uint32_t job;
 	gf_err e = gf_loop_submit(l->loop, &js, &job);
 	if (!e && job >= l->job_cap) {
@@ -1625,6 +1630,7 @@ static void run_adopt_many(gf_live *l, struct lpod **m, uint32_t n)
 				  .duration = GF_LOOP_OPEN, .estimate = run_estimate(l, m, n),
 				  .queue = (uint16_t)(qi < 0 ? (int)l->nq : qi) };
 	js.pod.spec = 0; /* the node is given: no model filter */
+	job_budgets(l, pod_of(l, lp), js.budgets);
 	for (uint32_t k = 0; k < n; k++) {
 		quncharge(l, m[k]);
 		(void)gf_cluster_unbind(l->cluster, where[k].node, &m[k]->r.eff, m[k]->r.gpus);
@@ -2035,6 +2041,7 @@ static void gang_submit(gf_live *l, struct lpod *lp, struct lpod **m, uint32_t n
 				  .arrival = t, .duration = GF_LOOP_OPEN, .estimate = deadline_estimate(l, m, n) };
 	if (finish)
 		js.priority = INT32_MAX; /* the rest of its gang holds its GPUs already: ahead of all */
+	job_budgets(l, pod_of(l, lp), js.budgets);
 	uint32_t job = 0;
 	gf_err e = gmem_room(l, n) ? gf_loop_submit(l->loop, &js, &job) : GF_NOMEM;
 	bool submitted = !e;
@@ -2260,6 +2267,90 @@ static void cycle_failed(gf_live *l, gf_err e, int64_t t, struct gf_live_decisio
  * is deleted or changes; a cycle runs whenever the daemon asks, and each pod
  * gets one unschedulable decision, its first.  false: nothing to hand out.
  */
+/* ---- disruption budgets (opts.preemption; not kube) ---------------------- */
+
+/*
+ * PodDisruptionBudgets (k8s/pdb.h, gf_live_pdb_set) are the loop's
+ * disruption budgets (queue/loop.h: best effort, as kube-scheduler's
+ * DefaultPreemption): budget b + 1 is l->pdb[b].  A job counts against the
+ * budgets that cover its pod (a gang: its first member's), at most
+ * GF_JOB_MAX_BUDGETS, as it is submitted or adopted.  A budget added,
+ * deleted or with a new selector makes a new loop (as a Queue change: its
+ * running jobs are adopted again with their budgets); a new count
+ * (status.disruptionsAllowed) goes to the loop before the next cycle,
+ * replacing what the loop's own evictions took from the old one; until
+ * then those evictions count down the loop's copy.
+ */
+static void job_budgets(gf_live *l, const struct gf_k8s_pod *p, uint16_t *out)
+{
+	int n = 0;
+	for (size_t b = 0; b < l->npdb && n < GF_JOB_MAX_BUDGETS; b++)
+		if (gf_k8s_pdb_covers(&l->pdb[b], p))
+			out[n++] = (uint16_t)(b + 1);
+}
+
+/* The budgets' counts into the loop when they changed. */
+static void budgets_feed(gf_live *l)
+{
+	if (!l->pdb_dirty || !l->loop)
+		return;
+	int32_t *a = malloc((l->npdb + 1) * sizeof(*a));
+	if (!a)
+		return; /* stays dirty: the next cycle tries again */
+	for (size_t b = 0; b < l->npdb; b++)
+		a[b] = l->pdb[b].allowed;
+	if (!gf_loop_set_budgets(l->loop, a, l->npdb))
+		l->pdb_dirty = false;
+	free(a);
+}
+
+static size_t pdb_find(const gf_live *l, const char *ns, const char *name)
+{
+	size_t b = 0;
+	while (b < l->npdb && (strcmp(l->pdb[b].ns, ns) || strcmp(l->pdb[b].name, name)))
+		b++;
+	return b;
+}
+
+gf_err gf_live_pdb_set(gf_live *l, const struct gf_k8s_pdb *p)
+{
+	size_t b = pdb_find(l, p->ns, p->name);
+	if (b == l->npdb) {
+		if (l->npdb >= GF_LOOP_MAX_BUDGETS)
+			return GF_RANGE;
+		if (l->npdb == l->pdb_cap) {
+			size_t nc = l->pdb_cap ? l->pdb_cap * 2 : 16;
+			struct gf_k8s_pdb *v = realloc(l->pdb, nc * sizeof(*v));
+			if (!v)
+				return GF_NOMEM;
+			l->pdb = v;
+			l->pdb_cap = nc;
+		}
+		l->npdb++;
+		l->queues_dirty = true; /* new jobs' budgets: a new loop */
+	} else if (!gf_k8s_pdb_same_selector(&l->pdb[b], p)) {
+		l->queues_dirty = true;
+	}
+	l->pdb[b] = *p;
+	l->pdb_dirty = true;
+	return GF_OK;
+}
+
+void gf_live_pdb_delete(gf_live *l, const char *ns, const char *name)
+{
+	size_t b = pdb_find(l, ns, name);
+	if (b == l->npdb)
+		return;
+	l->pdb[b] = l->pdb[--l->npdb]; /* indices move: a new loop */
+	l->queues_dirty = true;
+	l->pdb_dirty = true;
+}
+
+size_t gf_live_pdb_count(const gf_live *l)
+{
+	return l->npdb;
+}
+
 static bool run_cycle(gf_live *l)
 {
 	uint32_t id;
@@ -2320,6 +2411,7 @@ static bool run_cycle(gf_live *l)
 	if (!kube && idle_skip(l, t))
 		return took; /* it would decide what the last cycle did */
 	struct gf_loop_decisions out = { 0 };
+	budgets_feed(l);
 	gf_err e = gf_loop_cycle(l->loop, t, &out);
 	if (!e && out.nevicted)
 		victims_take(l, &out, t);

@@ -107,6 +107,20 @@ bool gf_live_queue_usage(gf_live *l, const char *name, int64_t *milli);
 void gf_live_each_queue(gf_live *l, void (*fn)(void *ud, const char *name, int64_t used, int64_t nominal,
 					       const char *err), void *ud);
 
+/* ---- disruption budgets (opts.preemption) ---- */
+
+struct gf_k8s_pdb;
+/*
+ * Add or replace the PodDisruptionBudget p->ns/p->name (copied): the pods it
+ * covers are victims of preemption only beyond its count (best effort:
+ * queue/loop.h, live.c "disruption budgets").  GF_RANGE: more than
+ * GF_LOOP_MAX_BUDGETS; GF_NOMEM.
+ */
+gf_err gf_live_pdb_set(gf_live *l, const struct gf_k8s_pdb *p);
+void gf_live_pdb_delete(gf_live *l, const char *ns, const char *name);
+/* PodDisruptionBudgets held. */
+size_t gf_live_pdb_count(const gf_live *l);
+
 /* ---- deciding ---- */
 
 enum gf_live_result { GF_LIVE_PLACED, GF_LIVE_UNSCHEDULABLE, GF_LIVE_INVALID,

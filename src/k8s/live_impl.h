@@ -307,6 +307,10 @@ struct gf_live {
 	size_t nevq, evq_cap;
 	uint32_t *held;		/* pod slots of held preemptors */
 	size_t nheld, held_cap;
+	/* PodDisruptionBudgets (gf_live_pdb_set; "disruption budgets") */
+	struct gf_k8s_pdb *pdb;
+	size_t npdb, pdb_cap;
+	bool pdb_dirty;		/* counts changed (or a new loop): hand them to the loop */
 };
 
 /* ---- helpers ----------------------------------------------------------- */

@@ -53,6 +53,7 @@
 #include "k8s/costrec.h"
 #include "k8s/extargs.h"
 #include "k8s/gangs.h"
+#include "k8s/pdb.h"
 #include "k8s/queues.h"
 #include "k8s/lease.h"
 #include "k8s/live.h"
@@ -349,6 +350,9 @@ struct daemon {
 	bool queues_synced[2];		/* the Queue and namespace watches listed once: decide only then */
 	/* preemption (o.preemption), under mu: victims evicted, already gone, failed; preemptors nominated */
 	uint64_t evictions[3], nominated;
+	/* PodDisruptionBudgets (o.preemption), under mu: received, refused; listed once */
+	uint64_t pdb_events, pdb_decode_errors;
+	bool pdb_synced;
 };
 
 /* ---- reflector callbacks ------------------------------------------------- */
@@ -610,6 +614,67 @@ static void *queue_main(void *arg)
 	struct queue_thread *qt = arg;
 	gf_kube_reflect(qt->k, qt->ns ? "/api/v1/namespaces" : "/apis/gpufleet.io/v1alpha1/queues", on_queue_event, qt,
 			on_queue_log, qt->d->o.stop);
+	return NULL;
+}
+
+/* PodDisruptionBudgets (o.preemption): policy/v1 objects, one reflector,
+ * into d->live's disruption budgets (k8s/live.h).  A refused budget is
+ * logged and protects nothing (its old version is dropped).  Nothing is
+ * decided before they have listed once. */
+struct pdb_thread {
+	struct daemon *d;
+	gf_kube_client *k;
+	pthread_t t;
+	bool started;
+};
+
+static void on_pdb_event(void *ud, const char *type, const cJSON *obj)
+{
+	struct pdb_thread *pt = ud;
+	struct daemon *d = pt->d;
+	static struct gf_k8s_pdb b; /* one reflector thread: decoded before taking mu */
+	char err[300] = "";
+	if (!strcmp(type, "SYNCED")) {
+		pthread_mutex_lock(&d->mu);
+		if (!d->pdb_synced)
+			logline("poddisruptionbudgets synced");
+		d->pdb_synced = true;
+		pthread_cond_broadcast(&d->work);
+		pthread_mutex_unlock(&d->mu);
+		return;
+	}
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "namespace"));
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
+	bool del = !strcmp(type, "DELETED");
+	gf_err de = del ? GF_OK : gf_k8s_pdb_decode(obj, &b, err, sizeof(err)), e = GF_OK;
+	if (de)
+		logline("PodDisruptionBudget refused (it protects nothing): %s", err);
+	pthread_mutex_lock(&d->mu);
+	d->pdb_events++;
+	d->pdb_decode_errors += de != GF_OK;
+	if (del || de) {
+		if (ns && name)
+			gf_live_pdb_delete(d->live, ns[0] ? ns : "default", name);
+	} else {
+		e = gf_live_pdb_set(d->live, &b);
+	}
+	if (e)
+		logline("PodDisruptionBudget %s/%s: %s", b.ns, b.name, gf_strerror(e));
+	pthread_cond_broadcast(&d->work);
+	pthread_mutex_unlock(&d->mu);
+}
+
+static void on_pdb_log(void *ud, const char *line)
+{
+	(void)ud;
+	logline("poddisruptionbudgets: %s", line);
+}
+
+static void *pdb_main(void *arg)
+{
+	struct pdb_thread *pt = arg;
+	gf_kube_reflect(pt->k, "/apis/policy/v1/poddisruptionbudgets", on_pdb_event, pt, on_pdb_log, pt->d->o.stop);
 	return NULL;
 }
 
@@ -1278,7 +1343,8 @@ static void *sched_main(void *arg)
 	while (!gf_kube_stopped(d->o.stop)) {
 		double t = now_s();
 		bool ready = d->synced[0] && d->synced[1] && lead_ready(d) &&
-			     (!d->o.queues || (d->queues_synced[0] && d->queues_synced[1]));
+			     (!d->o.queues || (d->queues_synced[0] && d->queues_synced[1])) &&
+			     (!d->o.preemption || d->pdb_synced);
 		if (ready)
 			gf_live_requeue_due(d->live, t);
 		if (ready && d->o.standalone && t >= next_note) {
@@ -1463,6 +1529,11 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 				  "gpufleet_preemptors_nominated_total %llu\n",
 			       (unsigned long long)d->evictions[0], (unsigned long long)d->evictions[1],
 			       (unsigned long long)d->evictions[2], (unsigned long long)d->nominated);
+	if (d->o.preemption)
+		gf_obuf_printf(o, "# HELP gpufleet_pdb_events_total PodDisruptionBudget objects received (refused: "
+				  "not decoded, protect nothing).\n# TYPE gpufleet_pdb_events_total counter\n"
+				  "gpufleet_pdb_events_total %llu\ngpufleet_pdb_events_total{result=\"refused\"} %llu\n",
+			       (unsigned long long)d->pdb_events, (unsigned long long)d->pdb_decode_errors);
 	gf_costrec_render(d->live, o); /* the allocation record for `gpufleet cost` */
 	gf_obuf_printf(o, "# HELP gpufleet_leader 1 if this replica leads (binds), 0 if a standby; 1 without leader election.\n"
 			  "# TYPE gpufleet_leader gauge\ngpufleet_leader %d\n"
@@ -2059,6 +2130,7 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 	struct refl_thread rt[2] = { 0 };
 	struct group_thread gt[2] = { { 0 } };
 	struct queue_thread qt[2] = { { 0 } };
+	struct pdb_thread pt = { 0 };
 	struct binder *bs = NULL;
 	gf_http_server *srv = NULL, *esrv = NULL;
 	int nb = 0, nrt = 0;
@@ -2165,6 +2237,18 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 		}
 		qt[i].started = true;
 	}
+	if (d->o.preemption) {
+		co.seed = d->o.seed + 29;
+		co.timeout_ms = 60000;
+		if ((e = gf_kube_client_create(d->o.conn, &co, &pt.k)))
+			goto out;
+		pt.d = d;
+		if (pthread_create(&pt.t, NULL, pdb_main, &pt)) {
+			e = GF_NOMEM;
+			goto out;
+		}
+		pt.started = true;
+	}
 	bs = calloc((size_t)d->o.binders, sizeof(*bs));
 	if (!bs) {
 		e = GF_NOMEM;
@@ -2253,6 +2337,9 @@ out:
 			pthread_join(qt[i].t, NULL);
 		gf_kube_client_destroy(qt[i].k);
 	}
+	if (pt.started)
+		pthread_join(pt.t, NULL);
+	gf_kube_client_destroy(pt.k);
 	free(d->gstat);
 	for (int i = 0; i < 2; i++)
 		gf_kube_client_destroy(rt[i].k);

@@ -214,6 +214,9 @@ static gf_err create(const struct gf_node_spec *nodes, size_t nnodes, gf_cluster
 	if ((err = gf_loop_quota_init(L, cfg)))
 		goto fail;
 	L->cfg.queues = NULL;	/* copied into L->queues */
+	if ((err = gf_loop_set_budgets(L, cfg->budgets, cfg->nbudgets)))
+		goto fail;
+	L->cfg.budgets = NULL;	/* copied into L->budget_left */
 	L->stats.gpu_capacity = gf_cluster_gpu_capacity(L->real);
 	*out = L;
 	return GF_OK;
@@ -263,7 +266,23 @@ void gf_loop_destroy(gf_loop *L)
 	free(L->borrowers);
 	free(L->binds);
 	free(L->evicted);
+	free(L->budget_left);
 	free(L);
+}
+
+gf_err gf_loop_set_budgets(gf_loop *L, const int32_t *allowed, size_t n)
+{
+	if (n > GF_LOOP_MAX_BUDGETS || (n > 0 && !allowed))
+		return GF_INVAL;
+	for (size_t b = 0; b < n; b++)
+		if (allowed[b] < 0)
+			return GF_INVAL;
+	if (gf_loop_grow(&L->budget_left, &L->budgets_cap, n, sizeof(*L->budget_left)))
+		return GF_NOMEM;
+	for (size_t b = 0; b < n; b++)
+		L->budget_left[b] = allowed[b];
+	L->nbudgets = n;
+	return GF_OK;
 }
 
 void gf_loop_set_rng(gf_loop *L, const struct gf_rng *rng)
@@ -1142,6 +1161,7 @@ static gf_err new_job(gf_loop *L, const struct gf_job_spec *s, uint32_t *id)
 	j->cls = s->cls;
 	j->queue = s->queue;
 	j->never_preempt = s->never_preempt;
+	memcpy(j->budgets, s->budgets, sizeof(j->budgets));
 	j->state = GF_JOB_FUTURE;
 	memset(&L->members[L->nmembers], 0, s->npods * sizeof(*L->members));
 	L->nmembers += s->npods;

@@ -100,6 +100,8 @@ struct gf_queue_quota {
  * room; backfill stays safe).
  */
 #define GF_LOOP_OPEN (-1)
+#define GF_JOB_MAX_BUDGETS 4	/* disruption budgets one job counts against */
+#define GF_LOOP_MAX_BUDGETS 65535
 #define GF_LOOP_UNKNOWN_EST ((int64_t)1 << 50)	/* seconds: ~35 million years */
 
 struct gf_job_spec {
@@ -112,6 +114,13 @@ struct gf_job_spec {
 	int64_t estimate;	/* run time the planner expects; <= 0: the duration (open: GF_LOOP_UNKNOWN_EST) */
 	uint16_t queue;		/* index into config.queues (when there are any) */
 	bool never_preempt;	/* it never evicts others (Kubernetes' preemptionPolicy: Never): it waits */
+	/*
+	 * Disruption budgets it counts against (Kubernetes' PodDisruptionBudgets
+	 * whose selector matches it): 1 + an index into the loop's budgets
+	 * (config.budgets, gf_loop_set_budgets); 0: an unused slot.  An index
+	 * beyond the loop's current budgets counts against none.
+	 */
+	uint16_t budgets[GF_JOB_MAX_BUDGETS];
 };
 
 enum gf_job_state {
@@ -170,10 +179,24 @@ struct gf_loop_config {
 	 * seconds to terminate (Kubernetes' terminationGracePeriodSeconds): the
 	 * preemptor holds their room at once but starts running (its start, its
 	 * wait) only grace seconds later.
+	 *
+	 * Disruption budgets (best effort, as kube-scheduler's DefaultPreemption
+	 * treats PodDisruptionBudgets): budgets[b] is how many more pods the
+	 * jobs naming budget b may lose now (>= 0).  Evicting a job takes npods
+	 * from each budget it names (a gang counts each member); what goes
+	 * below 0 is a violation.  Victim choice minimises violations first:
+	 * per node the candidates whose eviction stays within their budgets are
+	 * taken first (cheapest first), the others only if the pod still does
+	 * not fit; among nodes the fewest violations win, then the cost order.
+	 * A job is still evicted when only a violation makes room
+	 * (stats.budget_violations counts those).  Copied; the counts go down
+	 * with each eviction until gf_loop_set_budgets gives new ones.
 	 */
 	bool preemption;
 	int64_t preempt_wait;
 	int64_t preempt_grace;	/* >= 0; 0: victims vanish at once */
+	const int32_t *budgets;	/* allowed disruptions per budget, >= 0 */
+	size_t nbudgets;	/* <= GF_LOOP_MAX_BUDGETS */
 	/*
 	 * History estimates: a job's estimate (set when it arrives or comes back
 	 * after an eviction, kept while it runs) is the mean run time of the jobs
@@ -220,6 +243,7 @@ struct gf_loop_stats {
 	uint64_t starts;	/* jobs started (a restart after an eviction counts again) */
 	uint64_t preemptions;	/* jobs evicted */
 	uint64_t reclaims;	/* of which evicted to give a queue back its nominal quota */
+	uint64_t budget_violations;	/* pod evictions beyond a disruption budget (per budget named) */
 	uint64_t quota_blocked;	/* tries refused by a quota (not by room) */
 	uint64_t late;		/* holders not started at their reservation time although no
 				 * higher-priority job took the room: always 0 unless a bug */
@@ -277,6 +301,15 @@ gf_err gf_loop_disown(gf_loop *L, uint32_t id);
  * (some job is still pending, running or has an event queued).
  */
 gf_err gf_loop_clear_jobs(gf_loop *L);
+
+/*
+ * The disruption budgets now (config.budgets): allowed[b] more pods of the
+ * jobs naming budget b may be evicted; copied, replacing the previous counts
+ * (the live scheduler gives each cycle the PodDisruptionBudgets' current
+ * status.disruptionsAllowed).  Errors: GF_INVAL (n > GF_LOOP_MAX_BUDGETS, a
+ * negative count), GF_NOMEM.
+ */
+gf_err gf_loop_set_budgets(gf_loop *L, const int32_t *allowed, size_t n);
 
 /* Tie-break priorities of the nodes (as gf_sched_set_priorities), for placement and planning. */
 void gf_loop_set_node_priorities(gf_loop *L, const uint32_t *prio);

@@ -36,6 +36,7 @@ struct job {
 	uint8_t why;		/* enum gf_loop_why */
 	uint16_t npreempted;	/* times evicted */
 	uint16_t queue;		/* its quota queue (when the loop has queues) */
+	uint16_t budgets[GF_JOB_MAX_BUDGETS];	/* 1 + disruption budget index; 0: none */
 	double lost;		/* milli-GPU seconds of work lost to evictions */
 	/* with an admission mask (not the shape's memo): freed-log length when a
 	 * try over every node it may use last found no room; NO_FAIL: none */
@@ -157,6 +158,8 @@ struct gf_loop {
 	size_t nbinds, binds_cap;
 	uint32_t *evicted;
 	size_t nevicted, evicted_cap;
+	int64_t *budget_left;	/* disruptions each budget still allows (< 0: violated) */
+	size_t nbudgets, budgets_cap;
 	int64_t start_delay;	/* the next confirm starts the job this much later (a preemptor's grace) */
 	int64_t now, last;
 	uint32_t next_qseq;

@@ -19,6 +19,13 @@
  * gone, else more borrowers are reclaimed, cheapest first (queue/quota.c).
  * The preemptor starts after the victims' grace period (config).
  *
+ * Disruption budgets (best effort, kube-scheduler's DefaultPreemption with
+ * PodDisruptionBudgets): per node the candidates whose eviction stays within
+ * every budget they name are tried first, cheapest first, and only if the
+ * pod does not fit yet the others (cheapest first); among nodes the fewest
+ * violations (pods evicted beyond a budget) win, then the cost order above.
+ * Without budgets the order is the cost order alone.
+ *
  * Cost: O(R log R) to sort the R candidate pods, then per preemptor pod
  * O(candidates) scratch unbind/rebind pairs.  A shape that found no victim
  * set is not tried again until some job starts or ends.
@@ -37,6 +44,44 @@ static double lost_work(const gf_loop *L, const struct job *v)
 	return (double)gf_loop_max64(L->now - v->start, 0) * (double)v->npods * v->gpu_count * v->gpu_milli;
 }
 
+/*
+ * Evicting v takes its npods from each budget it names in left[]: returns
+ * the violations (pods beyond what a budget allowed); give puts them back.
+ */
+static uint64_t budget_take(const gf_loop *L, const struct job *v, int64_t *left)
+{
+	uint64_t viol = 0;
+
+	for (int k = 0; k < GF_JOB_MAX_BUDGETS; k++) {
+		size_t b = (size_t)v->budgets[k] - 1;
+
+		if (v->budgets[k] == 0 || b >= L->nbudgets)
+			continue;
+		int64_t within = left[b] < v->npods ? left[b] : v->npods;
+
+		viol += (uint64_t)(v->npods - gf_loop_max64(within, 0));
+		left[b] -= v->npods;
+	}
+	return viol;
+}
+
+static void budget_give(const gf_loop *L, const struct job *v, int64_t *left)
+{
+	for (int k = 0; k < GF_JOB_MAX_BUDGETS; k++)
+		if (v->budgets[k] != 0 && (size_t)v->budgets[k] - 1 < L->nbudgets)
+			left[v->budgets[k] - 1] += v->npods;
+}
+
+/* Would evicting v go beyond one of its budgets? */
+static bool budget_short(const gf_loop *L, const struct job *v, const int64_t *left)
+{
+	for (int k = 0; k < GF_JOB_MAX_BUDGETS; k++)
+		if (v->budgets[k] != 0 && (size_t)v->budgets[k] - 1 < L->nbudgets &&
+		    left[v->budgets[k] - 1] < v->npods)
+			return true;
+	return false;
+}
+
 /* evict: a running job loses its place and goes back to the queue (same arrival sequence). */
 static gf_err evict(gf_loop *L, uint32_t id)
 {
@@ -51,6 +96,7 @@ static gf_err evict(gf_loop *L, uint32_t id)
 	j->npreempted++;
 	gf_loop_history_estimate(L, j);
 	L->stats.preemptions++;
+	L->stats.budget_violations += budget_take(L, j, L->budget_left);
 	L->plan_dirty = true;	/* the shadows still count it */
 	if (gf_loop_grow(&L->incoming, &L->incoming_cap, L->nincoming + 1, sizeof(*L->incoming)))
 		return GF_NOMEM;
@@ -81,6 +127,7 @@ static int victim_cmp(const void *a, const void *b)
 }
 
 struct pick {
+	uint64_t viol;	/* disruption budget violations */
 	int32_t worst;	/* highest victim priority */
 	double lost;
 	size_t n;
@@ -88,6 +135,8 @@ struct pick {
 
 static bool pick_better(const struct pick *a, const struct pick *b)
 {
+	if (a->viol != b->viol)
+		return a->viol < b->viol;
 	if (a->worst != b->worst)
 		return a->worst < b->worst;
 	if (a->lost != b->lost)
@@ -117,31 +166,42 @@ static void scratch_evict(gf_loop *L, uint32_t id, bool undo)
 
 /*
  * For node n's candidates c[0..nc) (cheapest first): evict them in the
- * scratch one by one until p fits there; fills *pk and returns how many are
- * needed (0 if evicting them all does not help).  The scratch is restored.
+ * scratch one by one until p fits there, first those within their budgets
+ * (left[], after the victims chosen so far), then the others; fills *pk and
+ * taken[] (the jobs, in order) and returns how many are needed (0 if
+ * evicting them all does not help).  The scratch and left[] are restored.
  */
 static size_t node_victims(gf_loop *L, const struct victim *c, size_t nc, const struct gf_pod_spec *p,
-			   const uint32_t *chosen, size_t nchosen, struct pick *pk)
+			   const uint32_t *chosen, size_t nchosen, int64_t *left, uint32_t *taken, struct pick *pk)
 {
-	size_t k, used = 0;
+	size_t nt = 0;
 	bool fits = false;
 
-	*pk = (struct pick){ INT32_MIN, 0, 0 };
-	for (k = 0; k < nc && !fits; k++) {
-		if ((k > 0 && c[k - 1].job == c[k].job) || in_list(chosen, nchosen, c[k].job))
-			continue;	/* two of its pods here, or already out */
-		scratch_evict(L, c[k].job, false);
-		used = k + 1;
-		if (c[k].priority > pk->worst)
-			pk->worst = c[k].priority;
-		pk->lost += c[k].lost;
-		pk->n++;
-		fits = gf_cluster_fits(L->scratch, L->cat, c[k].node, p);
+	*pk = (struct pick){ 0, INT32_MIN, 0, 0 };
+	for (int pass = 0; pass < 2 && !fits; pass++) {
+		for (size_t k = 0; k < nc && !fits; k++) {
+			const struct job *v = &L->jobs[c[k].job];
+
+			if ((k > 0 && c[k - 1].job == c[k].job) || in_list(chosen, nchosen, c[k].job) ||
+			    in_list(taken, nt, c[k].job))
+				continue;	/* two of its pods here, or already out */
+			if (pass == 0 && budget_short(L, v, left))
+				continue;	/* protected: only if nothing else makes room */
+			scratch_evict(L, c[k].job, false);
+			taken[nt++] = c[k].job;
+			pk->viol += budget_take(L, v, left);
+			if (c[k].priority > pk->worst)
+				pk->worst = c[k].priority;
+			pk->lost += c[k].lost;
+			pk->n++;
+			fits = gf_cluster_fits(L->scratch, L->cat, c[k].node, p);
+		}
 	}
-	for (size_t q = k; q-- > 0;)
-		if (!(q > 0 && c[q - 1].job == c[q].job) && !in_list(chosen, nchosen, c[q].job))
-			scratch_evict(L, c[q].job, true);
-	return fits ? used : 0;
+	for (size_t q = nt; q-- > 0;) {
+		scratch_evict(L, taken[q], true);
+		budget_give(L, &L->jobs[taken[q]], left);
+	}
+	return fits ? nt : 0;
 }
 
 /* Victims' or candidates' usage out of (sign -1) or back into (1) their queues. */
@@ -203,7 +263,8 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 	struct shape *s = &L->shapes[j->shape];
 	struct gf_pod_spec p = gf_loop_pod_of(j);
 	struct victim *cand = NULL;
-	uint32_t *chosen = NULL;
+	uint32_t *chosen = NULL, *taken = NULL, *best_taken = NULL;
+	int64_t *left = NULL;	/* budgets after the victims chosen so far */
 	size_t ncand = 0, nchosen = 0;
 	gf_err err = GF_OK;
 	/* an admission mask: only its nodes, and the shape's memo is not its own */
@@ -225,7 +286,10 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 		goto none;
 	cand = malloc(ncand * sizeof(*cand));
 	chosen = malloc(ncand * sizeof(*chosen));
-	if (!cand || !chosen) {
+	taken = malloc(ncand * sizeof(*taken));
+	best_taken = malloc(ncand * sizeof(*best_taken));
+	left = malloc((L->nbudgets + 1) * sizeof(*left));
+	if (!cand || !chosen || !taken || !best_taken || !left) {
 		err = GF_NOMEM;
 		goto out;
 	}
@@ -238,12 +302,15 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 			cand[ncand++] = (struct victim){ L->members[v->member0 + m].node, L->running[r],
 							 v->priority, lost };
 	}
+	if (L->nbudgets)
+		memcpy(left, L->budget_left, L->nbudgets * sizeof(*left));
 	gf_qsort(cand, ncand, sizeof(*cand), victim_cmp);
 	if ((err = gf_loop_sync_scratch(L)))
 		goto out;
 	for (uint32_t m = 0; m < j->npods; m++) {
 		struct pick best = { 0 }, pk;
 		size_t best_at = 0, best_n = 0;
+		uint32_t *swap;
 		bool found = false;
 
 		if (gf_loop_place_pods(L, L->planner, L->scratch, &p, adm, L->tmp_members, m, m + 1))
@@ -255,21 +322,23 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 				;
 			if (adm && !(adm[cand[a].node / 64] >> (cand[a].node % 64) & 1))
 				continue;	/* a node it may not use */
-			need = node_victims(L, &cand[a], b - a, &p, chosen, nchosen, &pk);
+			need = node_victims(L, &cand[a], b - a, &p, chosen, nchosen, left, taken, &pk);
 			if (need && (!found || pick_better(&pk, &best))) {
 				best = pk;
 				best_at = a;
 				best_n = need;
 				found = true;
+				swap = best_taken;	/* keep its victims */
+				best_taken = taken;
+				taken = swap;
 			}
 		}
 		if (!found)
 			goto none_undo;
-		for (size_t k = best_at; k < best_at + best_n; k++) {
-			if (in_list(chosen, nchosen, cand[k].job))
-				continue;
-			scratch_evict(L, cand[k].job, false);
-			chosen[nchosen++] = cand[k].job;
+		for (size_t k = 0; k < best_n; k++) {	/* none of them chosen before */
+			scratch_evict(L, best_taken[k], false);
+			budget_take(L, &L->jobs[best_taken[k]], left);
+			chosen[nchosen++] = best_taken[k];
 		}
 		memset(L->mask, 0, L->mask_words * sizeof(*L->mask));
 		L->mask[cand[best_at].node / 64] |= 1ULL << (cand[best_at].node % 64);
@@ -306,6 +375,9 @@ none:
 out:
 	free(cand);
 	free(chosen);
+	free(taken);
+	free(best_taken);
+	free(left);
 	return err;
 }
 

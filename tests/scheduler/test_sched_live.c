@@ -12,6 +12,7 @@
 #include "cluster/frag.h"
 #include "k8s/gangs.h"
 #include "k8s/live.h"
+#include "k8s/pdb.h"
 #include "queue/loop.h"
 #include "sim/queues.h"
 
@@ -1154,6 +1155,74 @@ static void test_preemption_live(void **st)
 	gf_live_destroy(l);
 }
 
+/*
+ * PodDisruptionBudgets in live preemption (issue 12): two 1-GPU nodes run
+ * a (priority 1, labelled app=train) and b (priority 2).  Without a budget
+ * hi (priority 10) evicts a, the cheaper; with a PodDisruptionBudget over
+ * app=train allowing 0 disruptions it evicts b instead (fewest violations
+ * first, as kube-scheduler); then hi2 finds only a and evicts it anyway
+ * (best effort).
+ */
+static void test_pdb_live(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("best-effort-fifo", &qp));
+	for (int k = 0; k < 2; k++) {
+		struct gf_live_opts o = { .queue_policy = (int)qp, .preemption = true, .preempt_wait_s = 30 };
+		gf_live *l;
+		assert_int_equal(gf_live_create(&o, &l), GF_OK);
+		struct gf_k8s_node n0 = mknode("n0", 1, "H100", 81559, false), n1 = mknode("n1", 1, "H100", 81559, false);
+		gf_live_node_set(l, &n0);
+		gf_live_node_set(l, &n1);
+		if (k == 1) {
+			static const char doc[] = "{\"metadata\":{\"name\":\"train\",\"namespace\":\"t\"},\"spec\":"
+						  "{\"minAvailable\":1,\"selector\":{\"matchLabels\":{\"app\":\"train\"}}},"
+						  "\"status\":{\"disruptionsAllowed\":0}}";
+			struct gf_k8s_pdb b;
+			char err[300];
+			assert_int_equal(gf_k8s_pdb_decode_text(doc, strlen(doc), &b, err, sizeof(err)), GF_OK);
+			assert_int_equal(gf_live_pdb_set(l, &b), GF_OK);
+			assert_int_equal(gf_live_pdb_count(l), 1);
+		}
+		struct gf_k8s_pod a = prio_pod("a", 1, 1, false), b = prio_pod("b", 1, 2, false);
+		memcpy(a.labels, "app\0train", 10);
+		a.labels_len = 10;
+		struct gf_live_decision d;
+		gf_live_pod_set(l, &a);
+		decide_echo(l, "a", &d);
+		assert_int_equal(d.result, GF_LIVE_PLACED);
+		gf_live_pod_set(l, &b);
+		decide_echo(l, "b", &d);
+		assert_int_equal(d.result, GF_LIVE_PLACED);
+		struct gf_k8s_pod hi = prio_pod("hi", 1, 10, false);
+		gf_live_requeue_due(l, 1.0);
+		gf_live_pod_set(l, &hi);
+		decide_echo(l, "hi", &d);
+		assert_int_equal(d.result, GF_LIVE_NOMINATED);
+		struct gf_live_eviction ev[4];
+		assert_int_equal(gf_live_evictions(l, ev, 4), 1);
+		assert_string_equal(ev[0].name, k == 0 ? "a" : "b");
+		gf_live_pod_delete(l, k == 0 ? "ua" : "ub");
+		decide_echo(l, "hi", &d);
+		assert_int_equal(d.result, GF_LIVE_PLACED);
+		if (k == 1) { /* only the protected pod is left below priority 10: it goes (best effort) */
+			struct gf_k8s_pod hi2 = prio_pod("hi2", 1, 10, false);
+			gf_live_requeue_due(l, 2.0);
+			gf_live_pod_set(l, &hi2);
+			decide_echo(l, "hi2", &d);
+			assert_int_equal(d.result, GF_LIVE_NOMINATED);
+			assert_int_equal(gf_live_evictions(l, ev, 4), 1);
+			assert_string_equal(ev[0].name, "a");
+			gf_live_pdb_delete(l, "t", "train");
+			assert_int_equal(gf_live_pdb_count(l), 0);
+		}
+		char why[256];
+		assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+		gf_live_destroy(l);
+	}
+}
+
 /* A member of coscheduling PodGroup `group` asking for 8 GPUs. */
 static struct gf_k8s_pod gang_pod(const char *name, const char *group)
 {
@@ -1932,6 +2001,7 @@ int main(void)
 		cmocka_unit_test(test_deadline_estimate),
 		cmocka_unit_test(test_running_jobs),
 		cmocka_unit_test(test_preemption_live),
+		cmocka_unit_test(test_pdb_live),
 		cmocka_unit_test(test_running_jobs_churn),
 		cmocka_unit_test(test_gang_index_churn),
 		cmocka_unit_test(test_engine_error_message),

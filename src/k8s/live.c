@@ -3128,6 +3128,8 @@ size_t gf_live_gangs_changed(gf_live *l)
  * false: none made (out of memory, the loop's error).
  */
 #define NOTES_FORECAST_S 10.0
+/* Past this a start is no note (beyond any clock this process has, below): the forecast stops there. */
+#define NOTES_HORIZON_MS ((int64_t)INT32_MAX * 1000 + 999)
 
 static bool notes_forecast(gf_live *l, size_t nj)
 {
@@ -3139,7 +3141,7 @@ static bool notes_forecast(gf_live *l, size_t nj)
 			  l->now - l->fc_at < NOTES_FORECAST_S))
 		return true;
 	int64_t *start = malloc((nj ? nj : 1) * sizeof(*start));
-	if (!start || gf_loop_forecast(l->loop, start)) {
+	if (!start || gf_loop_forecast_upto(l->loop, start, NOTES_HORIZON_MS, SIZE_MAX)) {
 		free(start);
 		return false;
 	}

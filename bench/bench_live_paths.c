@@ -4,8 +4,8 @@
  * fed what the watches would deliver, without an API server, as
  * bench_sched_mem does, with gangs and quotas added.
  *
- *   bench_live_paths [NODES [PODS [GANG_PODS [QUEUE_POLICY [NAMESPACES [QUEUES [ROUNDS]]]]]]]
- *   (default 5000 150000 20000 backfill 1000 100 20)
+ *   bench_live_paths [NODES [PODS [GANG_PODS [QUEUE_POLICY [NAMESPACES [QUEUES [ROUNDS [DEADLINE]]]]]]]]
+ *   (default 5000 150000 20000 backfill 1000 100 20 0)
  *
  * NODES nodes of 8 GPUs.  PODS pods of this scheduler arrive pending: the
  * first GANG_PODS are coscheduling PodGroup members in gangs of 4
@@ -15,6 +15,10 @@
  * quotas (--queues): QUEUES Queue objects with room for everything, each
  * namespace labelled with queue q-(ns % QUEUES), so every pod is charged to
  * one (the ns -> queue lookups of every attempt).  QUEUES 0: no quotas.
+ * DEADLINE > 0: every pod has spec.activeDeadlineSeconds, DEADLINE + (a
+ * number from the pod's index, the same for a gang's members) % DEADLINE,
+ * so running jobs' ends are known and spread (the waiting pods' notes get
+ * estimated starts); 0: none (every running job open-ended).
  *
  * Timed (CPU seconds of this process, one thread), each on its own line:
  *   - deciding every pending pod (gf_live_schedule_next until none; each
@@ -66,13 +70,16 @@ static void node_at(size_t i, struct gf_k8s_node *n)
 }
 
 /* Pod i: a gang member (i < ngang), else kind (i - ngang) % 5: 0 one GPU, 1 half a GPU, else CPU only. */
-static void pod_at(size_t i, size_t ngang, size_t nns, struct gf_k8s_pod *p)
+static void pod_at(size_t i, size_t ngang, size_t nns, size_t deadline, struct gf_k8s_pod *p)
 {
 	static const char *const limits[] = { ",\"limits\":{\"nvidia.com/gpu\":\"1\"}", "", "", "", "" };
 	static const char *const ann[] = { "", ",\"annotations\":{\"gpufleet.io/gpu-milli\":\"500\"}", "", "",
 					   "" };
-	char json[2048], err[256], labels[128] = "";
+	char json[2048], err[256], labels[128] = "", dl[64] = "";
 	size_t kind = (i - ngang) % 5;
+	if (deadline)
+		snprintf(dl, sizeof(dl), "\"activeDeadlineSeconds\":%zu,",
+			 deadline + ((i < ngang ? i / GANG : i) * 7919) % deadline);
 	if (i < ngang) {
 		snprintf(labels, sizeof(labels), ",\"labels\":{\"" GF_LABEL_POD_GROUP "\":\"g-%zu\"}", i / GANG);
 		kind = 0;
@@ -80,12 +87,12 @@ static void pod_at(size_t i, size_t ngang, size_t nns, struct gf_k8s_pod *p)
 	int len = snprintf(json, sizeof(json),
 			   "{\"metadata\":{\"name\":\"pod-%06zu\",\"namespace\":\"ns-%zu\","
 			   "\"uid\":\"6a1f0c2e-0000-4000-8000-%012zu\",\"resourceVersion\":\"%zu\"%s%s},"
-			   "\"spec\":{\"schedulerName\":\"gpufleet\","
+			   "\"spec\":{%s\"schedulerName\":\"gpufleet\","
 			   "\"containers\":[{\"name\":\"c\",\"image\":\"registry.invalid/x:1\","
 			   "\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"64Mi\"}%s}}]},"
 			   "\"status\":{\"phase\":\"Pending\"}}",
 			   i, (i < ngang ? i - i % GANG : i) % nns, i, 100000 + i, labels, i < ngang ? "" : ann[kind],
-			   limits[kind]);
+			   dl, limits[kind]);
 	if (gf_k8s_pod_decode_text(json, (size_t)len, p, err, sizeof(err))) {
 		fprintf(stderr, "bench: pod %zu: %s\n", i, err);
 		exit(2);
@@ -119,6 +126,7 @@ int main(int argc, char **argv)
 	size_t nns = argc > 5 ? strtoul(argv[5], NULL, 10) : 1000;
 	size_t nq = argc > 6 ? strtoul(argv[6], NULL, 10) : 100;
 	size_t rounds = argc > 7 ? strtoul(argv[7], NULL, 10) : 20;
+	size_t deadline = argc > 8 ? strtoul(argv[8], NULL, 10) : 0;
 	struct gf_k8s_node *n = malloc(sizeof(*n));
 	struct gf_k8s_pod *p = malloc(sizeof(*p));
 	struct gf_live_decision *d = malloc(sizeof(*d));
@@ -132,7 +140,7 @@ int main(int argc, char **argv)
 	if (!n || !p || !d || !notes || !nnodes || !npods || ngang > npods || !nns || !rounds ||
 	    !gf_queue_policy_find(qpname, &qp) || qp == GF_QP_KUBE) {
 		fprintf(stderr, "usage: bench_live_paths [NODES [PODS [GANG_PODS [strict-fifo|best-effort-fifo|"
-				"backfill|conservative-backfill [NAMESPACES [QUEUES [ROUNDS]]]]]]]\n");
+				"backfill|conservative-backfill [NAMESPACES [QUEUES [ROUNDS [DEADLINE]]]]]]]]\n");
 		return 2;
 	}
 	struct gf_live_opts o = { .queue_policy = (int)qp, .queues = nq > 0 };
@@ -142,8 +150,8 @@ int main(int argc, char **argv)
 	}
 	gf_live_set_gangs(l, g);
 	printf("bench_live_paths: %zu nodes (8 GPUs each), %zu pending pods (%zu in gangs of %d), "
-	       "--queue-policy %s, %zu namespaces, %zu Queues, FGD\n",
-	       nnodes, npods, ngang, GANG, qpname, nns, nq);
+	       "--queue-policy %s, %zu namespaces, %zu Queues, FGD, deadline %zu s\n",
+	       nnodes, npods, ngang, GANG, qpname, nns, nq, deadline);
 
 	for (size_t i = 0; i < nq; i++) {
 		struct gf_queue_def q;
@@ -184,7 +192,7 @@ int main(int argc, char **argv)
 	}
 	t = bench_cpu_seconds();
 	for (size_t i = 0; i < npods; i++) {
-		pod_at(i, ngang, nns, p);
+		pod_at(i, ngang, nns, deadline, p);
 		gf_live_pod_set(l, p);
 	}
 	printf("%-44s %10.3f s CPU\n", "pods set (pending)", bench_cpu_seconds() - t);
@@ -224,7 +232,11 @@ int main(int argc, char **argv)
 	size_t due;
 	t = bench_cpu_seconds();
 	due = gf_live_notes_due(l, notes, 32);
-	printf("%-44s %10.3f ms CPU  (%zu notes)\n", "notes round, first", (bench_cpu_seconds() - t) * 1e3, due);
+	t = bench_cpu_seconds() - t;
+	size_t dated = 0;
+	for (size_t k = 0; k < due; k++)
+		dated += notes[k].start >= 0;
+	printf("%-44s %10.3f ms CPU  (%zu notes, %zu with a start)\n", "notes round, first", t * 1e3, due, dated);
 	due = 0;
 	t = bench_cpu_seconds();
 	for (size_t r = 0; r < rounds; r++)

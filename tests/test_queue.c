@@ -658,6 +658,84 @@ static void forecast_answers_every_pending_job(void **state)
 	fx_free(f);
 }
 
+/*
+ * The forecast cut short, on the same queue: A runs until 100; H (the
+ * holder) 100, J 150, K 180 in the whole forecast.  Horizon 160: K would
+ * start at 180, so K and nothing after it; horizon 99: H's start (100) is
+ * past it, but H keeps its reservation; two jobs: H and J; one: H.
+ */
+static void forecast_upto_stops_at_horizon_or_count(void **state)
+{
+	struct gf_node_spec n[1] = { tu_node("n0", 64000, 262144, 8, -1) };
+	struct fx *f;
+	uint32_t a, h, j, k;
+	int64_t start[4];
+
+	(void)state;
+	f = fx_new(GF_QP_BACKFILL, n, 1);
+	a = submit(f, job(8, 1000, 1, 0, 100));
+	h = submit(f, job(8, 1000, 1, 1, 50));
+	j = submit(f, job(8, 1000, 1, 2, 30));
+	k = submit(f, job(8, 1000, 1, 3, 30));
+	assert_int_equal(gf_loop_run_until(f->L, 3), GF_OK);
+	assert_int_equal(gf_loop_forecast_upto(f->L, start, 160, SIZE_MAX), GF_OK);
+	assert_int_equal(start[a], 0);
+	assert_int_equal(start[h], 100);
+	assert_int_equal(start[j], 150);
+	assert_int_equal(start[k], -1);
+	assert_int_equal(gf_loop_forecast_upto(f->L, start, 180, SIZE_MAX), GF_OK);
+	assert_int_equal(start[k], 180);	/* at the horizon is within it */
+	assert_int_equal(gf_loop_forecast_upto(f->L, start, 99, SIZE_MAX), GF_OK);
+	assert_int_equal(start[a], 0);
+	assert_int_equal(start[h], 100);
+	assert_int_equal(start[j], -1);
+	assert_int_equal(start[k], -1);
+	assert_int_equal(gf_loop_forecast_upto(f->L, start, INT64_MAX, 2), GF_OK);
+	assert_int_equal(start[h], 100);
+	assert_int_equal(start[j], 150);
+	assert_int_equal(start[k], -1);
+	assert_int_equal(gf_loop_forecast_upto(f->L, start, INT64_MAX, 1), GF_OK);
+	assert_int_equal(start[h], 100);
+	assert_int_equal(start[j], -1);
+	assert_int_equal(start[k], -1);
+	assert_int_equal(gf_loop_forecast_upto(f->L, start, INT64_MAX, 0), GF_OK);
+	assert_int_equal(start[a], 0);	/* started: its start */
+	assert_int_equal(start[h], 100);	/* the holder: its reservation */
+	assert_int_equal(start[j], -1);
+	fx_free(f);
+}
+
+/*
+ * The forecast's no-room memo (a blocked job tried again only when a
+ * released node fits one of its pods): one 8-GPU node, four 2-GPU jobs
+ * running until 10, 20, 30, 40; pending H (8 GPUs, 50 s: room only at 40,
+ * the releases at 10, 20 and 30 leave no node that fits it), J (4 GPUs:
+ * after H, 90), K (2 GPUs: beside J, 90).  The memo's skipped tries would
+ * have failed: the answers are the in-order schedule's.
+ */
+static void forecast_memo_keeps_answers(void **state)
+{
+	struct gf_node_spec n[1] = { tu_node("n0", 64000, 262144, 8, -1) };
+	struct fx *f;
+	uint32_t h, j, k;
+	int64_t start[7];
+
+	(void)state;
+	f = fx_new(GF_QP_BACKFILL, n, 1);
+	for (int r = 1; r <= 4; r++)
+		submit(f, job(2, 1000, 1, 0, 10 * r));
+	h = submit(f, job(8, 1000, 1, 1, 50));
+	j = submit(f, job(4, 1000, 1, 2, 10));
+	k = submit(f, job(2, 1000, 1, 3, 10));
+	assert_int_equal(gf_loop_run_until(f->L, 3), GF_OK);
+	assert_int_equal(gf_loop_forecast(f->L, start), GF_OK);
+	assert_int_equal(start[h], 40);
+	assert_int_equal(start[j], 90);
+	assert_int_equal(start[k], 90);
+	assert_int_equal(gf_loop_run(f->L), GF_OK);
+	assert_int_equal(info(f, h).start, 40);	/* the promise held (backfill starts K, J sooner) */
+	fx_free(f);
+}
 /* ---- quotas ---- */
 
 static struct gf_queue_quota quota(int64_t nominal_gpus, int32_t cohort)
@@ -1934,6 +2012,8 @@ int main(void)
 		cmocka_unit_test(preemption_only_when_not_soon_and_after_the_grace),
 		cmocka_unit_test(history_estimates_from_finished_jobs),
 		cmocka_unit_test(forecast_answers_every_pending_job),
+		cmocka_unit_test(forecast_upto_stops_at_horizon_or_count),
+		cmocka_unit_test(forecast_memo_keeps_answers),
 		cmocka_unit_test(random_history_estimates_keep_every_rule),
 		cmocka_unit_test(quota_borrows_within_the_limits),
 		cmocka_unit_test(quota_reclaims_borrowed_room_without_cycles),

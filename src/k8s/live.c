@@ -2517,9 +2517,15 @@ void gf_live_forget(gf_live *l, const char *uid, bool requeue)
  */
 /*
  * The forecast behind the notes: gf_loop_forecast places every waiting job
- * in order (with running jobs' ends known, about 2 s of CPU at 5,000 nodes
- * and 25,000 waiting: bench_live_paths), and the notes are asked for every
- * 2 s.  So it is made again only when what it is made from changed
+ * in order (with running jobs' ends known, about 0.8-2 s of CPU at 5,000
+ * nodes and 25,000 waiting: bench_live_paths), and the notes are asked for
+ * every 2 s.  So it stops at the first job whose start is past any note's
+ * (NOTES_HORIZON_MS: behind a job without a known end) and after the first
+ * NOTES_FORECAST_JOBS waiting jobs in queue order (each a placement over
+ * every node; the answers are those of the whole forecast, the jobs after
+ * them get none: their start is no earlier than the last one's, and that
+ * far back in the queue an in-order estimate says little), about 50 ms
+ * there; and it is made again only when what it is made from changed
  * (idle_state and the loop's clock: unchanged, it would give the same) and
  * at most every NOTES_FORECAST_S of the caller's clock; each waiting pod
  * keeps its start from the last one (fc_s, with the job it was then), and a
@@ -2527,6 +2533,10 @@ void gf_live_forget(gf_live *l, const char *uid, bool requeue)
  * false: none made (out of memory, the loop's error).
  */
 #define NOTES_FORECAST_S 10.0
+/* Past this a start is no note (beyond any clock this process has, below): the forecast stops there. */
+#define NOTES_HORIZON_MS ((int64_t)INT32_MAX * 1000 + 999)
+/* Waiting jobs that get an estimate: the first ones in queue order (the rest none). */
+#define NOTES_FORECAST_JOBS 1000
 
 static bool notes_forecast(gf_live *l, size_t nj)
 {
@@ -2538,7 +2548,7 @@ static bool notes_forecast(gf_live *l, size_t nj)
 			  l->now - l->fc_at < NOTES_FORECAST_S))
 		return true;
 	int64_t *start = malloc((nj ? nj : 1) * sizeof(*start));
-	if (!start || gf_loop_forecast(l->loop, start)) {
+	if (!start || gf_loop_forecast_upto(l->loop, start, NOTES_HORIZON_MS, NOTES_FORECAST_JOBS)) {
 		free(start);
 		return false;
 	}

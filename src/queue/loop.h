@@ -465,6 +465,17 @@ gf_err gf_loop_start_time(const gf_loop *L, uint32_t id, int64_t *t);
  */
 gf_err gf_loop_forecast(gf_loop *L, int64_t *start);
 
+/*
+ * gf_loop_forecast cut short: the in-order schedule stops at the first
+ * pending job that would start after horizon (it and every job after it,
+ * whose starts are no earlier, get -1) or after max_jobs pending jobs have
+ * their start (the rest get -1).  Every answer given is the one
+ * gf_loop_forecast gives (a job's start depends only on the jobs before it);
+ * a reservation holder still gets its reservation, wherever it is.
+ * gf_loop_forecast is gf_loop_forecast_upto(L, start, INT64_MAX, SIZE_MAX).
+ */
+gf_err gf_loop_forecast_upto(gf_loop *L, int64_t *start, int64_t horizon, size_t max_jobs);
+
 /* The timeline sampled every config.sample_every seconds over [0, horizon). */
 const struct gf_loop_sample *gf_loop_timeline(const gf_loop *L, size_t *n);
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cluster/frag.h"
@@ -1937,6 +1938,56 @@ static void test_notes_forecast_kept(void **st)
 	gf_live_destroy(l);
 }
 
+/*
+ * The notes' forecast covers the first 1,000 waiting jobs in queue order
+ * (NOTES_FORECAST_JOBS): x (8 GPUs, bound by another scheduler at 5 s,
+ * deadline 100 s) holds the one node until 105 s; w0..w1001 (8 GPUs, 10 s
+ * each) wait in order: wK starts at 105 + 10 K, w1000 and w1001 get no
+ * estimate.
+ */
+static void test_notes_forecast_first_jobs(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("best-effort-fifo", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node n = mknode("n0", 8, "H100", 81559, false);
+	gf_live_node_set(l, &n);
+	gf_live_requeue_due(l, 5.0);
+	struct gf_k8s_pod x = deadline_pod("x", 8, 100);
+	snprintf(x.node, sizeof(x.node), "n0");
+	snprintf(x.scheduler, sizeof(x.scheduler), "default-scheduler");
+	gf_live_pod_set(l, &x);
+	enum { NW = 1002 };
+	for (int k = 0; k < NW; k++) {
+		char name[16];
+		snprintf(name, sizeof(name), "w%04d", k);
+		struct gf_k8s_pod w = deadline_pod(name, 8, 10);
+		gf_live_pod_set(l, &w);
+	}
+	assert_int_equal(drain(l, NULL, NULL, NULL), NW);
+	struct gf_live_note *notes = calloc(NW + 8, sizeof(*notes));
+	assert_non_null(notes);
+	size_t nn = gf_live_notes_due(l, notes, NW + 8), dated = 0;
+	assert_int_equal(nn, NW);
+	for (size_t i = 0; i < nn; i++) {
+		int k = atoi(notes[i].name + 1);
+		if (k < 1000) {
+			double want = 105.0 + 10.0 * k;
+			if (notes[i].start < want - 1.0 || notes[i].start > want + 1.0)
+				fail_msg("%s: start %.1f, want %.0f", notes[i].name, notes[i].start, want);
+			dated++;
+		} else {
+			assert_true(notes[i].start < 0);
+		}
+	}
+	assert_int_equal(dated, 1000);
+	free(notes);
+	gf_live_destroy(l);
+}
+
 /* A PodGroup event sends every gang member parked here back to the queue (the gang index, 300 members
  * over several words of its bitmap), not the other parked pods. */
 static void test_gangs_changed_many(void **st)
@@ -2010,6 +2061,7 @@ int main(void)
 		cmocka_unit_test(test_idle_cycle_skipped),
 		cmocka_unit_test(test_plain_mask_follows_changes),
 		cmocka_unit_test(test_notes_forecast_kept),
+		cmocka_unit_test(test_notes_forecast_first_jobs),
 		cmocka_unit_test(test_gangs_changed_many),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -83,6 +83,7 @@ gf_err gf_loop_forecast_upto(gf_loop *L, int64_t *start, int64_t horizon, size_t
 	struct member *planned = NULL;	/* forecast jobs' members, by order of forecast */
 	uint32_t *slot = NULL;		/* job id -> its first index in planned[] */
 	struct memo mo = { 0 };
+	struct gf_rng rng = L->rng;	/* a forecast draws nothing the loop's own decisions would see */
 	size_t nplanned = 0, cap = 0, nforecast = 0;
 	int64_t t = L->now;
 	gf_err err;
@@ -160,6 +161,7 @@ holders:
 		if (L->jobs[L->res[r].holder].state == GF_JOB_PENDING && L->res[r].time >= L->now)
 			start[L->res[r].holder] = L->res[r].time;
 out:
+	L->rng = rng;
 	gf_events_release(&ends);
 	free(planned);
 	free(slot);

@@ -168,7 +168,7 @@ YAML
 	ks_cpu=$(cpus "$kpid")
 	kill "$kpid"
 	log "$n nodes: kube-scheduler bound $pods pods in ${ks_s}s ($ks_rate pods/s, load $ks_load, VmHWM ${ks_hwm} KiB, ${ks_cpu} s CPU)"
-	rows+=("$(printf '%-6s %-22s %-9s %-8s %-6s %-9s %-9s %-7s %s' "$n" kube-scheduler "$ks_rate" "-" "$ks_load" \
+	rows+=("$(printf '%-6s %-28s %-9s %-8s %-6s %-9s %-9s %-7s %s' "$n" kube-scheduler "$ks_rate" "-" "$ks_load" \
 		"$((ks_hwm / 1024))" "$((ks_rss / 1024))" "$ks_cpu" "-")")
 
 	# gpufleet, once per queue policy (a process each, its own pods)
@@ -192,7 +192,7 @@ YAML
 		ratio=$(python3 -c "print('%.2f' % ($gf_rate / $ks_rate))")
 		cpur=$(python3 -c "print('%.2f' % ($gf_cpu / $ks_cpu) if $ks_cpu > 0 else '-')")
 		log "$n nodes: gpufleet --queue-policy $qp --policy $pl bound $pods pods in ${gf_s}s ($gf_rate pods/s, ratio $ratio, load $gf_load, VmHWM ${gf_hwm} KiB, ${gf_cpu} s CPU, $cpur of kube-scheduler's)"
-		rows+=("$(printf '%-6s %-22s %-9s %-8s %-6s %-9s %-9s %-7s %s' "$n" "gpufleet $qp $pl" "$gf_rate" "$ratio" "$gf_load" \
+		rows+=("$(printf '%-6s %-28s %-9s %-8s %-6s %-9s %-9s %-7s %s' "$n" "gpufleet $qp $pl" "$gf_rate" "$ratio" "$gf_load" \
 			"$((gf_hwm / 1024))" "$((gf_rss / 1024))" "$gf_cpu" "$cpur")")
 	done
 	if [ "$n" = "${sizes[-1]}" ] && [ -z "${NO_EXTENDER:-}" ]; then
@@ -241,6 +241,6 @@ echo "(kube-scheduler percentageOfNodesToScore: ${KS_PERCENTAGE:-adaptive defaul
 echo " named in the row, scores every feasible node; ratio = gpufleet / kube-scheduler pods/s of the same size;"
 echo " load = 1-min load average after the figure; MiB = VmHWM VmRSS; CPU s = the scheduler process's CPU seconds"
 echo " from its start to its last pod bound; CPU ratio = gpufleet's CPU s / kube-scheduler's, same size)"
-printf '%-6s %-22s %-9s %-8s %-6s %-9s %-9s %-7s %s\n' nodes scheduler "pods/s" ratio load "HWM MiB" "RSS MiB" "CPU s" "CPU ratio"
+printf '%-6s %-28s %-9s %-8s %-6s %-9s %-9s %-7s %s\n' nodes scheduler "pods/s" ratio load "HWM MiB" "RSS MiB" "CPU s" "CPU ratio"
 for r in "${rows[@]}"; do echo "$r"; done
 if [ -n "${ext:-}" ]; then echo "$ext"; fi

@@ -5,7 +5,9 @@
 #   env: PODS (default 1000) pods per scheduler and size; ROUNDS (1000) extender rounds;
 #        GF_SCHED_ARGS extra options for gpufleet schedule (e.g. "--binders 32");
 #        GF_POLICIES the --queue-policy values gpufleet runs with, each in turn
-#        (default "kube backfill": the default loop and the gang-aware one);
+#        (default "kube backfill": the default loop and the gang-aware one); an entry
+#        QP:POLICY also names the placement policy (e.g. "backfill:fgd-fill kube:fgd");
+#        GF_POLICY the placement policy of entries without one (default fgd, gpufleet's);
 #        KS_PERCENTAGE percentageOfNodesToScore for kube-scheduler (default: its adaptive one);
 #        NO_EXTENDER=1 skips the extender round trips at the largest size.
 #
@@ -19,8 +21,9 @@
 #   - kube-scheduler: a second kube-scheduler process, default plugins and its
 #     default percentageOfNodesToScore (adaptive), client QPS/burst raised to
 #     5000 so its client rate limiter is not the bottleneck;
-#   - gpufleet schedule: default policy (FGD), scores every feasible node, once
-#     per GF_POLICIES entry (--queue-policy; its own schedulerName, fresh pods),
+#   - gpufleet schedule: placement policy GF_POLICY (default FGD) or the entry's,
+#     scores every feasible node, once per GF_POLICIES entry (--queue-policy
+#     [--policy]; its own schedulerName, fresh pods),
 #     each process's resident memory (VmHWM, VmRSS from /proc) and CPU seconds read after its
 #     last pod is bound (the live count then: NODES nodes and the pods created
 #     so far in the run, all bound).
@@ -165,19 +168,21 @@ YAML
 	ks_cpu=$(cpus "$kpid")
 	kill "$kpid"
 	log "$n nodes: kube-scheduler bound $pods pods in ${ks_s}s ($ks_rate pods/s, load $ks_load, VmHWM ${ks_hwm} KiB, ${ks_cpu} s CPU)"
-	rows+=("$(printf '%-6s %-22s %-9s %-8s %-6s %-9s %-9s %s' "$n" kube-scheduler "$ks_rate" "-" "$ks_load" \
-		"$((ks_hwm / 1024))" "$((ks_rss / 1024))" "$ks_cpu")")
+	rows+=("$(printf '%-6s %-28s %-9s %-8s %-6s %-9s %-9s %-7s %s' "$n" kube-scheduler "$ks_rate" "-" "$ks_load" \
+		"$((ks_hwm / 1024))" "$((ks_rss / 1024))" "$ks_cpu" "-")")
 
 	# gpufleet, once per queue policy (a process each, its own pods)
 	gpid=
-	for qp in "${policies[@]}"; do
+	for entry in "${policies[@]}"; do
 		[ -n "$gpid" ] && { kill "$gpid"; wait "$gpid" 2>/dev/null || true; }
-		sn=gf-$qp
+		qp=${entry%%:*} pl=${GF_POLICY:-fgd}
+		[ "$entry" != "$qp" ] && pl=${entry#*:}
+		sn=gf-$qp-$pl
 		mkpods "$sn" "$pods" >"$work/pods-gf.json"
 		k create -f "$work/pods-gf.json" >/dev/null
 		gp=$(freeport) ge=$(freeport) # /metrics; the extender's own listener
 		"$gf" schedule --kubeconfig "$KUBECONFIG" --scheduler-name "$sn" --address "127.0.0.1:$gp" \
-			--extender-address "127.0.0.1:$ge" --queue-policy "$qp" ${GF_SCHED_ARGS:-} >"$work/gf-$qp.log" 2>&1 &
+			--extender-address "127.0.0.1:$ge" --queue-policy "$qp" --policy "$pl" ${GF_SCHED_ARGS:-} >"$work/$sn.log" 2>&1 &
 		gpid=$!
 		pids+=($gpid)
 		read -r gf_s gf_rate < <(poll "$sn" "$pods")
@@ -185,9 +190,10 @@ YAML
 		read -r gf_hwm gf_rss < <(memkib "$gpid")
 		gf_cpu=$(cpus "$gpid")
 		ratio=$(python3 -c "print('%.2f' % ($gf_rate / $ks_rate))")
-		log "$n nodes: gpufleet --queue-policy $qp bound $pods pods in ${gf_s}s ($gf_rate pods/s, ratio $ratio, load $gf_load, VmHWM ${gf_hwm} KiB, ${gf_cpu} s CPU)"
-		rows+=("$(printf '%-6s %-22s %-9s %-8s %-6s %-9s %-9s %s' "$n" "gpufleet $qp" "$gf_rate" "$ratio" "$gf_load" \
-			"$((gf_hwm / 1024))" "$((gf_rss / 1024))" "$gf_cpu")")
+		cpur=$(python3 -c "print('%.2f' % ($gf_cpu / $ks_cpu) if $ks_cpu > 0 else '-')")
+		log "$n nodes: gpufleet --queue-policy $qp --policy $pl bound $pods pods in ${gf_s}s ($gf_rate pods/s, ratio $ratio, load $gf_load, VmHWM ${gf_hwm} KiB, ${gf_cpu} s CPU, $cpur of kube-scheduler's)"
+		rows+=("$(printf '%-6s %-28s %-9s %-8s %-6s %-9s %-9s %-7s %s' "$n" "gpufleet $qp $pl" "$gf_rate" "$ratio" "$gf_load" \
+			"$((gf_hwm / 1024))" "$((gf_rss / 1024))" "$gf_cpu" "$cpur")")
 	done
 	if [ "$n" = "${sizes[-1]}" ] && [ -z "${NO_EXTENDER:-}" ]; then
 		# Every node's name (the worst case), and the sample kube-scheduler sends by
@@ -231,9 +237,10 @@ done
 
 echo
 echo "gpufleet schedule vs kube-scheduler: $pods pods (1 whole GPU each) per scheduler bound per second, same API server, same run"
-echo "(kube-scheduler percentageOfNodesToScore: ${KS_PERCENTAGE:-adaptive default}; gpufleet FGD, scores every feasible node;"
-echo " ratio = gpufleet / kube-scheduler of the same size; load = 1-min load average after the figure; MiB = VmHWM VmRSS;"
-echo " CPU s = the scheduler process's CPU seconds from its start to its last pod bound)"
-printf '%-6s %-22s %-9s %-8s %-6s %-9s %-9s %s\n' nodes scheduler "pods/s" ratio load "HWM MiB" "RSS MiB" "CPU s"
+echo "(kube-scheduler percentageOfNodesToScore: ${KS_PERCENTAGE:-adaptive default}; gpufleet: queue policy and placement policy"
+echo " named in the row, scores every feasible node; ratio = gpufleet / kube-scheduler pods/s of the same size;"
+echo " load = 1-min load average after the figure; MiB = VmHWM VmRSS; CPU s = the scheduler process's CPU seconds"
+echo " from its start to its last pod bound; CPU ratio = gpufleet's CPU s / kube-scheduler's, same size)"
+printf '%-6s %-28s %-9s %-8s %-6s %-9s %-9s %-7s %s\n' nodes scheduler "pods/s" ratio load "HWM MiB" "RSS MiB" "CPU s" "CPU ratio"
 for r in "${rows[@]}"; do echo "$r"; done
 if [ -n "${ext:-}" ]; then echo "$ext"; fi

@@ -1,4 +1,4 @@
-/* tests/test_sim.c - sim/openb: determinism, feature switches, tuning, reports. */
+/* tests/test_sim.c - sim/openb: determinism, feature switches, tuning, reports; sim/replay's as-listed run. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "sim/openb.h"
+#include "sim/replay.h"
 #include "sim/report.h"
 #include "sim/trace.h"
 #include "testutil.h"
@@ -145,11 +146,62 @@ static void test_seeds_differ_and_fgd_leads(void **state)
 	gf_openb_result_release(&bf);
 }
 
+/*
+ * gpufleet replay --as-listed (gf_replay_listed): each row one job, hand-computed.
+ * Two 8-GPU nodes, best-fit, EASY backfill, exact estimates:
+ *   g: a gang of 2 x 8 GPUs at 0 for 10 s: n0 and n1 at 0, ends 10;
+ *   s: 4 GPUs at 1 for 5 s: no room until 10, then n0 (equal nodes: the list's order), ends 15;
+ *   t: 8 GPUs at 2 for 3 s: n0 holds s's 4, so n1 at 10, ends 13;
+ *   u: a gang of 2 x 8 at 3 for 1 s: both nodes free only when s ends: 15 on n0 and n1.
+ */
+static void test_replay_as_listed(void **state)
+{
+	const char *nodes = "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,8,M\nn1,64000,262144,8,M\n";
+	const char *jobs = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time,pods\n"
+			   "g,1000,1024,8,1000,0,10,2\n"
+			   "s,1000,1024,4,1000,1,6,\n"
+			   "t,1000,1024,8,1000,2,5,1\n"
+			   "u,1000,1024,8,1000,3,4,2\n";
+	static const int64_t start[] = { 0, 10, 10, 15 }, end[] = { 10, 15, 13, 16 };
+	static const uint32_t np[] = { 2, 1, 1, 2 }, node[][2] = { { 0, 1 }, { 0, 0 }, { 1, 1 }, { 0, 1 } };
+	struct gf_catalog cat;
+	struct gf_trace_error err;
+	struct gf_node_spec *n;
+	struct gf_pod_spec *p;
+	struct gf_pod_times *t;
+	struct gf_replay_job *out;
+	struct gf_replay_config cfg = gf_replay_config_default();
+	size_t nn, njobs;
+
+	(void)state;
+	gf_catalog_init(&cat);
+	assert_int_equal(gf_trace_parse_nodes(nodes, strlen(nodes), "n.csv", &cat, &n, &nn, &err), GF_OK);
+	assert_int_equal(gf_trace_parse_pods_timed(jobs, strlen(jobs), "j.csv", &cat, &p, &njobs, &t, &err), GF_OK);
+	assert_int_equal(t[1].npods, 1);	/* empty: one pod */
+	cfg.qp = GF_QP_BACKFILL;
+	assert_int_equal(gf_replay_listed(n, nn, p, t, njobs, &cat, gf_policy_find("best-fit"), &cfg, &out), GF_OK);
+	for (size_t i = 0; i < njobs; i++) {
+		assert_int_equal(out[i].npods, np[i]);
+		assert_int_equal(out[i].arrival, (int64_t)i);
+		assert_int_equal(out[i].start, start[i]);
+		assert_int_equal(out[i].end, end[i]);
+		assert_int_equal(out[i].state, GF_JOB_DONE);
+		for (uint32_t k = 0; k < np[i]; k++)
+			assert_int_equal(out[i].nodes[k], node[i][k]);
+	}
+	gf_replay_jobs_free(out, njobs);
+	free(n);
+	free(p);
+	free(t);
+	gf_catalog_release(&cat);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_deterministic_and_features_neutral),
 		cmocka_unit_test(test_seeds_differ_and_fgd_leads),
+		cmocka_unit_test(test_replay_as_listed),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -242,6 +242,7 @@ static void test_timed_pods(void **state)
 	assert_int_equal(p[2].duration, 0);
 	assert_int_equal(t[2].qos, GF_QOS_NONE);
 	assert_int_equal(t[3].qos, GF_QOS_GUARANTEED);
+	assert_int_equal(t[0].npods, 1);	/* no pods column: one pod each */
 	free(p);
 	free(t);
 	/* the plain parser reads creation and deletion only (simulate's cost
@@ -308,6 +309,11 @@ static void test_timed_pods_errors(void **state)
 			   "t.csv:2: column 7 (qos): expected LS, BE, Burstable, Guaranteed or nothing, found \"XL\"");
 	expect_timed_error(TIMED_HDR "a,1,1,0,0,,LS,Running,5\n",
 			   "t.csv:2: column 10 (deletion_time) is missing: the line has 9 columns");
+	/* the optional gang size (`gpufleet replay --as-listed`) */
+	expect_timed_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time,pods\na,1,1,1,1000,5,9,0\n",
+			   "t.csv:2: column 8 (pods): expected an integer in 1..1024, found \"0\"");
+	expect_timed_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time,pods\na,1,1,1,1000,5,9,x\n",
+			   "t.csv:2: column 8 (pods): expected a non-negative integer, found \"x\"");
 }
 
 int main(void)

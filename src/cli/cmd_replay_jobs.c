@@ -76,6 +76,13 @@ static const char usage_text[] =
 	"  --queue-map LIST        e.g. burst=training,LS=serving,BE=batch\n"
 	"  --forecast-at T         ask every pending job \"when will I start?\" at T and report\n"
 	"                          how far the answers were from the real starts\n"
+	"  --as-listed             run --pods's rows as written, each one job (a gang of its\n"
+	"                          optional `pods` column), arriving at creation_time, running\n"
+	"                          deletion_time - creation_time once bound; no warm start, no\n"
+	"                          burst, nodes in --nodes's order; prints each job's start and\n"
+	"                          nodes (to compare with a live run: docs/replay.md)\n"
+	"  --jobs-csv FILE         with --as-listed: queue_policy,seed,job,pods,arrival_s,\n"
+	"                          start_s,end_s,nodes (nodes ';'-separated, in member order)\n"
 	"Data files are looked up in $GPUFLEET_DATA, else in the source tree's data/.\n";
 
 struct run {
@@ -381,7 +388,8 @@ static void report_html(struct gf_obuf *b, const char *title, const struct gf_ob
 }
 
 struct options {
-	const char *nodes, *pods, *summary, *timeline, *html, *seeds_arg, *queues, *queue_map;
+	const char *nodes, *pods, *summary, *timeline, *html, *seeds_arg, *queues, *queue_map, *jobs_csv;
+	bool as_listed;
 	const struct gf_policy_ops *ops;
 	enum gf_queue_policy qps[GF_QP_COUNT_];
 	int nqp;
@@ -421,6 +429,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "report", required_argument, NULL, 'r' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "as-listed", no_argument, NULL, 'L' },
+		{ "jobs-csv", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -443,6 +453,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'r': o->html = optarg; break;
 		case 's': o->seeds_arg = optarg; break;
 		case 'q': o->quiet = true; break;
+		case 'L': o->as_listed = true; break;
+		case 'J': o->jobs_csv = optarg; break;
 		case 'l':
 			errno = 0;
 			o->cfg.load = strtod(optarg, &e);
@@ -510,6 +522,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 	}
 	if (gf_cli_operands("replay", argc, argv))
 		return 2;
+	if (o->jobs_csv && !o->as_listed) {
+		fprintf(stderr, "gpufleet replay: --jobs-csv needs --as-listed\n");
+		return 2;
+	}
+	if (o->as_listed && (o->queues || o->summary || o->timeline || o->html || o->cfg.forecast_at >= 0)) {
+		fprintf(stderr, "gpufleet replay: --as-listed takes none of --queues, --summary-csv, "
+				"--timeline-csv, --report, --forecast-at\n");
+		return 2;
+	}
 	if (o->cfg.burst && o->cfg.burst_at >= o->cfg.horizon) {
 		fprintf(stderr, "gpufleet replay: --burst: the burst (at %lld s) must come before the end of --horizon (%lld s)\n",
 			(long long)o->cfg.burst_at, (long long)o->cfg.horizon);
@@ -595,6 +616,103 @@ static int load_queues(struct options *o, const struct gf_catalog *cat, struct g
 	return 0;
 }
 
+static const char *job_state_name(enum gf_job_state s)
+{
+	switch (s) {
+	case GF_JOB_DONE: return "done";
+	case GF_JOB_RUNNING: return "running";
+	case GF_JOB_PENDING: return "stalled";
+	case GF_JOB_UNRESOLVABLE: return "never fits";
+	default: return "-";
+	}
+}
+
+/* One as-listed run's rows: the table (t) and the CSV (c, NULL: none). */
+static void listed_rows(struct gf_obuf *t, struct gf_obuf *c, const struct gf_cli_trace *tr,
+			const struct gf_replay_job *jobs, enum gf_queue_policy qp, uint64_t seed)
+{
+	gf_obuf_printf(t, "queue policy %s, seed %llu\n%-24s %5s %9s %9s %9s %7s  %s\n", gf_queue_policy_name(qp),
+		       (unsigned long long)seed, "job", "pods", "arrival", "start", "end", "wait", "nodes");
+	for (size_t i = 0; i < tr->npods; i++) {
+		const struct gf_replay_job *j = &jobs[i];
+
+		gf_obuf_printf(t, "%-24s %5u %9lld ", tr->pods[i].name, j->npods, (long long)j->arrival);
+		if (j->start >= 0)
+			gf_obuf_printf(t, "%9lld %9lld %7lld  ", (long long)j->start, (long long)j->end,
+				       (long long)(j->start - j->arrival));
+		else
+			gf_obuf_printf(t, "%9s %9s %7s  %s", "-", "-", "-", job_state_name(j->state));
+		if (c)
+			gf_obuf_printf(c, "%s,%llu,%s,%u,%lld,%lld,%lld,", gf_queue_policy_name(qp),
+				       (unsigned long long)seed, tr->pods[i].name, j->npods, (long long)j->arrival,
+				       (long long)j->start, (long long)j->end);
+		for (uint32_t k = 0; j->nodes && k < j->npods; k++) {
+			const char *n = tr->nodes[j->nodes[k]].name;
+
+			gf_obuf_printf(t, "%s%s", k ? "," : "", n);
+			if (c)
+				gf_obuf_printf(c, "%s%s", k ? ";" : "", n);
+		}
+		gf_obuf_puts(t, "\n");
+		if (c)
+			gf_obuf_puts(c, "\n");
+	}
+}
+
+/*
+ * --as-listed: every queue policy and seed once over the rows as written
+ * (gf_replay_listed), each job's start and nodes printed (and in --jobs-csv).
+ */
+static int run_listed(const struct options *o, const uint64_t *seeds, int nseeds)
+{
+	struct gf_cli_trace tr;
+	struct gf_obuf t, c;
+	int rc = 1;
+
+	if (gf_cli_trace_load("replay", o->nodes, o->pods, true, &tr))
+		return 1;
+	gf_obuf_init(&t, 64u << 20);
+	gf_obuf_init(&c, 64u << 20);
+	gf_obuf_printf(&t, "replay as listed: %zu jobs of %s on %zu nodes (%lld GPUs), placement %s, %s estimates%s\n\n",
+		       tr.npods, o->pods, tr.nnodes, (long long)tr.ngpus, o->ops->label,
+		       o->cfg.estimate == GF_EST_EXACT ? "exact" : o->cfg.estimate == GF_EST_HISTORY ? "history" : "over",
+		       o->cfg.preemption ? ", preemption on" : "");
+	gf_obuf_puts(&c, "queue_policy,seed,job,pods,arrival_s,start_s,end_s,nodes\n");
+	for (int q = 0; q < o->nqp; q++) {
+		for (int i = 0; i < nseeds; i++) {
+			struct gf_replay_config cfg = o->cfg;
+			struct gf_replay_job *jobs;
+			gf_err err;
+
+			cfg.qp = o->qps[q];
+			cfg.seed = seeds[i];
+			err = gf_replay_listed(tr.nodes, tr.nnodes, tr.pods, tr.times, tr.npods, &tr.cat, o->ops,
+					       &cfg, &jobs);
+			if (err) {
+				fprintf(stderr, "gpufleet replay: %s, seed %llu: %s\n", gf_queue_policy_name(cfg.qp),
+					(unsigned long long)cfg.seed, gf_strerror(err));
+				goto out;
+			}
+			listed_rows(&t, o->jobs_csv ? &c : NULL, &tr, jobs, cfg.qp, cfg.seed);
+			gf_obuf_puts(&t, "\n");
+			gf_replay_jobs_free(jobs, tr.npods);
+		}
+	}
+	if (gf_obuf_error(&t) || gf_obuf_error(&c)) {
+		fprintf(stderr, "gpufleet replay: out of memory\n");
+		goto out;
+	}
+	if (o->jobs_csv && gf_write_rendered("replay", o->jobs_csv, &c))
+		goto out;
+	fputs(t.data, stdout);
+	rc = 0;
+out:
+	gf_obuf_release(&t);
+	gf_obuf_release(&c);
+	gf_cli_trace_release(&tr);
+	return rc;
+}
+
 int gf_cmd_replay_jobs(int argc, char **argv)
 {
 	struct gf_queue_quota *quota = NULL;
@@ -621,6 +739,8 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		return bad("--seeds", "a list like 42-51 or 1,5,7-9 (at most 1000 seeds)", o.seeds_arg);
 	if (o.jobs < 1)
 		o.jobs = 1;
+	if (o.as_listed)
+		return run_listed(&o, seeds, nseeds);
 	if (load_inputs(o.nodes, o.pods, &in))
 		return 1;
 	if (o.queues && load_queues(&o, &in.t.cat, &quota)) {

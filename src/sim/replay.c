@@ -477,3 +477,113 @@ fail:
 	gf_replay_result_release(out);
 	return err;
 }
+
+/* ---- the as-listed replay ---- */
+
+void gf_replay_jobs_free(struct gf_replay_job *jobs, size_t n)
+{
+	for (size_t i = 0; jobs && i < n; i++)
+		free(jobs[i].nodes);
+	free(jobs);
+}
+
+/* Submit row i as job i (gf_replay_listed's rules). */
+static gf_err submit_listed(gf_loop *L, const struct gf_pod_spec *pod, const struct gf_pod_times *t,
+			    const struct gf_replay_config *cfg, struct gf_rng *erng)
+{
+	uint8_t cls = t->qos == GF_QOS_LS || t->qos == GF_QOS_GUARANTEED ? GF_RC_LS : GF_RC_BE;
+	struct gf_job_spec s = {
+		.pod = *pod, .npods = t->npods ? t->npods : 1, .priority = class_priority[cls], .cls = cls,
+		.arrival = pod->arrival, .duration = pod->duration,
+	};
+	uint32_t id;
+
+	s.estimate = estimate_of(cfg, s.duration, erng);
+	return gf_loop_submit(L, &s, &id);
+}
+
+/* The cycle's binds into the jobs' node lists (a restart after an eviction overwrites). */
+static gf_err record_binds(struct gf_replay_job *jobs, size_t njobs, const struct gf_loop_decisions *d)
+{
+	for (size_t b = 0; b < d->nbinds; b++) {
+		const struct gf_loop_bind *x = &d->binds[b];
+		struct gf_replay_job *j;
+
+		if (x->job >= njobs || x->member >= jobs[x->job].npods)
+			return GF_STATE;
+		j = &jobs[x->job];
+		if (!j->nodes && !(j->nodes = malloc(j->npods * sizeof(*j->nodes))))
+			return GF_NOMEM;
+		j->nodes[x->member] = x->node;
+	}
+	return GF_OK;
+}
+
+gf_err gf_replay_listed(const struct gf_node_spec *nodes, size_t nnodes,
+			const struct gf_pod_spec *pods, const struct gf_pod_times *times, size_t npods,
+			const struct gf_catalog *cat, const struct gf_policy_ops *ops,
+			const struct gf_replay_config *cfg, struct gf_replay_job **out)
+{
+	struct gf_loop_config lc = {
+		.policy = cfg->qp, .seed = cfg->seed ^ 0x5bd1e995ULL, .horizon = INT64_MAX,
+		.preemption = cfg->preemption && cfg->qp != GF_QP_KUBE, .preempt_wait = cfg->preempt_wait,
+		.preempt_grace = cfg->preempt_grace,
+		.estimate_history = cfg->estimate == GF_EST_HISTORY, .history_prior = cfg->history_prior,
+	};
+	struct gf_target target;
+	struct gf_policy_env env = { .cat = cat, .target = &target, .features = cfg->features };
+	struct gf_replay_job *jobs;
+	struct gf_rng est;
+	gf_loop *L = NULL;
+	gf_err err;
+	int64_t t;
+
+	*out = NULL;
+	if (!nnodes || !npods || (cfg->estimate == GF_EST_OVER && !(cfg->over >= 1.0)))
+		return GF_INVAL;
+	if ((err = gf_target_build(pods, npods, cat, 95, &target)))
+		return err;
+	jobs = calloc(npods, sizeof(*jobs));
+	if (!jobs) {
+		gf_target_release(&target);
+		return GF_NOMEM;
+	}
+	gf_rng_init(&est, cfg->seed * 8 + 4);
+	if ((err = gf_loop_create(nodes, nnodes, ops, &env, &lc, &L)))
+		goto done;
+	for (size_t i = 0; i < npods; i++) {
+		jobs[i].npods = times[i].npods ? times[i].npods : 1;
+		if ((err = submit_listed(L, &pods[i], &times[i], cfg, &est)))
+			goto done;
+	}
+	/* gf_loop_run's loop, keeping each cycle's decisions */
+	while (gf_loop_next_event(L, &t)) {
+		struct gf_loop_decisions d;
+
+		if ((err = gf_loop_cycle(L, t, &d)) || (err = record_binds(jobs, npods, &d)))
+			goto done;
+	}
+	for (uint32_t i = 0; i < npods; i++) {
+		struct gf_job_info ji;
+
+		gf_loop_job(L, i, &ji);
+		jobs[i].arrival = ji.arrival;
+		jobs[i].start = ji.start;
+		jobs[i].end = ji.end;
+		jobs[i].state = ji.state;
+		jobs[i].preemptions = ji.preemptions;
+		if (ji.start < 0) {
+			free(jobs[i].nodes);
+			jobs[i].nodes = NULL;
+		}
+	}
+done:
+	gf_loop_destroy(L);
+	gf_target_release(&target);
+	if (err) {
+		gf_replay_jobs_free(jobs, npods);
+		return err;
+	}
+	*out = jobs;
+	return GF_OK;
+}

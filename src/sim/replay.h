@@ -124,4 +124,42 @@ gf_err gf_replay_run(const gf_replay *x, const struct gf_policy_ops *ops,
 		     const struct gf_replay_config *cfg, struct gf_replay_result *out);
 void gf_replay_result_release(struct gf_replay_result *r);
 
+/*
+ * The as-listed replay (`gpufleet replay --as-listed`): a scenario written
+ * out row by row, run once through the loop, for a caller to compare with
+ * another run of the same jobs (the live scheduler's: tests/scheduler/
+ * sched-agree).  Row i of a timed pod list is job i: npods = times[i].npods
+ * identical pods (a gang when > 1) asking pods[i]'s resources, arriving at
+ * pods[i].arrival (creation_time), running pods[i].duration seconds from
+ * the moment its last member is bound (the parser's rule: deletion_time -
+ * scheduled_time, else - creation_time), priority 2 for LS and Guaranteed,
+ * 0 otherwise (as the resampling replay).  No warm start, no resampling, no
+ * burst; nodes keep the list's order as their tie-break order (as the live
+ * scheduler keeps the order it lists them in), no shuffle.  Used from cfg:
+ * qp, seed, estimate and over (estimates drawn as the resampling replay
+ * draws them), preemption, preempt_wait, preempt_grace, features; not the
+ * load, horizon, burst, quotas or forecast.  FGD's target workload is built
+ * from every row (as gf_replay_create builds it).
+ */
+struct gf_replay_job {
+	int64_t arrival;
+	int64_t start, end;	/* of its last start; -1 if it never started */
+	uint32_t npods;
+	enum gf_job_state state;	/* at the end: GF_JOB_DONE, or why not */
+	uint32_t preemptions;
+	uint32_t *nodes;	/* npods node indices (into the list) of its last start, in
+				 * member order; NULL if it never started; owned (gf_replay_jobs_free) */
+};
+
+/*
+ * Run it: *out (njobs = npods entries, caller frees with gf_replay_jobs_free)
+ * in row order.  Errors: GF_INVAL (no node or row, a bad config), GF_NOMEM,
+ * GF_STATE (an engine invariant broke), the loop's submit errors.
+ */
+gf_err gf_replay_listed(const struct gf_node_spec *nodes, size_t nnodes,
+			const struct gf_pod_spec *pods, const struct gf_pod_times *times, size_t npods,
+			const struct gf_catalog *cat, const struct gf_policy_ops *ops,
+			const struct gf_replay_config *cfg, struct gf_replay_job **out);
+void gf_replay_jobs_free(struct gf_replay_job *jobs, size_t n);
+
 #endif /* GF_SIM_REPLAY_H */

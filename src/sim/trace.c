@@ -234,7 +234,7 @@ fail:
 }
 
 enum { P_NAME, P_CPU, P_MEM, P_NGPU, P_MILLI, P_SPEC, P_CREATED, P_DELETED, P_SCHEDULED, P_QOS,
-       P_NCOLS };
+       P_GANG, P_NCOLS };
 
 #define TIME_MAX 4000000000000LL	/* ~127,000 years in seconds */
 
@@ -293,6 +293,11 @@ static gf_err get_times(struct gf_csv *r, const struct column *cols, struct gf_p
 	if (t->qos == GF_QOS_COUNT)
 		return gf_csv_fail(r, GF_PARSE, "column %d (qos): expected LS, BE, Burstable, Guaranteed or nothing, found %s",
 				   cols[P_QOS].index + 1, gf_csv_quote(&s, shown, sizeof(shown)));
+	int64_t npods = 1;
+	if ((code = field_of(r, &cols[P_GANG], &s)) ||
+	    (s.len > 0 && (code = get_int(r, &cols[P_GANG], 1, GF_TRACE_MAX_GANG, &npods))))
+		return code;
+	t->npods = (uint32_t)npods;
 	t->creation = created;
 	t->deletion = deleted;
 	t->scheduled = scheduled;
@@ -310,6 +315,7 @@ static gf_err parse_pods(const char *data, size_t len, const char *file, struct 
 		[P_MILLI] = { "gpu_milli", true, -1 }, [P_SPEC] = { "gpu_spec", false, -1 },
 		[P_CREATED] = { "creation_time", true, -1 }, [P_DELETED] = { "deletion_time", true, -1 },
 		[P_SCHEDULED] = { "scheduled_time", false, -1 }, [P_QOS] = { "qos", false, -1 },
+		[P_GANG] = { "pods", false, -1 },
 	};
 	struct gf_pod_spec *pods = NULL;
 	struct gf_pod_times *tms = NULL;

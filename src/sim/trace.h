@@ -63,13 +63,19 @@ struct gf_pod_times {
 	int64_t deletion;
 	int64_t scheduled;	/* -1: never scheduled (empty field or no column) */
 	enum gf_qos qos;
+	uint32_t npods;		/* the optional `pods` column (a gang of that many identical
+				 * pods, 1..GF_TRACE_MAX_GANG): 1 when absent or empty */
 };
+
+#define GF_TRACE_MAX_GANG 1024	/* the engine loop's GF_LOOP_MAX_GANG */
 
 /*
  * Parse a pod list with time columns (the openb default list has them):
  * as gf_trace_parse_pods, plus creation_time and deletion_time (required),
  * scheduled_time (optional, may be empty: never scheduled) and qos
- * (optional: LS, BE, Burstable, Guaranteed or empty).  Each pod's arrival is
+ * (optional: LS, BE, Burstable, Guaranteed or empty) and pods (optional: the
+ * row is a gang of that many pods; `gpufleet replay --as-listed` reads it, the
+ * resampling replay ignores it).  Each pod's arrival is
  * its creation_time and its duration deletion_time - scheduled_time, or
  * deletion_time - creation_time for a pod never scheduled; a negative
  * duration is an error naming the line and column.  *times (malloc'ed,

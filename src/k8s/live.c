@@ -66,6 +66,7 @@
 #include "cluster/cluster.h"
 #include "cluster/frag.h"
 #include "core/rng.h"
+#include "core/sort.h"
 #include "core/zpack.h"
 #include "k8s/gangs.h"
 #include "policy/sched.h"
@@ -725,6 +726,60 @@ static const uint64_t *loop_admit(void *ud, uint32_t job)
 static void run_forget_all(gf_live *l);
 static void run_adopt_all(gf_live *l);
 
+struct back { uint32_t job, slot; };
+
+static int cmp_back(const void *a, const void *b)
+{
+	const struct back *x = a, *y = b;
+	if (x->job != y->job)
+		return x->job < y->job ? -1 : 1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/*
+ * Pods that waited in the old loop's queue go back to this file's, ahead of
+ * the pods not handed to a loop yet and in the old loop's order (its job ids
+ * are the order it was given them, gang members by slot): in slot order, a
+ * pod that arrived last in a slot freed earlier went first (strict FIFO
+ * broken by every rebuild; sched_live test_new_loop_keeps_order).  Out of
+ * memory: slot order.
+ */
+static void requeue_in_order(gf_live *l)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < l->npods; i++)
+		n += l->pods[i].used && l->pods[i].job != NO_JOB && l->pods[i].r.st == GF_POD_PENDING;
+	struct back *b = n ? malloc(n * sizeof(*b)) : NULL;
+	struct gf_pod_rec **r = n ? malloc(n * sizeof(*r)) : NULL;
+	uint32_t *id = n ? malloc(n * sizeof(*id)) : NULL;
+	bool sorted = b && r && id;
+	size_t k = 0;
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		if (!lp->used || lp->job == NO_JOB)
+			continue;
+		if (lp->r.st == GF_POD_PENDING && sorted)
+			b[k++] = (struct back){ lp->job, (uint32_t)i };
+		else if (lp->r.st == GF_POD_PENDING)
+			enqueue(l, lp);
+		lp->job = NO_JOB;
+		l->in_loop--;
+	}
+	if (sorted && k) {
+		gf_qsort(b, k, sizeof(*b), cmp_back);
+		for (size_t i = 0; i < k; i++) {
+			r[i] = &l->pods[b[i].slot].r;
+			id[i] = b[i].slot;
+		}
+		if (gf_pod_want_first(&l->queue, r, id, k))
+			for (size_t i = 0; i < k; i++)
+				enqueue(l, &l->pods[b[i].slot]);
+	}
+	free(b);
+	free(r);
+	free(id);
+}
+
 static gf_err make_loop(gf_live *l)
 {
 	run_forget_all(l);
@@ -732,16 +787,7 @@ static gf_err make_loop(gf_live *l)
 	gf_loop_destroy(l->loop);
 	l->loop = NULL;
 	l->ngmem = 0;
-	/* pods that waited in the old loop's queue go back to this file's */
-	for (size_t i = 0; i < l->npods; i++) {
-		struct lpod *lp = &l->pods[i];
-		if (lp->used && lp->job != NO_JOB) {
-			lp->job = NO_JOB;
-			l->in_loop--;
-			if (lp->r.st == GF_POD_PENDING)
-				enqueue(l, lp);
-		}
-	}
+	requeue_in_order(l);
 	if (!l->cluster || !gf_cluster_nnodes(l->cluster))
 		return GF_OK;
 	struct gf_loop_config lc = { .policy = (enum gf_queue_policy)l->o.queue_policy,

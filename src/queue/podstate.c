@@ -58,6 +58,40 @@ gf_err gf_pod_want(struct gf_podq *q, struct gf_pod_rec *r, uint32_t id)
 	return GF_OK;
 }
 
+gf_err gf_pod_want_first(struct gf_podq *q, struct gf_pod_rec *const *r, const uint32_t *id, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += !r[i]->queued;
+	if (!k)
+		return GF_OK;
+	size_t cap = q->cap;
+	while (cap < q->len + k)
+		cap = cap ? cap * 2 : 256;
+	uint32_t *v = malloc(cap * sizeof(*v));
+	if (!v)
+		return GF_NOMEM;
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		r[i]->st = GF_POD_PENDING;
+		r[i]->invalid = false;
+		if (r[i]->queued)
+			continue;
+		r[i]->queued = true;
+		r[i]->parked = false;
+		r[i]->hinted = false;
+		v[m++] = id[i];
+	}
+	if (q->len)
+		memcpy(v + m, q->id + q->head, q->len * sizeof(*v));
+	free(q->id);
+	q->id = v;
+	q->head = 0;
+	q->len += m;
+	q->cap = cap;
+	return GF_OK;
+}
+
 bool gf_podq_take(struct gf_podq *q, struct gf_pod_rec *(*rec)(void *ud, uint32_t id), void *ud,
 		  uint32_t *id)
 {

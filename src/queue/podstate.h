@@ -65,6 +65,14 @@ void gf_podq_release(struct gf_podq *q);
 gf_err gf_pod_want(struct gf_podq *q, struct gf_pod_rec *r, uint32_t id);
 
 /*
+ * gf_pod_want for n pods at once, queued ahead of every pod queued now, in
+ * the order given (pods already queued stay where they are): a caller that
+ * takes pods back from a loop it is replacing keeps their order.  GF_NOMEM
+ * changes nothing.
+ */
+gf_err gf_pod_want_first(struct gf_podq *q, struct gf_pod_rec *const *r, const uint32_t *id, size_t n);
+
+/*
  * The next queued pod's id, live entries only: rec(ud, id) gives the record
  * of an id (NULL: gone).  Takes it off the queue (queued false).  false when
  * the queue is empty.

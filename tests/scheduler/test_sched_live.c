@@ -2031,6 +2031,57 @@ static void test_gangs_changed_many(void **st)
 	gf_gangs_destroy(g);
 }
 
+/*
+ * A new loop (an engine rebuild: here a node joins) keeps the waiting pods'
+ * order (strict-fifo): w0..w3 wait, in that order, behind `hold` on a 1-GPU
+ * node; w2 and w3 arrived last but took pod slots freed before them (d0, d1
+ * deleted), and the rebuild used to queue them again in slot order, so w2
+ * went first when hold ended.  Now w0, w1, w2, w3 bind in arrival order.
+ */
+static void test_new_loop_keeps_order(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("strict-fifo", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node n = mknode("n1", 1, "H100", 81559, false);
+	gf_live_node_set(l, &n);
+	struct gf_k8s_pod hold = deadline_pod("hold", 1, 0), d0 = deadline_pod("d0", 1, 0),
+			  d1 = deadline_pod("d1", 1, 0);
+	struct gf_k8s_pod got[8];
+	size_t nb = 0;
+	gf_live_pod_set(l, &hold);
+	drain(l, got, &nb, NULL);
+	assert_int_equal(nb, 1);
+	gf_live_pod_set(l, &d0);
+	gf_live_pod_set(l, &d1);
+	const char *names[] = { "w0", "w1", "w2", "w3" };
+	for (int i = 0; i < 4; i++) {
+		if (i == 2) { /* d0 and d1 leave: w2 and w3 take their slots */
+			gf_live_pod_delete(l, d0.uid);
+			gf_live_pod_delete(l, d1.uid);
+		}
+		struct gf_k8s_pod w = deadline_pod(names[i], 1, 0);
+		gf_live_pod_set(l, &w);
+		drain(l, got, &nb, NULL);
+		assert_int_equal(nb, 1); /* it waits */
+	}
+	struct gf_k8s_node cpu = mknode("cpu", 0, "", 0, false); /* a node joins: a new engine and loop */
+	gf_live_node_set(l, &cpu);
+	drain(l, got, &nb, NULL);
+	assert_int_equal(nb, 1);
+	for (int i = 0; i < 4; i++) {
+		gf_live_pod_delete(l, got[nb - 1].uid); /* the GPU's holder ends: the next one binds */
+		size_t before = nb;
+		drain(l, got, &nb, NULL);
+		assert_int_equal(nb, before + 1);
+		assert_string_equal(got[nb - 1].name, names[i]);
+	}
+	gf_live_destroy(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2054,6 +2105,7 @@ int main(void)
 		cmocka_unit_test(test_preemption_live),
 		cmocka_unit_test(test_pdb_live),
 		cmocka_unit_test(test_running_jobs_churn),
+		cmocka_unit_test(test_new_loop_keeps_order),
 		cmocka_unit_test(test_gang_index_churn),
 		cmocka_unit_test(test_engine_error_message),
 		cmocka_unit_test(test_node_churn),

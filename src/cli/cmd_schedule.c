@@ -103,6 +103,11 @@ static void usage(FILE *f)
 		"                             kube-scheduler's extender httpTimeout\n"
 		"      --no-standalone        extender only: do not schedule pods ourselves\n"
 		"      --binders N            concurrent binding writers (default 16)\n"
+		"      --bind-order O         node (default): GPU bindings to one node are posted one\n"
+		"                             at a time, in gpufleet.io/assigned-at order, as\n"
+		"                             gpufleet's device plugin needs to match pods to GPUs;\n"
+		"                             none: in parallel (faster when a policy packs pods onto\n"
+		"                             one node; only without gpufleet's device plugin)\n"
 		"      --target-pct N         FGD target workload coverage, percent (default 95)\n"
 		"      --seed N               random policies and tie-breaks (default 42)\n"
 		"      --queue-policy P       the engine loop's queue policy (as gpufleet replay): kube\n"
@@ -149,6 +154,7 @@ int gf_cmd_schedule(int argc, char **argv)
 		{ "extender-bind-wait", required_argument, NULL, 'W' },
 		{ "no-standalone", no_argument, NULL, 'S' },
 		{ "binders", required_argument, NULL, 'b' },
+		{ "bind-order", required_argument, NULL, 'B' },
 		{ "target-pct", required_argument, NULL, 't' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -241,6 +247,13 @@ int gf_cmd_schedule(int argc, char **argv)
 				return 2;
 			}
 			o.binders = (int)n;
+			break;
+		case 'B':
+			if (strcmp(optarg, "node") && strcmp(optarg, "none")) {
+				fprintf(stderr, "gpufleet schedule: --bind-order wants node or none, got '%s'\n", optarg);
+				return 2;
+			}
+			o.unordered_binds = !strcmp(optarg, "none");
 			break;
 		case 't':
 			if (!gf_cli_parse_ulong(optarg, 100, &n) || !n) {

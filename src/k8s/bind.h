@@ -40,6 +40,14 @@ char *gf_kube_binding_body(const char *ns, const char *name, const char *uid,
 void gf_kube_assigned_at_format(int64_t us, char *out);
 
 /*
+ * Whether GPU bindings to one node are serialised (the stamp order is the
+ * write order, what gpufleet's device plugin needs to match pods: the
+ * default) or posted in parallel (no device plugin of ours reads the stamp:
+ * `gpufleet schedule --bind-order none`).  Process-wide; set before binding.
+ */
+void gf_kube_bind_node_order(bool on);
+
+/*
  * POST the binding; on 409 re-read the pod and decide.  Returns B_*; *retry
  * says the pod should go back to the queue; err says why on B_ERROR.
  */

@@ -2106,6 +2106,7 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 		d->o.scheduler_name = "gpufleet";
 	if (d->o.binders <= 0)
 		d->o.binders = 16;
+	gf_kube_bind_node_order(!d->o.unordered_binds);
 	if (d->o.ext_bind_wait_s <= 0)
 		d->o.ext_bind_wait_s = GF_EXT_BIND_WAIT_S;
 	if (!d->o.ext_addr)

@@ -56,6 +56,7 @@ struct gf_kube_sched_opts {
 	size_t n_ext_profiles;
 	int ext_bind_wait_s;		/* a bind's answer within this; 0 = GF_EXT_BIND_WAIT_S */
 	int binders;			/* 0 = 16 */
+	bool unordered_binds;		/* --bind-order none: gf_kube_bind_node_order(false) */
 	bool standalone;		/* schedule pods with our schedulerName */
 	uint64_t seed;
 	int target_pct;			/* 0 = 95 */

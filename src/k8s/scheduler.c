@@ -773,10 +773,17 @@ static void send_failed(struct daemon *d, gf_kube_client *k, const struct job *j
 	pthread_mutex_unlock(&d->mu);
 }
 
+static bool post_pod_event(struct daemon *d, gf_kube_client *k, const char *ns, const char *name, const char *uid,
+			   const char *reason, const char *type, const char *message);
+
 /*
  * A waiting pod's notes (gf_live_notes_due) as its annotations, one merge
  * PATCH: GF_ANN_WAITING_REASON and GF_ANN_ESTIMATED_START (removed when
- * there is no estimate).  A pod gone meanwhile (404) is no error.
+ * there is no estimate); with an estimate, also a Normal Event (reason
+ * EstimatedStart, "estimated start T: why"), so `kubectl describe pod`
+ * shows it.  Notes are due only when the estimate moved by more than a
+ * minute or the reason changed, so Events stay as rare as the PATCHes.  A
+ * pod gone meanwhile (404) is no error.
  */
 static void send_note(struct daemon *d, gf_kube_client *k, const struct job *j)
 {
@@ -800,6 +807,11 @@ static void send_note(struct daemon *d, gf_kube_client *k, const struct job *j)
 				   NULL, err, sizeof(err)) &&
 		  (st / 100 == 2 || st == 404);
 	free(body);
+	if (ok && st / 100 == 2 && j->est >= 0) {
+		char msg[sizeof(j->d.message) + 64];
+		snprintf(msg, sizeof(msg), "estimated start %s: %s", ts, j->d.message);
+		ok = post_pod_event(d, k, j->ns, j->name, j->uid, "EstimatedStart", "Normal", msg);
+	}
 	pthread_mutex_lock(&d->mu);
 	d->notes_total++;
 	d->note_errors += !ok;

@@ -161,9 +161,11 @@ static void test_errors(void **st)
 	}
 	/* past gpufleet's limit of expressions */
 	char doc[1024] = "{\"metadata\":{\"name\":\"n\"},\"spec\":{\"selector\":{\"matchExpressions\":[", err[300];
+	size_t len = strlen(doc);
 	for (int k = 0; k <= GF_MATCH_MAX_EXPRS; k++)
-		strcat(doc, k ? ",{\"key\":\"k\",\"operator\":\"Exists\"}" : "{\"key\":\"k\",\"operator\":\"Exists\"}");
-	strcat(doc, "]}}}");
+		len += (size_t)snprintf(doc + len, sizeof(doc) - len, "%s{\"key\":\"k\",\"operator\":\"Exists\"}",
+					k ? "," : "");
+	snprintf(doc + len, sizeof(doc) - len, "]}}}");
 	struct gf_k8s_pdb b;
 	assert_int_equal(gf_k8s_pdb_decode_text(doc, strlen(doc), &b, err, sizeof(err)), GF_PARSE);
 	assert_non_null(strstr(err, "spec.selector.matchExpressions: more than 4 expressions"));

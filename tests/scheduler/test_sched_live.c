@@ -1973,7 +1973,7 @@ static void test_notes_forecast_first_jobs(void **st)
 	size_t nn = gf_live_notes_due(l, notes, NW + 8), dated = 0;
 	assert_int_equal(nn, NW);
 	for (size_t i = 0; i < nn; i++) {
-		int k = atoi(notes[i].name + 1);
+		int k = (int)strtol(notes[i].name + 1, NULL, 10);
 		if (k < 1000) {
 			double want = 105.0 + 10.0 * k;
 			if (notes[i].start < want - 1.0 || notes[i].start > want + 1.0)

@@ -134,6 +134,9 @@ static gf_err selector(struct pdec *d, const cJSON *sel, struct gf_k8s_pdb *b)
 			return pfail(d, "spec.selector.matchLabels", "%.60s: expected a string, got %s", kv->string,
 				     kind_of(kv));
 		vl = strlen(kv->valuestring) + 1;
+		for (const cJSON *o = ml->child; o != kv; o = o->next)
+			if (!strcmp(o->string, kv->string)) /* JSON the API server never sends */
+				return pfail(d, "spec.selector.matchLabels", "%.60s: a key given twice", kv->string);
 		if (b->match_len + kl + vl > sizeof(b->match))
 			return pfail(d, "spec.selector.matchLabels", "more than %zu bytes (gpufleet's limit)",
 				     sizeof(b->match));

@@ -12,7 +12,7 @@
  * swapped for ours) and dlsym (ours wraps glibc's: a hooked name resolves to
  * our function whatever the handle).  Each allocation first charges its
  * bytes to the container's ledger (memcap_ledger.c: a shared file, atomic
- * per-device counters); a charge that would pass the device's cap fails with
+ * per-process slots); a charge that would pass the device's cap fails with
  * CUDA_ERROR_OUT_OF_MEMORY before the driver is called, so the bytes the
  * driver handed out through these paths never exceed the cap.  A failed
  * driver call credits the charge back; a free credits what the allocation
@@ -25,8 +25,10 @@
  * from env GPUFLEET_MEMCAP_LEDGER (default /var/run/gpufleet/memcap/ledger).
  * No limit file: nothing is capped (one line on stderr).  A limit file that
  * does not parse: every capped allocation fails (fail closed, one line on
- * stderr naming the file, line and field).  Ledger unusable: the cap holds
- * per process instead of per container (one line on stderr).
+ * stderr naming the file, line and field).  Ledger unusable (not a regular
+ * file of root or this user in a folder others cannot write, a symbolic
+ * link, all 256 slots live, another layout held by live processes): every
+ * capped allocation fails too (one line on stderr).
  *
  * CUDA is never linked: the real functions come from dlopen("libcuda.so.1")
  * and glibc's own dlsym (found with dlvsym(RTLD_NEXT, "dlsym", ...)).
@@ -43,8 +45,9 @@
  * credited at cuMemFreeAsync although the pool may keep it.  The agent's
  * NVML per-process watchdog is the backstop.
  *
- * Cost: the allocation path adds cuCtxGetDevice, one CAS on a shared
- * counter, and one mutex-protected hash insert (bench/bench_memcap.c).
+ * Cost: the allocation path adds cuCtxGetDevice, the ledger's lock (a
+ * mutex and two fcntl calls), a sum over its 256 slots, and one
+ * mutex-protected hash insert (bench/bench_memcap.c).
  */
 #define _GNU_SOURCE 1
 #include "memcap/memcap_config.h"
@@ -414,15 +417,21 @@ static void init_once(void)
 	if (st.capping) {
 		char err[512];
 		const char *path = env_or("GPUFLEET_MEMCAP_LEDGER", "/var/run/gpufleet/memcap/ledger");
+		/* Fail closed: a cap per process would let N processes hold N
+		 * times the container's cap. */
 		if (gf_memcap_ledger_open(&st.ledger, path, err, sizeof(err)) != 0) {
-			say(err, "the cap holds per process, not per container");
-			if (gf_memcap_ledger_open(&st.ledger, NULL, err, sizeof(err)) != 0) {
-				say(err, "every capped allocation will fail");
-				st.broken = true;
-			}
+			say(err, "every capped allocation will fail");
+			st.broken = true;
 		}
 	}
 	pthread_atfork(NULL, NULL, child_after_fork);
+}
+
+/* A normal exit credits this process's charges at once (a process that
+ * dies otherwise is reaped by the next one the cap refuses). */
+__attribute__((destructor)) static void fini(void)
+{
+	gf_memcap_ledger_exit(&st.ledger);
 }
 
 static void init(void)

@@ -15,6 +15,22 @@
  *                               reaped
  *   test_memcap badfile         a limit file that does not parse: fail closed
  *   test_memcap nolimit         no limit file: nothing capped
+ *   test_memcap pidns CAP       a process that is PID 1 of its own PID
+ *                               namespace, SIGKILLed holding the whole cap:
+ *                               the next process gets the whole cap
+ *   test_memcap exits CAP N     N processes, each PID 1 of its own PID
+ *                               namespace, charge CAP/4 and exit normally
+ *                               (half free first): each is granted, then the
+ *                               whole cap is (slots and charges come back)
+ *   test_memcap tamper CAP      a tenant overwrites the ledger file and dies
+ *                               holding CAP/2: the next tenant's first process
+ *                               gets the whole cap, its second not one byte
+ *   test_memcap untrusted       a symbolic link planted as the ledger is not
+ *                               followed, a folder others can write is not
+ *                               used: capped allocations are refused
+ *
+ * pidns and exits need CAP_SYS_ADMIN (unshare CLONE_NEWPID); without it
+ * they exit 77 (ctest: skipped).
  *
  * Each check prints both values when it fails; the exit status is the
  * number of failed checks (capped at 100).
@@ -31,6 +47,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -281,11 +301,15 @@ static void fill_and_free(const struct api *a, enum way w, enum kind k, uint64_t
 
 static char dir[] = "/tmp/gf-memcap-test.XXXXXX";
 
+static pid_t main_pid;
+
 static void cleanup(void)
 {
 	char path[128];
-	static const char *const names[] = { "limit", "ledger", "fake-ledger" };
-	for (size_t i = 0; i < 3; i++) {
+	if (getpid() != main_pid)
+		return; /* a child that exits normally */
+	static const char *const names[] = { "limit", "ledger", "fake-ledger", "victim" };
+	for (size_t i = 0; i < 4; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		unlink(path);
 	}
@@ -296,6 +320,7 @@ static void cleanup(void)
 static void setup(const char *limit_text)
 {
 	char path[128];
+	main_pid = getpid();
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		exit(100);
@@ -490,6 +515,280 @@ static void run_nolimit(void)
 	CHECK_EQ("free", cuMemFree_v2(p), 0);
 }
 
+/* ---- the ledger against dead, hostile and planted things ---- */
+
+#define SKIP 77
+
+static void wait_ok(const char *ctx, const char *what, pid_t pid)
+{
+	int status;
+	CHECK_EQ(what, waitpid(pid, &status, 0), pid);
+	CHECK_EQ(what, WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status), 0);
+}
+
+/* Runs fn(arg) as PID 1 of a new PID namespace; returns that process's pid
+ * as this namespace sees it (the caller waits for the returned middle
+ * process, *middle), or -1 (SKIP set) without CAP_SYS_ADMIN. */
+static pid_t in_pidns(void (*fn)(uint64_t), uint64_t arg, pid_t *middle, bool *skip)
+{
+	int fds[2];
+	*skip = false;
+	if (pipe(fds) != 0)
+		exit(100);
+	pid_t m = fork();
+	if (m == 0) {
+		close(fds[0]);
+		if (unshare(CLONE_NEWPID) != 0) {
+			pid_t none = -1;
+			if (write(fds[1], &none, sizeof(none)) < 0)
+				_exit(100);
+			_exit(errno == EPERM ? SKIP : 100);
+		}
+		pid_t inner = fork();
+		if (inner == 0) {
+			close(fds[1]);
+			if (getpid() != 1)
+				_exit(101);
+			fn(arg);
+			exit(failures ? 1 : 0); /* a normal exit: atexit, destructors */
+		}
+		if (write(fds[1], &inner, sizeof(inner)) < 0)
+			_exit(100);
+		int status;
+		waitpid(inner, &status, 0);
+		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	}
+	close(fds[1]);
+	pid_t inner = -1;
+	if (read(fds[0], &inner, sizeof(inner)) != (ssize_t)sizeof(inner))
+		inner = -1;
+	close(fds[0]);
+	*middle = m;
+	if (inner < 0) {
+		int status;
+		waitpid(m, &status, 0);
+		*skip = WIFEXITED(status) && WEXITSTATUS(status) == SKIP;
+	}
+	return inner;
+}
+
+static int ready_fd = -1;
+
+/* PID 1: take the whole cap, say so, wait to be killed. */
+static void hold_cap(uint64_t cap)
+{
+	CUdeviceptr p;
+	char c = cuMemAlloc_v2(&p, cap) == 0 ? 'y' : 'n';
+	if (write(ready_fd, &c, 1) != 1)
+		_exit(100);
+	for (;;)
+		pause();
+}
+
+/* A fresh process (the library not yet started in it) allocates `bytes`;
+ * returns the CUDA result. */
+static int alloc_in_child(uint64_t bytes, bool keep)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		CUdeviceptr p;
+		CUresult r = cuMemAlloc_v2(&p, bytes);
+		if (r == 0 && !keep)
+			cuMemFree_v2(p);
+		_exit(r);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1000;
+}
+
+static int run_pidns(uint64_t cap)
+{
+	char text[64];
+	const char *ctx = "pidns";
+	int fds[2];
+	bool skip;
+	pid_t middle;
+	snprintf(text, sizeof(text), "limit_bytes = %" PRIu64 "\n", cap);
+	setup(text);
+	if (pipe(fds) != 0)
+		exit(100);
+	ready_fd = fds[1];
+	pid_t holder = in_pidns(hold_cap, cap, &middle, &skip);
+	close(fds[1]);
+	if (skip) {
+		fprintf(stderr, "pidns: unshare(CLONE_NEWPID) not permitted: skipped\n");
+		return SKIP;
+	}
+	char c = 0;
+	CHECK_EQ("holder started", holder > 0, 1);
+	CHECK_EQ("holder report", read(fds[0], &c, 1), 1);
+	CHECK_EQ("holder, PID 1 of its namespace, granted the whole cap", c, 'y');
+	kill(holder, SIGKILL);
+	int status;
+	waitpid(middle, &status, 0);
+	CHECK_EQ("holder killed", WIFEXITED(status) ? WEXITSTATUS(status) : 0, 128 + SIGKILL);
+	/* The fake driver does not free a dead process's memory (a real one
+	 * does): credit it by hand so only the ledger is under test. */
+	atomic_store(&fake_cuda_ledger()->live[0], 0);
+	CHECK_EQ("the next process: the whole cap", alloc_in_child(cap, false), 0);
+	CUdeviceptr p;
+	CHECK_EQ("this process: the whole cap", cuMemAlloc_v2(&p, cap), 0);
+	CHECK_EQ("one byte more", alloc_in_child(1, false), OOM);
+	CHECK_EQ("free", cuMemFree_v2(p), 0);
+	check_reported(ctx, cap, 0, 0);
+	return 0;
+}
+
+/* PID 1: charge cap/4, free it if `arg` says so, exit normally. */
+static void charge_and_exit(uint64_t arg)
+{
+	const char *ctx = "exiting process";
+	uint64_t cap = arg >> 1;
+	CUdeviceptr p;
+	CHECK_EQ("a quarter of the cap", cuMemAlloc_v2(&p, cap / 4), 0);
+	if (arg & 1)
+		CHECK_EQ("free", cuMemFree_v2(p), 0);
+}
+
+static int run_exits(uint64_t cap, int n)
+{
+	char text[64];
+	const char *ctx = "exits";
+	bool skip;
+	pid_t middle;
+	snprintf(text, sizeof(text), "limit_bytes = %" PRIu64 "\n", cap);
+	setup(text);
+	for (int i = 0; i < n; i++) {
+		in_pidns(charge_and_exit, cap << 1 | (uint64_t)(i & 1), &middle, &skip);
+		if (skip) {
+			fprintf(stderr, "exits: unshare(CLONE_NEWPID) not permitted: skipped\n");
+			return SKIP;
+		}
+		char what[64];
+		snprintf(what, sizeof(what), "process %d of %d (PID 1, normal exit)", i + 1, n);
+		wait_ok(ctx, what, middle);
+		atomic_store(&fake_cuda_ledger()->live[0], 0); /* see run_pidns */
+		if (failures)
+			break;
+	}
+	CHECK_EQ("the whole cap after the exits", alloc_in_child(cap, false), 0);
+	check_reported(ctx, cap, 0, 0);
+	return 0;
+}
+
+static char ledger_path[160];
+
+/* Tenant 1: holds cap/2, overwrites the ledger file with `pattern` (every
+ * 8-byte word from `from`), dies without freeing. */
+static void tenant_overwrites(uint64_t cap, uint64_t pattern, off_t from)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		CUdeviceptr p;
+		if (cuMemAlloc_v2(&p, cap / 2) != 0)
+			_exit(1);
+		int fd = open(ledger_path, O_RDWR);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) != 0)
+			_exit(2);
+		for (off_t o = from; o + 8 <= st.st_size; o += 8)
+			if (pwrite(fd, &pattern, 8, o) != 8)
+				_exit(3);
+		_exit(0);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	const char *ctx = "tenant 1";
+	CHECK_EQ("tenant 1 charged and wrote the ledger", WIFEXITED(status) ? WEXITSTATUS(status) : 1000, 0);
+	atomic_store(&fake_cuda_ledger()->live[0], 0); /* see run_pidns */
+}
+
+/* Tenant 2: a process holds the whole cap; another gets not one byte. */
+static void next_tenant(const char *ctx, uint64_t cap)
+{
+	int up[2], down[2];
+	if (pipe(up) != 0 || pipe(down) != 0)
+		exit(100);
+	pid_t holder = fork();
+	if (holder == 0) {
+		CUdeviceptr p;
+		char c = cuMemAlloc_v2(&p, cap) == 0 ? 'y' : 'n';
+		if (write(up[1], &c, 1) != 1)
+			_exit(100);
+		char done;
+		if (read(down[0], &done, 1) < 0) /* until the test is done */
+			_exit(100);
+		if (c == 'y')
+			cuMemFree_v2(p);
+		_exit(0);
+	}
+	char c = 0;
+	CHECK_EQ("next tenant's first process: report", read(up[0], &c, 1), 1);
+	CHECK_EQ("next tenant's first process: the whole cap (it costs nothing)", c, 'y');
+	CHECK_EQ("next tenant's second process: one byte more (it gains nothing)", alloc_in_child(1, false), OOM);
+	if (write(down[1], &c, 1) != 1)
+		exit(100);
+	wait_ok(ctx, "holder", holder);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+	atomic_store(&fake_cuda_ledger()->live[0], 0);
+}
+
+static int run_tamper(uint64_t cap)
+{
+	char text[64];
+	snprintf(text, sizeof(text), "limit_bytes = %" PRIu64 "\n", cap);
+	setup(text);
+	snprintf(ledger_path, sizeof(ledger_path), "%s/ledger", dir);
+	/* After the 16-byte header: every count (and slot word) := cap. */
+	tenant_overwrites(cap, cap, 16);
+	next_tenant("counts inflated", cap);
+	/* Every 32-bit word := 1: every slot looks claimed, with ~4 GiB, by pid 1. */
+	tenant_overwrites(cap, UINT64_C(0x0000000100000001), 16);
+	next_tenant("slots forged as claimed by pid 1", cap);
+	/* The whole file, header included: two counts that wrap to 0. */
+	tenant_overwrites(cap, UINT64_C(0x8000000000000000), 0);
+	next_tenant("whole file overwritten", cap);
+	/* A stale ledger of another size. */
+	tenant_overwrites(cap, 0, 0);
+	if (truncate(ledger_path, 100) != 0)
+		exit(100);
+	next_tenant("ledger truncated", cap);
+	return 0;
+}
+
+static int run_untrusted(void)
+{
+	const char *ctx = "untrusted";
+	char victim[160];
+	struct stat st;
+	setup("limit_bytes = 1048576\n");
+	snprintf(ledger_path, sizeof(ledger_path), "%s/ledger", dir);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	if (symlink(victim, ledger_path) != 0)
+		exit(100);
+	CHECK_EQ("allocation with a symbolic link as the ledger: refused", alloc_in_child(4096, false), OOM);
+	CHECK_EQ("the link's target was not created", stat(victim, &st) != 0 && errno == ENOENT, 1);
+	CHECK_EQ("the driver was not called", fakecuda_live(0), 0);
+	unlink(ledger_path);
+	/* A folder anyone can write, not sticky: anyone could swap the file. */
+	if (chmod(dir, 0777) != 0)
+		exit(100);
+	CHECK_EQ("allocation with a folder others can write: refused", alloc_in_child(4096, false), OOM);
+	CHECK_EQ("the driver was not called", fakecuda_live(0), 0);
+	/* Sticky (as /tmp), or the owner's alone: used. */
+	if (chmod(dir, 01777) != 0)
+		exit(100);
+	CHECK_EQ("allocation with a sticky folder", alloc_in_child(4096, false), 0);
+	if (chmod(dir, 0700) != 0)
+		exit(100);
+	CHECK_EQ("allocation with the owner's folder", alloc_in_child(4096, false), 0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (!getenv("LD_PRELOAD") || !strstr(getenv("LD_PRELOAD"), "gpufleet-memcap")) {
@@ -504,8 +803,19 @@ int main(int argc, char **argv)
 		run_badfile();
 	else if (argc == 2 && strcmp(argv[1], "nolimit") == 0)
 		run_nolimit();
+	else if (argc == 3 && strcmp(argv[1], "pidns") == 0) {
+		if (run_pidns(parse_u64(argv[2])) == SKIP)
+			return SKIP;
+	} else if (argc == 4 && strcmp(argv[1], "exits") == 0) {
+		if (run_exits(parse_u64(argv[2]), (int)parse_u64(argv[3])) == SKIP)
+			return SKIP;
+	} else if (argc == 3 && strcmp(argv[1], "tamper") == 0)
+		run_tamper(parse_u64(argv[2]));
+	else if (argc == 2 && strcmp(argv[1], "untrusted") == 0)
+		run_untrusted();
 	else {
-		fprintf(stderr, "usage: test_memcap paths CAP | processes CAP N | badfile | nolimit\n");
+		fprintf(stderr, "usage: test_memcap paths CAP | processes CAP N | badfile | nolimit | pidns CAP |"
+				" exits CAP N | tamper CAP | untrusted\n");
 		return 100;
 	}
 	if (failures)

@@ -24,7 +24,9 @@
 #include <cjson/cJSON.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -844,9 +846,51 @@ static void cap_remember(gf_dp *dp, const char *path, unsigned long long bytes)
 	pthread_mutex_unlock(&dp->cap_mu);
 }
 
+int gf_dp_fresh_ledger(const char *ledger_dir, char *err, size_t err_len)
+{
+	static _Atomic unsigned seq;
+	char tmp[64];
+	struct stat st;
+	int rc = -1;
+	if (mkdir(ledger_dir, 0755) != 0 && errno != EEXIST) {
+		snprintf(err, err_len, "%s: mkdir: %s", ledger_dir, strerror(errno));
+		return -1;
+	}
+	int dfd = open(ledger_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		snprintf(err, err_len, "%s: open: %s", ledger_dir, strerror(errno));
+		return -1;
+	}
+	if (fstat(dfd, &st) != 0 || (st.st_uid != geteuid() && fchown(dfd, geteuid(), getegid()) != 0) ||
+	    ((st.st_mode & 07777) != 0755 && fchmod(dfd, 0755) != 0)) {
+		snprintf(err, err_len, "%s: owner or mode: %s", ledger_dir, strerror(errno));
+		goto out_dir;
+	}
+	snprintf(tmp, sizeof(tmp), ".ledger.%ld.%u", (long)getpid(), atomic_fetch_add(&seq, 1));
+	int fd = openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		snprintf(err, err_len, "%s/%s: open: %s", ledger_dir, tmp, strerror(errno));
+		goto out_dir;
+	}
+	/* Every user of the container maps it, whatever the umask. */
+	bool ok = fchmod(fd, 0666) == 0;
+	close(fd);
+	if (!ok || renameat(dfd, tmp, dfd, "ledger") != 0) {
+		snprintf(err, err_len, "%s/ledger: %s", ledger_dir, strerror(errno));
+		unlinkat(dfd, tmp, 0);
+		goto out_dir;
+	}
+	rc = 0;
+out_dir:
+	close(dfd);
+	return rc;
+}
+
 /* The share's limit file and ledger folder under memcap_dir.  A folder is
- * named by GPU, first unit and size, so a container's restart (same IDs)
- * and the kubelet's reuse of units find it written already: a limit file
+ * named by GPU, first unit and size; every Allocate gets a fresh ledger in
+ * it (gf_dp_fresh_ledger: a container's restart keeps the allocation and
+ * its ledger, where the slots of its dead processes are reaped; the next
+ * allocation of the same units starts from nothing).  A limit file
  * this process wrote or checked before and that is still the same file
  * costs one stat; another is read and compared, and written only when its
  * text differs (writing cost ~0.45 ms of a share's Allocate on this
@@ -864,17 +908,20 @@ static int write_cap(gf_dp *dp, struct cresp *c, const struct gpu_view *g, unsig
 	struct stat st;
 	bool fits = tn > 0 && (size_t)tn < sizeof(text);
 	bool ready = fits && cap_known(dp, c->limit_path, cap);
-	if (!ready && fits && stat(c->ledger_dir, &st) == 0 && (st.st_mode & 0777) == 0777 &&
-	    file_holds(c->limit_path, text, (size_t)tn)) {
+	if (!ready && fits && stat(dir, &st) == 0 && file_holds(c->limit_path, text, (size_t)tn)) {
 		ready = true;
 		cap_remember(dp, c->limit_path, cap);
 	}
+	if (!ready && mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		snprintf(msg, msglen, "memory cap: %s: %s", dir, strerror(errno));
+		return GF_GRPC_INTERNAL;
+	}
+	char err[800];
+	if (gf_dp_fresh_ledger(c->ledger_dir, err, sizeof(err)) != 0) {
+		snprintf(msg, msglen, "memory cap: %s", err);
+		return GF_GRPC_INTERNAL;
+	}
 	if (!ready) {
-		if ((mkdir(dir, 0755) != 0 && errno != EEXIST) || (mkdir(c->ledger_dir, 0777) != 0 && errno != EEXIST)) {
-			snprintf(msg, msglen, "memory cap: %s: %s", dir, strerror(errno));
-			return GF_GRPC_INTERNAL;
-		}
-		chmod(c->ledger_dir, 0777); /* the container's user, whoever it is, maps the ledger */
 		FILE *f = fopen(c->limit_path, "w");
 		bool ok = f && fputs(text, f) >= 0;
 		if (f && fclose(f) != 0)

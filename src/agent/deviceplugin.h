@@ -55,6 +55,15 @@ struct gf_dp_config {
 
 typedef struct gf_dp gf_dp;
 
+/* A fresh, empty memory-cap ledger for a new allocation, in `ledger_dir`
+ * (created 0755 if missing; its mode reset to 0755 and its owner to this
+ * process, which a tenant that ran as root may have changed): a new file,
+ * mode 0666, renamed over `ledger_dir/ledger` (whatever was there: a stale
+ * ledger, a planted link; processes still mapping the old one keep it and
+ * are not counted).  The folder is opened without following a link.
+ * Returns 0, or -1 with "what: why" in err. */
+int gf_dp_fresh_ledger(const char *ledger_dir, char *err, size_t err_len);
+
 /* Starts both plugin servers, registers them with the kubelet and starts
  * the watch thread (re-registration).  Registration failing is reported in
  * err but not fatal (GF_UNAVAILABLE: the kubelet may come later; the watch

@@ -29,7 +29,14 @@
  *                               followed, a folder others can write is not
  *                               used: capped allocations are refused
  *
- * pidns and exits need CAP_SYS_ADMIN (unshare CLONE_NEWPID); without it
+ *   test_memcap reallocate CAP  the agent's fresh ledger per allocation
+ *                               (gf_dp_fresh_ledger): a root tenant dies
+ *                               holding CAP/2 after writing the ledger; the
+ *                               next allocation's tenant, another user, gets
+ *                               the whole cap in one process, not one byte
+ *                               more in another
+ *
+ * pidns and exits need CAP_SYS_ADMIN, reallocate root (unshare CLONE_NEWPID); without it
  * they exit 77 (ctest: skipped).
  *
  * Each check prints both values when it fails; the exit status is the
@@ -37,6 +44,7 @@
  */
 #define _GNU_SOURCE 1
 #include "fake_cuda.h"
+#include "agent/deviceplugin.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -789,6 +797,77 @@ static int run_untrusted(void)
 	return 0;
 }
 
+/* As a fresh process of user `uid`: allocate `bytes`, keep them until
+ * `release` is read (or free at once when release < 0); the CUDA result is
+ * written to `report`. */
+static pid_t alloc_as(uid_t uid, uint64_t bytes, int report, int release)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		if ((uid && (setgid(uid) != 0 || setuid(uid) != 0)))
+			_exit(100);
+		CUdeviceptr p;
+		char r = (char)cuMemAlloc_v2(&p, bytes);
+		if (write(report, &r, 1) != 1)
+			_exit(100);
+		char c;
+		if (r == 0 && release >= 0 && read(release, &c, 1) < 0)
+			_exit(100);
+		if (r == 0)
+			cuMemFree_v2(p);
+		_exit(0);
+	}
+	return pid;
+}
+
+static int run_reallocate(uint64_t cap)
+{
+	char text[64], ldir[128], path[200], err[512];
+	const char *ctx = "reallocate";
+	const uid_t other = 65534;
+	if (geteuid() != 0) {
+		fprintf(stderr, "reallocate: needs root (to run tenants as two users): skipped\n");
+		return SKIP;
+	}
+	umask(022);
+	snprintf(text, sizeof(text), "limit_bytes = %" PRIu64 "\n", cap);
+	setup(text);
+	/* The agent's layout: <memcap-dir>/<UUID>-u<unit>-n<N>/ledger/ledger. */
+	snprintf(ldir, sizeof(ldir), "%s/ledger", dir);
+	snprintf(ledger_path, sizeof(ledger_path), "%s/ledger", ldir);
+	setenv("GPUFLEET_MEMCAP_LEDGER", ledger_path, 1);
+	snprintf(path, sizeof(path), "%s/fake-ledger", dir);
+	int ffd = open(path, O_RDWR | O_CREAT, 0666); /* the fake driver's, for both users */
+	if (ffd < 0 || fchmod(ffd, 0666) != 0 || chmod(dir, 0755) != 0)
+		exit(100);
+	close(ffd);
+
+	/* Allocation 1: a root tenant charges half the cap, overwrites the
+	 * ledger, dies. */
+	CHECK_EQ("allocation 1: fresh ledger", gf_dp_fresh_ledger(ldir, err, sizeof(err)), 0);
+	tenant_overwrites(cap, cap, 16);
+
+	/* Allocation 2 of the same units: a tenant of another user. */
+	CHECK_EQ("allocation 2: fresh ledger", gf_dp_fresh_ledger(ldir, err, sizeof(err)), 0);
+	int up[2], down[2];
+	if (pipe(up) != 0 || pipe(down) != 0)
+		exit(100);
+	char r = 99;
+	pid_t holder = alloc_as(other, cap, up[1], down[0]);
+	CHECK_EQ("allocation 2, uid 65534: report", read(up[0], &r, 1), 1);
+	CHECK_EQ("allocation 2, uid 65534: the whole cap", r, 0);
+	pid_t second = alloc_as(other, 1, up[1], -1);
+	CHECK_EQ("allocation 2, uid 65534, second process: report", read(up[0], &r, 1), 1);
+	CHECK_EQ("allocation 2, uid 65534, second process: one byte more", r, OOM);
+	if (write(down[1], "x", 1) != 1)
+		exit(100);
+	wait_ok(ctx, "holder", holder);
+	wait_ok(ctx, "second", second);
+	unlink(ledger_path);
+	rmdir(ldir);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (!getenv("LD_PRELOAD") || !strstr(getenv("LD_PRELOAD"), "gpufleet-memcap")) {
@@ -809,13 +888,16 @@ int main(int argc, char **argv)
 	} else if (argc == 4 && strcmp(argv[1], "exits") == 0) {
 		if (run_exits(parse_u64(argv[2]), (int)parse_u64(argv[3])) == SKIP)
 			return SKIP;
+	} else if (argc == 3 && strcmp(argv[1], "reallocate") == 0) {
+		if (run_reallocate(parse_u64(argv[2])) == SKIP)
+			return SKIP;
 	} else if (argc == 3 && strcmp(argv[1], "tamper") == 0)
 		run_tamper(parse_u64(argv[2]));
 	else if (argc == 2 && strcmp(argv[1], "untrusted") == 0)
 		run_untrusted();
 	else {
 		fprintf(stderr, "usage: test_memcap paths CAP | processes CAP N | badfile | nolimit | pidns CAP |"
-				" exits CAP N | tamper CAP | untrusted\n");
+				" exits CAP N | tamper CAP | untrusted | reallocate CAP\n");
 		return 100;
 	}
 	if (failures)

@@ -856,15 +856,27 @@ int gf_dp_fresh_ledger(const char *ledger_dir, char *err, size_t err_len)
 		snprintf(err, err_len, "%s: mkdir: %s", ledger_dir, strerror(errno));
 		return -1;
 	}
-	int dfd = open(ledger_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0) {
-		snprintf(err, err_len, "%s: open: %s", ledger_dir, strerror(errno));
-		return -1;
-	}
-	if (fstat(dfd, &st) != 0 || (st.st_uid != geteuid() && fchown(dfd, geteuid(), getegid()) != 0) ||
-	    ((st.st_mode & 07777) != 0755 && fchmod(dfd, 0755) != 0)) {
-		snprintf(err, err_len, "%s: owner or mode: %s", ledger_dir, strerror(errno));
-		goto out_dir;
+	int dfd = -1;
+	for (int tries = 0; dfd < 0; tries++) {
+		dfd = open(ledger_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0) {
+			snprintf(err, err_len, "%s: open: %s", ledger_dir, strerror(errno));
+			return -1;
+		}
+		if (fstat(dfd, &st) == 0 && (st.st_uid == geteuid() || fchown(dfd, geteuid(), getegid()) == 0) &&
+		    ((st.st_mode & 07777) == 0755 || fchmod(dfd, 0755) == 0))
+			break;
+		/* A tenant that ran as root gave it away and this process may
+		 * not take it back (no CAP_CHOWN): set it aside, start anew. */
+		char aside[800];
+		snprintf(aside, sizeof(aside), "%s.stale.%ld.%u", ledger_dir, (long)getpid(), atomic_fetch_add(&seq, 1));
+		int e = errno;
+		close(dfd);
+		dfd = -1;
+		if (tries > 0 || rename(ledger_dir, aside) != 0 || mkdir(ledger_dir, 0755) != 0) {
+			snprintf(err, err_len, "%s: owner or mode: %s", ledger_dir, strerror(tries > 0 ? e : errno));
+			return -1;
+		}
 	}
 	snprintf(tmp, sizeof(tmp), ".ledger.%ld.%u", (long)getpid(), atomic_fetch_add(&seq, 1));
 	int fd = openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);

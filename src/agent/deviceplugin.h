@@ -57,7 +57,9 @@ typedef struct gf_dp gf_dp;
 
 /* A fresh, empty memory-cap ledger for a new allocation, in `ledger_dir`
  * (created 0755 if missing; its mode reset to 0755 and its owner to this
- * process, which a tenant that ran as root may have changed): a new file,
+ * process, which a tenant that ran as root may have changed; when that is
+ * not permitted, the folder is renamed aside to `ledger_dir.stale.*` and
+ * made anew): a new file,
  * mode 0666, renamed over `ledger_dir/ledger` (whatever was there: a stale
  * ledger, a planted link; processes still mapping the old one keep it and
  * are not counted).  The folder is opened without following a link.

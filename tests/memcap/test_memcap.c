@@ -846,9 +846,22 @@ static int run_reallocate(uint64_t cap)
 	 * ledger, dies. */
 	CHECK_EQ("allocation 1: fresh ledger", gf_dp_fresh_ledger(ldir, err, sizeof(err)), 0);
 	tenant_overwrites(cap, cap, 16);
+	/* ... and, as root in its container, gave the folder away and planted
+	 * a link to a file of its choosing. */
+	char victim[160];
+	struct stat st;
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	if (chown(ldir, other, other) != 0 || chmod(ldir, 0777) != 0 || unlink(ledger_path) != 0 ||
+	    symlink(victim, ledger_path) != 0)
+		exit(100);
 
 	/* Allocation 2 of the same units: a tenant of another user. */
 	CHECK_EQ("allocation 2: fresh ledger", gf_dp_fresh_ledger(ldir, err, sizeof(err)), 0);
+	CHECK_EQ("allocation 2: the folder's owner", stat(ldir, &st) == 0 ? st.st_uid : 1000, 0);
+	CHECK_EQ("allocation 2: the folder's mode", st.st_mode & 07777, 0755);
+	CHECK_EQ("allocation 2: the ledger, a regular empty file", lstat(ledger_path, &st) == 0 && S_ISREG(st.st_mode) &&
+		 st.st_size == 0, 1);
+	CHECK_EQ("allocation 2: the ledger's mode", st.st_mode & 07777, 0666);
 	int up[2], down[2];
 	if (pipe(up) != 0 || pipe(down) != 0)
 		exit(100);
@@ -863,6 +876,7 @@ static int run_reallocate(uint64_t cap)
 		exit(100);
 	wait_ok(ctx, "holder", holder);
 	wait_ok(ctx, "second", second);
+	CHECK_EQ("the planted link's target was not created", stat(victim, &st) != 0 && errno == ENOENT, 1);
 	unlink(ledger_path);
 	rmdir(ldir);
 	return 0;

@@ -45,9 +45,9 @@
  * credited at cuMemFreeAsync although the pool may keep it.  The agent's
  * NVML per-process watchdog is the backstop.
  *
- * Cost: the allocation path adds cuCtxGetDevice, the ledger's lock (a
- * mutex and two fcntl calls), a sum over its 256 slots, and one
- * mutex-protected hash insert (bench/bench_memcap.c).
+ * Cost: the allocation path adds cuCtxGetDevice, one atomic add on this
+ * process's ledger slot and a sum over the slots in use (no lock unless the
+ * cap refuses), and one mutex-protected hash insert (bench/bench_memcap.c).
  */
 #define _GNU_SOURCE 1
 #include "memcap/memcap_config.h"

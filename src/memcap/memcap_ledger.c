@@ -9,17 +9,27 @@
  * lock on byte 1 + index; the claimer takes it and keeps it until it exits
  * (the descriptor is close-on-exec; a forked child reopens the file and
  * claims a slot of its own).  Byte 0's lock serialises claim, reap and
- * reserve across processes; l->mu across the threads of one process.
+ * the retry of a refused charge across processes; l->mu across the threads
+ * of one.
  *
- * reserve: lock, sum the claimed slots (O(slots)), add to this process's
- * slot if the sum stays <= cap; when it would not, reap first: for each
- * other claimed slot, try its lock without waiting: taken means no live
- * process holds it, so its counts are zeroed and it is freed (O(slots)
- * fcntl calls, only on a refusal).  release subtracts from this process's
- * slot without the lock (never below zero): a smaller count can only make
- * another reserve's sum conservative.  claim takes the first slot whose
- * lock it can get, free or dead, and zeroes it: at most 256 live processes
- * hold slots and a dead one never keeps one.
+ * reserve, without a lock: add the bytes to this process's slot, then sum
+ * the claimed slots below the high-water mark (all sequentially consistent
+ * atomics); a sum <= cap grants, otherwise the bytes are taken back.  Of
+ * two processes charging at once, whichever sums last sees both adds (each
+ * adds before it sums: the store-buffer pattern cannot hide both under
+ * seq_cst), so granted bytes never pass the cap; a charge taken back may
+ * make another refuse spuriously, near the cap only.  The high-water mark
+ * is raised under the lock before a slot is first used, so a slot not yet
+ * counted by a sum belongs to a process whose own later sum counts the
+ * summer.  O(hwm) per charge: the highest slot index in use, i.e. about
+ * the most processes alive at once (claims take the lowest free slot).
+ * A refused charge takes the lock and reaps: for each other claimed slot,
+ * try its lock without waiting: taken means no live process holds it, so
+ * its counts are zeroed and it is freed (O(slots) fcntl calls, only on a
+ * refusal), then tries once more.  release subtracts from this process's
+ * slot (never below zero).  claim takes the first slot whose lock it can
+ * get, free or dead, and zeroes it: at most 256 live processes hold slots
+ * and a dead one never keeps one.
  */
 #define _GNU_SOURCE 1
 #include "memcap/memcap_ledger.h"
@@ -93,6 +103,8 @@ static void claim_locked(struct gf_memcap_ledger *l)
 			atomic_store(&s->used[d], 0);
 		s->pid = (int32_t)getpid();
 		atomic_store(&s->state, CLAIMED);
+		if (atomic_load(&l->f->hwm) < (uint32_t)i + 1)
+			atomic_store(&l->f->hwm, (uint32_t)i + 1);
 		l->mine = s;
 		l->mine_idx = i;
 		return;
@@ -308,15 +320,22 @@ void gf_memcap_ledger_exit(struct gf_memcap_ledger *l)
 		atomic_store(&l->mine->used[d], 0);
 }
 
-/* Saturating: a forged huge count refuses (until reaped), never wraps. */
+/* Saturating: a forged huge count refuses (until reaped), never wraps.
+ * Slots from the high-water mark on are counted too when this process's
+ * is among them (a forged lower mark). */
 static uint64_t sum_claimed(const struct gf_memcap_ledger *l, int dev)
 {
 	uint64_t t = 0;
-	for (int i = 0; i < GF_MEMCAP_LEDGER_SLOTS; i++) {
+	uint32_t n = atomic_load(&l->f->hwm);
+	if (n > GF_MEMCAP_LEDGER_SLOTS)
+		n = GF_MEMCAP_LEDGER_SLOTS;
+	if (l->mine_idx >= 0 && n < (uint32_t)l->mine_idx + 1)
+		n = (uint32_t)l->mine_idx + 1;
+	for (uint32_t i = 0; i < n; i++) {
 		const struct gf_memcap_slot *s = &l->f->slot[i];
-		if (atomic_load_explicit(&s->state, memory_order_acquire) != CLAIMED)
+		if (atomic_load(&s->state) != CLAIMED)
 			continue;
-		uint64_t u = atomic_load_explicit(&s->used[dev], memory_order_acquire);
+		uint64_t u = atomic_load(&s->used[dev]);
 		if (u > UINT64_MAX - t)
 			return UINT64_MAX;
 		t += u;
@@ -324,34 +343,44 @@ static uint64_t sum_claimed(const struct gf_memcap_ledger *l, int dev)
 	return t;
 }
 
-static bool fits(uint64_t used, uint64_t bytes, uint64_t cap)
+static void take_back(struct gf_memcap_slot *s, int dev, uint64_t bytes)
 {
-	return bytes <= cap && used <= cap - bytes;
+	_Atomic uint64_t *u = &s->used[dev];
+	uint64_t cur = atomic_load_explicit(u, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak(u, &cur, cur > bytes ? cur - bytes : 0))
+		;
+}
+
+/* Add, then sum: see the design comment. */
+static bool try_charge(struct gf_memcap_ledger *l, int dev, uint64_t bytes, uint64_t cap)
+{
+	atomic_fetch_add(&l->mine->used[dev], bytes);
+	if (sum_claimed(l, dev) <= cap)
+		return true;
+	take_back(l->mine, dev, bytes);
+	return false;
 }
 
 bool gf_memcap_ledger_reserve(struct gf_memcap_ledger *l, int dev, uint64_t bytes, uint64_t cap)
 {
-	if (!l->f || !l->mine || !lock_ledger(l))
+	if (!l->f || !l->mine || bytes > cap)
 		return false;
-	bool ok = fits(sum_claimed(l, dev), bytes, cap);
-	/* Full: dead processes' charges may be what fills it. */
-	if (!ok && reap_locked(l) > 0)
-		ok = fits(sum_claimed(l, dev), bytes, cap);
-	if (ok)
-		atomic_fetch_add_explicit(&l->mine->used[dev], bytes, memory_order_acq_rel);
+	if (try_charge(l, dev, bytes, cap))
+		return true;
+	/* Full: dead processes' charges may be what fills it, or another
+	 * process's charge it is taking back. */
+	if (!lock_ledger(l))
+		return false;
+	reap_locked(l);
+	bool ok = try_charge(l, dev, bytes, cap);
 	unlock_ledger(l);
 	return ok;
 }
 
 void gf_memcap_ledger_release(struct gf_memcap_ledger *l, int dev, uint64_t bytes)
 {
-	if (!l->mine)
-		return;
-	_Atomic uint64_t *u = &l->mine->used[dev];
-	uint64_t cur = atomic_load_explicit(u, memory_order_relaxed);
-	while (!atomic_compare_exchange_weak_explicit(u, &cur, cur > bytes ? cur - bytes : 0, memory_order_acq_rel,
-						      memory_order_relaxed))
-		;
+	if (l->mine)
+		take_back(l->mine, dev, bytes);
 }
 
 uint64_t gf_memcap_ledger_used(const struct gf_memcap_ledger *l, int dev)

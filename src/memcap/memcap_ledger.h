@@ -12,8 +12,9 @@
  * per slot, held by the process that claimed it: the kernel drops it when
  * the process dies, whatever its PID namespace.  A claimed slot whose lock
  * can be taken belongs to no live process; its charges are dropped (reaped)
- * and the slot is reused.  A byte lock of its own serialises claims, reaps
- * and charges between processes (a mutex between the threads of one).
+ * and the slot is reused.  A charge is lock-free (add to its own slot, then
+ * sum); a byte lock of its own serialises claims, reaps and the retry of a
+ * refused charge between processes (a mutex between the threads of one).
  *
  * Opening is done relative to the folder's descriptor, never following a
  * symbolic link; the folder and the file must belong to root or to this
@@ -36,7 +37,7 @@
 
 #define GF_MEMCAP_LEDGER_SLOTS 256
 #define GF_MEMCAP_LEDGER_MAGIC 0x67666d63u /* "gfmc" */
-#define GF_MEMCAP_LEDGER_VERSION 2u
+#define GF_MEMCAP_LEDGER_VERSION 3u
 
 struct gf_memcap_slot {
 	_Atomic uint32_t state; /* 0 = free, 1 = claimed (alive while its lock is held) */
@@ -46,6 +47,8 @@ struct gf_memcap_slot {
 
 struct gf_memcap_ledger_file {
 	uint32_t magic, version, max_devices, slots;
+	_Atomic uint32_t hwm; /* slots below it may be claimed (never lowered by a claim) */
+	uint32_t pad;
 	struct gf_memcap_slot slot[GF_MEMCAP_LEDGER_SLOTS];
 };
 

@@ -59,10 +59,11 @@ typedef struct gf_dp gf_dp;
  * (created 0755 if missing; its mode reset to 0755 and its owner to this
  * process, which a tenant that ran as root may have changed; when that is
  * not permitted, the folder is renamed aside to `ledger_dir.stale.*` and
- * made anew): a new file,
- * mode 0666, renamed over `ledger_dir/ledger` (whatever was there: a stale
+ * made anew): `ledger_dir/ledger` unlinked (whatever was there: a stale
  * ledger, a planted link; processes still mapping the old one keep it and
- * are not counted).  The folder is opened without following a link.
+ * are not counted) and created anew, empty, mode 0666, never through a
+ * link; an empty 0666 file of this process's, never opened since, is kept
+ * as it is.  The folder is opened without following a link.
  * Returns 0, or -1 with "what: why" in err. */
 int gf_dp_fresh_ledger(const char *ledger_dir, char *err, size_t err_len);
 

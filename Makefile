@@ -10,7 +10,7 @@ GCC_RELEASE_BUILD   ?= build-release-gcc
 CLANG_RELEASE_BUILD ?= build-release-clang
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps deps-test build run test test-asan test-fuzz test-release bench bench-bound image clean
+.PHONY: all deps deps-test build run check test test-asan test-fuzz test-release bench bench-bound image clean
 
 all: build
 
@@ -36,6 +36,14 @@ build:
 run: deps
 	$(MAKE) build TESTS=OFF
 	./$(BUILD)/gpufleet simulate
+
+# The fast tier a developer runs on every change (ctest label `check`: unit,
+# golden, CLI, fuzz-corpus replays and every other test that needs no
+# control plane, image, kubelet or GPU; tests/tiers.cmake derives it).  The
+# whole suite is `make test`, which CI runs.
+check: deps-test
+	$(MAKE) build TESTS=ON WERROR=ON
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L check
 
 test: deps-test
 	$(MAKE) build TESTS=ON WERROR=ON

@@ -72,7 +72,19 @@ struct cJSON;
 /* What a waiting pod is told (written by the scheduler's loop, read by
  * `gpufleet queue`; docs/scheduler.md, "gpufleet queue"): when it is expected
  * to start (RFC 3339 UTC, e.g. "2026-12-01T18:30:00Z") and why it waits
- * (one line of text).  Absent: no estimate / no reason given. */
+ * (one line of text), as one pod condition written through pods/status (so
+ * the scheduler needs no patch on pods):
+ *   type GF_COND_ESTIMATED_START;
+ *   status "True", reason GF_COND_REASON_ESTIMATED, message
+ *     GF_COND_ESTIMATE_PREFIX "<RFC 3339>: <why>" (the EstimatedStart Event's text);
+ *   status "False", reason GF_COND_REASON_NO_ESTIMATE, message "<why>".
+ * Absent: no estimate / no reason given.  The two annotations are what older
+ * schedulers wrote (patch on pods); `gpufleet queue` still reads them on a
+ * pod without the condition. */
+#define GF_COND_ESTIMATED_START "gpufleet.io/EstimatedStart"
+#define GF_COND_REASON_ESTIMATED "Estimated"
+#define GF_COND_REASON_NO_ESTIMATE "NoEstimate"
+#define GF_COND_ESTIMATE_PREFIX "estimated start "
 #define GF_ANN_ESTIMATED_START "gpufleet.io/estimated-start"
 #define GF_ANN_WAITING_REASON "gpufleet.io/waiting-reason"
 /* The Queue (gpufleet.io/v1alpha1) a pod is charged to: the pod's label,

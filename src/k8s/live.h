@@ -192,7 +192,7 @@ size_t gf_live_gangs_changed(gf_live *l);
  * start, on the caller's clock (seconds, as gf_live_requeue_due's now); -1:
  * no estimate (gf_loop_forecast has none: behind a job that never fits, or
  * every running pod's end unknown).  The daemon writes them as the pod's
- * GF_ANN_ESTIMATED_START / GF_ANN_WAITING_REASON annotations.  The
+ * GF_COND_ESTIMATED_START condition (codec.h).  The
  * forecast behind them is made again only when the loop changed, and at
  * most every 10 s of the caller's clock (gf_live_requeue_due's now): a pod
  * that joined the loop since the last one gets its note with the next.

@@ -27,8 +27,8 @@
 #define QNAME_MAX GF_K8S_NAME_MAX /* Queue names: cluster-scoped object names */
 #define REASON_MAX 1024
 
-enum reason_src { R_NONE, R_ANNOTATION, R_EVENT, R_CONDITION };
-static const char *const reason_src_name[] = { "none", "annotation", "event", "condition" };
+enum reason_src { R_NONE, R_ANNOTATION, R_EVENT, R_CONDITION, R_NOTE };
+static const char *const reason_src_name[] = { "none", "annotation", "event", "condition", "estimatedStartCondition" };
 
 struct qv_queue {
 	char name[QNAME_MAX];
@@ -63,6 +63,7 @@ struct qv_pod {
 	int64_t est;
 	char est_raw[48];
 	char ann_reason[REASON_MAX], cond_reason[REASON_MAX];
+	bool note_cond;		/* ann_reason and the estimate came from GF_COND_ESTIMATED_START */
 	enum reason_src rsrc;	/* after build: where the reason is (reason_text) */
 	size_t event;		/* R_EVENT: index in the sorted events */
 	size_t position;
@@ -270,6 +271,53 @@ static void scheduled_condition(const cJSON *status, char *out, size_t cap)
 	}
 }
 
+/*
+ * The scheduler's GF_COND_ESTIMATED_START condition (codec.h) into p's
+ * estimate and reason; false when the pod has none.  status "True": the
+ * message is GF_COND_ESTIMATE_PREFIX "<RFC 3339>: <why>"; a message not of
+ * that form leaves the estimate unreadable (its first 47 bytes shown) and
+ * the whole message as the reason.  Any other status: no estimate, the
+ * message is the reason.
+ */
+static bool note_condition(const cJSON *status, struct qv_pod *p)
+{
+	const cJSON *c, *found = NULL;
+	cJSON_ArrayForEach(c, get(status, "conditions"))
+	{
+		const char *type = cJSON_GetStringValue(get(c, "type"));
+		if (type && !strcmp(type, GF_COND_ESTIMATED_START))
+			found = c;
+	}
+	if (!found)
+		return false;
+	p->note_cond = true;
+	const char *st = cJSON_GetStringValue(get(found, "status"));
+	const cJSON *mj = get(found, "message");
+	const char *msg = cJSON_GetStringValue(mj);
+	if (!st || strcmp(st, "True")) {
+		copy_cut(p->ann_reason, sizeof(p->ann_reason), mj);
+		return true;
+	}
+	size_t plen = strlen(GF_COND_ESTIMATE_PREFIX);
+	const char *sep = msg && !strncmp(msg, GF_COND_ESTIMATE_PREFIX, plen) ? strstr(msg + plen, ": ") : NULL;
+	char ts[48];
+	if (sep && (size_t)(sep - (msg + plen)) < sizeof(ts)) {
+		snprintf(ts, sizeof(ts), "%.*s", (int)(sep - (msg + plen)), msg + plen);
+		p->est_state = gf_cost_parse_rfc3339(ts, &p->est) ? 1 : -1;
+		if (p->est_state < 0)
+			snprintf(p->est_raw, sizeof(p->est_raw), "%s", ts);
+		snprintf(p->ann_reason, sizeof(p->ann_reason), "%s", sep + 2);
+		one_line(p->ann_reason);
+		one_line(p->est_raw);
+		return true;
+	}
+	p->est_state = -1;
+	snprintf(p->est_raw, sizeof(p->est_raw), "%s", msg ? msg : "");
+	one_line(p->est_raw);
+	copy_cut(p->ann_reason, sizeof(p->ann_reason), mj);
+	return true;
+}
+
 gf_err gf_qview_add_pod(gf_qview *v, const cJSON *obj, char *err, size_t errlen)
 {
 	char ns[GF_K8S_NAME_MAX], name[GF_K8S_NAME_MAX], what[600];
@@ -305,13 +353,15 @@ gf_err gf_qview_add_pod(gf_qview *v, const cJSON *obj, char *err, size_t errlen)
 			snprintf(p->invalid, sizeof(p->invalid), "%s", v->kp->invalid);
 	}
 	one_line(p->invalid);
-	const cJSON *est = get(ann, GF_ANN_ESTIMATED_START);
-	if (est) {
-		p->est_state = cJSON_IsString(est) && gf_cost_parse_rfc3339(est->valuestring, &p->est) ? 1 : -1;
-		if (p->est_state < 0)
-			copy_cut(p->est_raw, sizeof(p->est_raw), est);
+	if (!note_condition(get(obj, "status"), p)) { /* an older scheduler's annotations */
+		const cJSON *est = get(ann, GF_ANN_ESTIMATED_START);
+		if (est) {
+			p->est_state = cJSON_IsString(est) && gf_cost_parse_rfc3339(est->valuestring, &p->est) ? 1 : -1;
+			if (p->est_state < 0)
+				copy_cut(p->est_raw, sizeof(p->est_raw), est);
+		}
+		copy_cut(p->ann_reason, sizeof(p->ann_reason), get(ann, GF_ANN_WAITING_REASON));
 	}
-	copy_cut(p->ann_reason, sizeof(p->ann_reason), get(ann, GF_ANN_WAITING_REASON));
 	scheduled_condition(get(obj, "status"), p->cond_reason, sizeof(p->cond_reason));
 	v->np++;
 	return GF_OK;
@@ -455,7 +505,7 @@ void gf_qview_build(gf_qview *v, int64_t now)
 		const struct qv_event *e;
 		p->rsrc = R_NONE;
 		if (p->ann_reason[0])
-			p->rsrc = R_ANNOTATION;
+			p->rsrc = p->note_cond ? R_NOTE : R_ANNOTATION;
 		else if ((e = find_event(v, p)) && e->message[0])
 			p->rsrc = R_EVENT, p->event = (size_t)(e - v->ev);
 		else if (p->cond_reason[0] || p->invalid[0])
@@ -494,7 +544,8 @@ size_t gf_qview_waiting(const gf_qview *v)
 static const char *reason_text(const gf_qview *v, const struct qv_pod *p)
 {
 	switch (p->rsrc) {
-	case R_ANNOTATION: return p->ann_reason;
+	case R_ANNOTATION:
+	case R_NOTE: return p->ann_reason;
 	case R_EVENT: return v->ev[p->event].message;
 	case R_CONDITION: return p->cond_reason[0] ? p->cond_reason : p->invalid;
 	default: return NULL;

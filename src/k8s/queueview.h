@@ -13,9 +13,13 @@
  *   - position: 1-based within the queue, in the order kube-scheduler's
  *     default queue sort takes pods: higher spec.priority first, then
  *     older creationTimestamp, then namespace/name;
- *   - estimated start: the GF_ANN_ESTIMATED_START annotation (RFC 3339 UTC);
- *     absent: none ("-"), never a guess; unreadable: said so;
- *   - why: the GF_ANN_WAITING_REASON annotation, else the message of the
+ *   - estimated start: the scheduler's GF_COND_ESTIMATED_START condition
+ *     (codec.h: status True, message "estimated start <RFC 3339 UTC>: why"),
+ *     else, on a pod without that condition, the GF_ANN_ESTIMATED_START
+ *     annotation an older scheduler wrote; absent: none ("-"), never a
+ *     guess; unreadable: said so;
+ *   - why: that condition's reason part (else the GF_ANN_WAITING_REASON
+ *     annotation of an older scheduler), else the message of the
  *     newest FailedScheduling Event for the pod (by uid, else by name), else
  *     the pod's PodScheduled=False condition message, else none;
  *   - gang: the group the pod names (spec.schedulingGroup, else the

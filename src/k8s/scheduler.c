@@ -317,7 +317,7 @@ struct daemon {
 	uint64_t attempts[A_COUNT];
 	uint64_t binds[B_COUNT];
 	uint64_t events_total, event_errors, decode_errors, watch_restarts[2];
-	uint64_t notes_total, note_errors;	/* waiting pods' annotations written (send_note) */
+	uint64_t notes_total, note_errors;	/* waiting pods' EstimatedStart conditions written (send_note) */
 	uint64_t gstatus_total, gstatus_errors;	/* PodGroup status writes (send_group_status) */
 	size_t gcursor;				/* the next PodGroup push_group_status looks at */
 	struct gstat { uint64_t key, val; } *gstat;	/* PodGroup status last written, by group */
@@ -777,41 +777,49 @@ static bool post_pod_event(struct daemon *d, gf_kube_client *k, const char *ns, 
 			   const char *reason, const char *type, const char *message);
 
 /*
- * A waiting pod's notes (gf_live_notes_due) as its annotations, one merge
- * PATCH: GF_ANN_WAITING_REASON and GF_ANN_ESTIMATED_START (removed when
- * there is no estimate); with an estimate, also a Normal Event (reason
- * EstimatedStart, "estimated start T: why"), so `kubectl describe pod`
- * shows it.  Notes are due only when the estimate moved by more than a
- * minute or the reason changed, so Events stay as rare as the PATCHes.  A
- * pod gone meanwhile (404) is no error.
+ * A waiting pod's notes (gf_live_notes_due) as its GF_COND_ESTIMATED_START
+ * condition (codec.h): one strategic-merge PATCH of the pods/status
+ * subresource whose conditions list holds that one condition, so the API
+ * server merges it by type and leaves PodScheduled and the others alone
+ * (kube-scheduler's own role writes pods/status too; no patch on pods is
+ * needed).  With an estimate, also a Normal Event (reason EstimatedStart,
+ * the condition's message), so `kubectl describe pod` shows it.  Notes are
+ * due only when the estimate moved by more than a minute or the reason
+ * changed, so Events stay as rare as the PATCHes.  A pod gone meanwhile
+ * (404) is no error.
  */
 static void send_note(struct daemon *d, gf_kube_client *k, const struct job *j)
 {
-	char path[600], err[300], ts[32];
-	cJSON *patch = cJSON_CreateObject();
-	cJSON *ann = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations");
-	cJSON_AddStringToObject(ann, GF_ANN_WAITING_REASON, j->d.message);
+	char path[600], err[300], ts[32], now[32];
+	char msg[sizeof(j->d.message) + 64];
 	if (j->est >= 0) {
 		struct tm tm;
 		gmtime_r(&j->est, &tm);
 		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		cJSON_AddStringToObject(ann, GF_ANN_ESTIMATED_START, ts);
+		snprintf(msg, sizeof(msg), GF_COND_ESTIMATE_PREFIX "%s: %s", ts, j->d.message);
 	} else {
-		cJSON_AddNullToObject(ann, GF_ANN_ESTIMATED_START);
+		snprintf(msg, sizeof(msg), "%s", j->d.message);
 	}
+	rfc3339(now);
+	cJSON *patch = cJSON_CreateObject();
+	cJSON *conds = cJSON_AddArrayToObject(cJSON_AddObjectToObject(patch, "status"), "conditions");
+	cJSON *c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "type", GF_COND_ESTIMATED_START);
+	cJSON_AddStringToObject(c, "status", j->est >= 0 ? "True" : "False");
+	cJSON_AddStringToObject(c, "reason", j->est >= 0 ? GF_COND_REASON_ESTIMATED : GF_COND_REASON_NO_ESTIMATE);
+	cJSON_AddStringToObject(c, "message", msg);
+	cJSON_AddStringToObject(c, "lastTransitionTime", now);
+	cJSON_AddItemToArray(conds, c);
 	char *body = cJSON_PrintUnformatted(patch);
 	cJSON_Delete(patch);
 	long st = 0;
-	bool ok = body && !gf_kube_path(path, sizeof(path), j->ns, "pods", j->name, NULL, err, sizeof(err)) &&
-		  !gf_kube_request(k, "PATCH", path, "application/merge-patch+json", body, strlen(body), &st,
-				   NULL, err, sizeof(err)) &&
+	bool ok = body && !gf_kube_path(path, sizeof(path), j->ns, "pods", j->name, "status", err, sizeof(err)) &&
+		  !gf_kube_request(k, "PATCH", path, "application/strategic-merge-patch+json", body, strlen(body),
+				   &st, NULL, err, sizeof(err)) &&
 		  (st / 100 == 2 || st == 404);
 	free(body);
-	if (ok && st / 100 == 2 && j->est >= 0) {
-		char msg[sizeof(j->d.message) + 64];
-		snprintf(msg, sizeof(msg), "estimated start %s: %s", ts, j->d.message);
+	if (ok && st / 100 == 2 && j->est >= 0)
 		ok = post_pod_event(d, k, j->ns, j->name, j->uid, "EstimatedStart", "Normal", msg);
-	}
 	pthread_mutex_lock(&d->mu);
 	d->notes_total++;
 	d->note_errors += !ok;
@@ -1526,7 +1534,7 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 			  "# TYPE gpufleet_pod_group_status_total counter\ngpufleet_pod_group_status_total %llu\n"
 			  "gpufleet_pod_group_status_errors_total %llu\n",
 		       (unsigned long long)d->gstatus_total, (unsigned long long)d->gstatus_errors);
-	gf_obuf_printf(o, "# HELP gpufleet_pod_notes_total Waiting pods' estimated-start and waiting-reason annotations "
+	gf_obuf_printf(o, "# HELP gpufleet_pod_notes_total Waiting pods' gpufleet.io/EstimatedStart conditions "
 			  "written (errors: failed writes).\n# TYPE gpufleet_pod_notes_total counter\n"
 			  "gpufleet_pod_notes_total %llu\ngpufleet_pod_note_errors_total %llu\n",
 		       (unsigned long long)d->notes_total, (unsigned long long)d->note_errors);

@@ -3,7 +3,8 @@
  * (tests/scheduler/data/queue/: Queues, namespaces, pending pods, FailedScheduling events
  * of gpufleet and of kube-scheduler): the table and the JSON document exactly, then the
  * rules one by one on small objects: position order and its ties, queue from the pod's
- * label over its namespace's, reason precedence (annotation, newest event of this uid,
+ * label over its namespace's, reason precedence (the scheduler's EstimatedStart condition, an
+ * older scheduler's annotation, newest event of this uid,
  * condition, the invalid request), events.k8s.io's regarding/note, an unreadable estimate,
  * pods left out (bound, deleting, other phases, other schedulers), errors naming the
  * object and field, and the empty view. */
@@ -267,6 +268,74 @@ static void test_rules(void **st)
 	done(v);
 }
 
+/* A pod waiting in gpufleet's queue with the given annotations (md) and status.conditions. */
+static gf_err add_noted(gf_qview *v, const char *name, const char *md, const char *conds, char *err)
+{
+	char json[4096];
+	snprintf(json, sizeof(json),
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"t\",\"creationTimestamp\":\"2026-12-01T10:00:00Z\"%s%s},"
+		 "\"spec\":{\"schedulerName\":\"gpufleet\",\"containers\":[{\"resources\":{\"limits\":"
+		 "{\"nvidia.com/gpu\":\"2\"}}}]},\"status\":{\"phase\":\"Pending\",\"conditions\":[%s]}}",
+		 name, md[0] ? "," : "", md, conds);
+	return feed(v, gf_qview_add_pod, json, err, 600);
+}
+
+/* The scheduler's gpufleet.io/EstimatedStart condition (what it writes through pods/status):
+ * status True carries "estimated start T: why", False only why; the condition wins over
+ * the annotations an older scheduler left; a pod with annotations only is still read. */
+static void test_estimated_start_condition(void **st)
+{
+	(void)st;
+	gf_qview *v;
+	char err[600] = "";
+	assert_int_equal(gf_qview_create("gpufleet", &v), GF_OK);
+	static const char sched_false[] = "{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\","
+					  "\"message\":\"0/1 nodes\"}";
+	char conds[1024];
+	snprintf(conds, sizeof(conds), "%s,{\"type\":\"gpufleet.io/EstimatedStart\",\"status\":\"True\",\"reason\":"
+		 "\"Estimated\",\"message\":\"estimated start 2026-12-01T13:00:00Z: behind t/first: 8 GPUs free when it ends\","
+		 "\"lastTransitionTime\":\"2026-12-01T11:00:00Z\"}", sched_false);
+	assert_int_equal(add_noted(v, "a-est", "", conds, err), GF_OK);
+	assert_int_equal(add_noted(v, "b-none", "", "{\"type\":\"gpufleet.io/EstimatedStart\",\"status\":\"False\","
+				   "\"reason\":\"NoEstimate\",\"message\":\"gang of 4 pods: no room for all of them together\"}",
+				   err), GF_OK);
+	/* stale annotations of an older scheduler: the condition wins */
+	assert_int_equal(add_noted(v, "c-both", "\"annotations\":{\"gpufleet.io/estimated-start\":\"2030-01-01T00:00:00Z\","
+				   "\"gpufleet.io/waiting-reason\":\"stale\"}",
+				   "{\"type\":\"gpufleet.io/EstimatedStart\",\"status\":\"False\",\"reason\":\"NoEstimate\","
+				   "\"message\":\"fresh\"}", err), GF_OK);
+	/* a True condition whose message is not "estimated start T: why" */
+	assert_int_equal(add_noted(v, "d-bad", "", "{\"type\":\"gpufleet.io/EstimatedStart\",\"status\":\"True\","
+				   "\"message\":\"estimated start soon: x\"}", err), GF_OK);
+	/* an older scheduler's annotations only */
+	assert_int_equal(add_noted(v, "e-old", "\"annotations\":{\"gpufleet.io/estimated-start\":\"2026-12-01T14:00:00Z\","
+				   "\"gpufleet.io/waiting-reason\":\"old reason\"}", sched_false, err), GF_OK);
+	gf_qview_build(v, at("2026-12-01T12:00:00Z"));
+	const char *want =
+		"QUEUE             POS  POD                                        GPUS PRIORITY WAITING  ESTIMATED START                       WHY\n"
+		"-                   1  t/a-est                                       2        0    120m  2026-12-01T13:00:00Z (in 60m)         behind t/first: 8 GPUs free when it ends\n"
+		"-                   2  t/b-none                                      2        0    120m  -                                     gang of 4 pods: no room for all of them together\n"
+		"-                   3  t/c-both                                      2        0    120m  -                                     fresh\n"
+		"-                   4  t/d-bad                                       2        0    120m  unreadable                            x\n"
+		"-                   5  t/e-old                                       2        0    120m  2026-12-01T14:00:00Z (in 120m)        old reason\n";
+	const char *got = render(v, false);
+	if (strcmp(got, want))
+		fail_msg("table:\n%s\nwant:\n%s", got, want);
+	cJSON *doc = cJSON_Parse(render(v, true));
+	const cJSON *pods = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "queues"), 0), "pods");
+	const cJSON *a = cJSON_GetArrayItem(pods, 0), *c = cJSON_GetArrayItem(pods, 2), *d = cJSON_GetArrayItem(pods, 3),
+		    *e = cJSON_GetArrayItem(pods, 4);
+	assert_string_equal(S(a, "estimatedStart"), "2026-12-01T13:00:00Z");
+	assert_string_equal(S(a, "reasonFrom"), "estimatedStartCondition");
+	assert_string_equal(S(c, "reasonFrom"), "estimatedStartCondition");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(c, "estimatedStart")));
+	assert_string_equal(S(d, "estimatedStartUnreadable"), "soon");
+	assert_string_equal(S(e, "estimatedStart"), "2026-12-01T14:00:00Z");
+	assert_string_equal(S(e, "reasonFrom"), "annotation");
+	cJSON_Delete(doc);
+	done(v);
+}
+
 static void test_errors_and_empty(void **st)
 {
 	(void)st;
@@ -315,6 +384,7 @@ int main(void)
 		cmocka_unit_test(test_recorded_table),
 		cmocka_unit_test(test_recorded_json),
 		cmocka_unit_test(test_rules),
+		cmocka_unit_test(test_estimated_start_condition),
 		cmocka_unit_test(test_errors_and_empty),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -140,7 +140,7 @@ static bool lost(gf_nvml_return r)
 static void identify(gf_agent *a, struct gf_agent_gpu *g)
 {
 	struct gf_nvml *n = &a->nvml;
-	if (!g->identified && g->dev) {
+	if (!g->identified && !g->uuid_refused && g->dev) {
 		gf_nvml_pci_info pci;
 		memset(&pci, 0, sizeof(pci));
 		if (n->uuid(g->dev, g->uuid, sizeof(g->uuid)) != GF_NVML_SUCCESS)
@@ -152,6 +152,15 @@ static void identify(gf_agent *a, struct gf_agent_gpu *g)
 			snprintf(g->bus_id, sizeof(g->bus_id), "%s", pci.busId);
 		}
 		g->uuid[sizeof(g->uuid) - 1] = g->name[sizeof(g->name) - 1] = '\0';
+		if (g->uuid[0] && !gf_nvml_uuid_ok(g->uuid)) {
+			char shown[2 * GF_NVML_UUID_LEN];
+			gf_agent_escape_label(shown, sizeof(shown), g->uuid);
+			logf_("GPU %u: NVML gave the UUID \"%s\", not letters, digits and '-': the GPU is left out "
+			      "of the device plugin and the CDI spec, and has no UUID in labels and the inventory",
+			      g->index, shown);
+			g->uuid[0] = '\0';
+			g->uuid_refused = true;
+		}
 		g->identified = g->uuid[0] != '\0';
 	}
 	char uuid[2 * GF_NVML_UUID_LEN], name[2 * GF_NVML_NAME_LEN], bus[2 * GF_NVML_BUSID_LEN];

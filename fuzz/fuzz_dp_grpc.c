@@ -6,13 +6,16 @@
  * and the share-unit device IDs
  * (gf_dp_parse_unit_id) in what decodes.  Invariants checked: no crash, no
  * leak (ASan), an unframed message lies inside the input and has the
- * prefix's length, a parsed unit is 0..999 with a non-empty UUID.
+ * prefix's length, a parsed unit is 0..999 with a non-empty UUID; the
+ * NUL-in-a-string check (agent/dp_request.h) and the preferred-size bounds
+ * run on what decodes, a refusal always with its message.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/deviceplugin.h"
+#include "agent/dp_request.h"
 #include "agent/grpc.h"
 #include "agent/proto/deviceplugin_v1beta1.pb-c.h"
 #include "agent/proto/podresources_v1.pb-c.h"
@@ -38,6 +41,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (strncmp(why, "gRPC message framing: ", 22) != 0) {
 		abort();
 	}
+	/* The NUL check on the encoded requests, and the size bounds. */
+	char m[512] = "";
+	if (!gf_dp_request_strings_ok(data, size, &v1beta1__allocate_request__descriptor, "Allocate", m, sizeof(m)) &&
+	    !strstr(m, "holds a NUL byte"))
+		abort();
+	m[0] = '\0';
+	if (!gf_dp_request_strings_ok(data, size, &v1beta1__preferred_allocation_request__descriptor, "Preferred", m,
+				      sizeof(m)) &&
+	    !strstr(m, "holds a NUL byte"))
+		abort();
 	/* The request messages, decoded from the whole input. */
 	V1beta1__AllocateRequest *a = v1beta1__allocate_request__unpack(NULL, size, data);
 	if (a) {
@@ -48,6 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	V1beta1__PreferredAllocationRequest *p = v1beta1__preferred_allocation_request__unpack(NULL, size, data);
 	if (p) {
+		m[0] = '\0';
+		if (!gf_dp_preferred_ok(p, 8, m, sizeof(m)) && !m[0])
+			abort();
 		for (size_t i = 0; i < p->n_container_requests; i++)
 			for (size_t j = 0; j < p->container_requests[i]->n_available_deviceids; j++)
 				check_id(p->container_requests[i]->available_deviceids[j]);

@@ -42,7 +42,7 @@ static void test_pods_parse_and_normalise(void **state)
 	size_t n;
 	const char *text =
 		"name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos\r\n"
-		"p0,1000,2048,0,500,V100M16,LS\r\n"	/* CPU-only: milli and spec dropped */
+		"p0,1000,2048,0,0,V100M16,LS\r\n"	/* CPU-only: spec dropped */
 		"\n"
 		"p1,2000,0,1,1000,|T4||,BE\n"		/* spec normalised */
 		"p2,3000,10,2,1000,,LS\n";
@@ -84,6 +84,9 @@ static void test_pods_errors(void **state)
 			 "column 4 (num_gpu): expected an integer in 0..16, found \"17\"");
 	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,2\n",
 			 "pods.csv:2: column 4 (num_gpu) is missing: the line has 3 columns");
+	/* a share without a GPU: refused (it was dropped silently) */
+	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,2,0,500\n",
+			 "pods.csv:2: column 5 (gpu_milli): a pod with num_gpu 0 takes no GPU share, found 500");
 	expect_pod_error("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,2,1,0\n",
 			 "column 5 (gpu_milli): a pod asking for 1 GPU(s) needs a share in 1..1000, found 0");
 	/* Above one GPU's 1000 thousandths: rejected, not clamped (issue 10). */

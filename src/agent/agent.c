@@ -140,7 +140,7 @@ static bool lost(gf_nvml_return r)
 static void identify(gf_agent *a, struct gf_agent_gpu *g)
 {
 	struct gf_nvml *n = &a->nvml;
-	if (!g->identified && g->dev) {
+	if (!g->identified && !g->uuid_refused && g->dev) {
 		gf_nvml_pci_info pci;
 		memset(&pci, 0, sizeof(pci));
 		if (n->uuid(g->dev, g->uuid, sizeof(g->uuid)) != GF_NVML_SUCCESS)
@@ -152,6 +152,15 @@ static void identify(gf_agent *a, struct gf_agent_gpu *g)
 			snprintf(g->bus_id, sizeof(g->bus_id), "%s", pci.busId);
 		}
 		g->uuid[sizeof(g->uuid) - 1] = g->name[sizeof(g->name) - 1] = '\0';
+		if (g->uuid[0] && !gf_nvml_uuid_ok(g->uuid)) {
+			char shown[2 * GF_NVML_UUID_LEN];
+			gf_agent_escape_label(shown, sizeof(shown), g->uuid);
+			logf_("GPU %u: NVML gave the UUID \"%s\", not letters, digits and '-': the GPU is left out "
+			      "of the device plugin and the CDI spec, and has no UUID in labels and the inventory",
+			      g->index, shown);
+			g->uuid[0] = '\0';
+			g->uuid_refused = true;
+		}
 		g->identified = g->uuid[0] != '\0';
 	}
 	char uuid[2 * GF_NVML_UUID_LEN], name[2 * GF_NVML_NAME_LEN], bus[2 * GF_NVML_BUSID_LEN];
@@ -490,19 +499,46 @@ static bool same_share(const struct gf_wd_share *x, const struct gf_wd_share *y)
 	return x->first == y->first && x->units == y->units && !strcmp(x->uuid, y->uuid);
 }
 
-/* SIGKILL pid if it still holds share sh: the pidfd pins the process, so the
- * check and the signal are about the same one even if the PID is reused. */
+/* The container of pid from /proc/<pid>/cgroup (pod UID and container ID;
+ * both empty outside any pod or when unreadable).  A share is one
+ * container's allocation: its mount names the share, the cgroup (which a
+ * tenant cannot choose) names whose it is. */
+static void container_of(const gf_agent *a, unsigned pid, char *buf, size_t cap, struct gf_cgroup_ident *id)
+{
+	char path[600], err[128];
+	memset(id, 0, sizeof(*id));
+	snprintf(path, sizeof(path), "%.500s/%u/cgroup", a->proc_root, pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, cap);
+	close(fd);
+	if (n <= 0 || gf_cgroup_parse(buf, (size_t)n, id, err, sizeof(err)) != GF_OK)
+		memset(id, 0, sizeof(*id));
+}
+
+static bool same_container(const struct gf_cgroup_ident *x, const struct gf_cgroup_ident *y)
+{
+	return !strcmp(x->pod_uid, y->pod_uid) && !strcmp(x->container_id, y->container_id);
+}
+
+/* SIGKILL pid if it still holds share sh in container ct: the pidfd pins the
+ * process, so the check and the signal are about the same one even if the
+ * PID is reused. */
 static void wd_kill(gf_agent *a, struct gf_agent_gpu *g, const struct gf_agent_proc *p,
-		    const struct gf_wd_share *sh, unsigned long long sum, unsigned long long cap,
-		    char *buf, size_t bufcap)
+		    const struct gf_wd_share *sh, const struct gf_cgroup_ident *ct, unsigned long long sum,
+		    unsigned long long cap, char *buf, size_t bufcap)
 {
 	struct gf_wd_share now;
+	struct gf_cgroup_ident ctnow;
 	int fd = (int)syscall(SYS_pidfd_open, (pid_t)p->pid, 0);
 	const char *why = NULL;
 	if (fd < 0)
 		why = strerror(errno);
 	else if (!share_of(a, p->pid, buf, bufcap, &now) || !same_share(&now, sh))
 		why = "it no longer holds that share";
+	else if (container_of(a, p->pid, buf, bufcap, &ctnow), !same_container(&ctnow, ct))
+		why = "it is no longer in that container";
 	else if (syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0) != 0)
 		why = strerror(errno);
 	if (fd >= 0)
@@ -525,7 +561,10 @@ static int by_used_desc(const void *x, const void *y)
 	return (*p)->used < (*q)->used ? 1 : (*p)->used > (*q)->used ? -1 : ((*p)->pid > (*q)->pid) - ((*p)->pid < (*q)->pid);
 }
 
-/* Group g's processes by share (one container's allocation), mark every
+/* Group g's processes by share and container (a share is one container's
+ * allocation: a process of another container whose mounts name the same
+ * share, which a tenant with a user namespace and chroot can arrange, is
+ * judged alone, never with the share's owner), mark every
  * process of a share whose NVML memory passes its cap plus the slack per
  * process, and with watchdog_kill kill them, largest first, until the rest
  * fit.  A process whose share names another GPU has a cap of 0 here. */
@@ -533,26 +572,29 @@ static void watchdog_gpu(gf_agent *a, struct gf_agent_gpu *g)
 {
 	enum { BUF = 256 * 1024 };
 	struct gf_wd_share *sh = calloc(g->nprocs ? g->nprocs : 1, sizeof(*sh));
+	struct gf_cgroup_ident *ct = calloc(g->nprocs ? g->nprocs : 1, sizeof(*ct));
 	struct gf_agent_proc **grp = calloc(g->nprocs ? g->nprocs : 1, sizeof(*grp));
 	char *buf = malloc(BUF);
-	if (!sh || !grp || !buf)
+	if (!sh || !ct || !grp || !buf)
 		goto out;
 	for (unsigned i = 0; i < g->nprocs; i++) {
 		g->procs[i].over = false;
 		g->procs[i].share = share_of(a, g->procs[i].pid, buf, BUF, &sh[i]) ? (short)sh[i].units : 0;
+		if (g->procs[i].share)
+			container_of(a, g->procs[i].pid, buf, BUF, &ct[i]);
 	}
 	for (unsigned i = 0; i < g->nprocs; i++) {
 		if (!g->procs[i].share)
 			continue;
 		bool first = true;
 		for (unsigned j = 0; j < i && first; j++)
-			first = !(g->procs[j].share && same_share(&sh[j], &sh[i]));
+			first = !(g->procs[j].share && same_share(&sh[j], &sh[i]) && same_container(&ct[j], &ct[i]));
 		if (!first)
 			continue;
 		unsigned n = 0;
 		unsigned long long sum = 0;
 		for (unsigned j = i; j < g->nprocs; j++)
-			if (g->procs[j].share && same_share(&sh[j], &sh[i])) {
+			if (g->procs[j].share && same_share(&sh[j], &sh[i]) && same_container(&ct[j], &ct[i])) {
 				grp[n++] = &g->procs[j];
 				sum += g->procs[j].used;
 			}
@@ -566,12 +608,13 @@ static void watchdog_gpu(gf_agent *a, struct gf_agent_gpu *g)
 		gf_qsort(grp, n, sizeof(*grp), by_used_desc);
 		unsigned long long left = sum;
 		for (unsigned k = 0; k < n && left > cap + (n - k) * a->cfg.watchdog_slack; k++) {
-			wd_kill(a, g, grp[k], &sh[i], sum, cap, buf, BUF);
+			wd_kill(a, g, grp[k], &sh[i], &ct[i], sum, cap, buf, BUF);
 			left -= grp[k]->used;
 		}
 	}
 out:
 	free(sh);
+	free(ct);
 	free(grp);
 	free(buf);
 }

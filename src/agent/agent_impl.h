@@ -103,6 +103,7 @@ struct gf_agent_gpu {
 	gf_nvml_device dev;
 	unsigned index;
 	bool identified;          /* uuid/name/bus were read */
+	bool uuid_refused;        /* NVML's UUID failed gf_nvml_uuid_ok: never identified */
 	bool up;                  /* answered at the last collection */
 	char uuid[GF_NVML_UUID_LEN];
 	char name[GF_NVML_NAME_LEN];

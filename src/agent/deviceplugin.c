@@ -17,6 +17,7 @@
 #include "agent/deviceplugin.h"
 #include "agent/agent_impl.h"
 #include "agent/dp_match.h"
+#include "agent/dp_request.h"
 #include "agent/grpc.h"
 #include "k8s/client.h"
 #include "agent/proto/deviceplugin_v1beta1.pb-c.h"
@@ -685,6 +686,9 @@ static int h_preferred(void *ud, const uint8_t *req, size_t len, struct gf_obuf 
 	struct gf_dp_pod *pods = NULL;
 	unsigned extra[MAX_PENDING] = { 0 };
 	int npods = 0;
+	if (!gf_dp_request_strings_ok(req, len, &v1beta1__preferred_allocation_request__descriptor,
+				      "GetPreferredAllocation", msg, msglen))
+		return GF_GRPC_INVALID_ARGUMENT;
 	if (pl->dp->kc) {
 		pods = malloc(sizeof(*pods) * MAX_PENDING);
 		npods = pods ? list_pending(pl, pods, msg, msglen) : -1;
@@ -702,6 +706,11 @@ static int h_preferred(void *ud, const uint8_t *req, size_t len, struct gf_obuf 
 		free(pods);
 	if (!rq) {
 		snprintf(msg, msglen, "GetPreferredAllocation: the request is not a valid PreferredAllocationRequest");
+		return GF_GRPC_INVALID_ARGUMENT;
+	}
+	if (!gf_dp_preferred_ok(rq, pl->milli ? (size_t)nv * GF_DP_MILLI_PER_GPU : nv, msg, msglen)) {
+		free(pods);
+		v1beta1__preferred_allocation_request__free_unpacked(rq, NULL);
 		return GF_GRPC_INVALID_ARGUMENT;
 	}
 	size_t nc = rq->n_container_requests;
@@ -1098,6 +1107,8 @@ static int h_allocate(void *ud, const uint8_t *req, size_t len, struct gf_obuf *
 	_Alignas(16) uint8_t abuf[64 * 1024]; /* 1,000 unit IDs take ~56 KiB */
 	struct arena ar = { abuf, sizeof(abuf), 0 };
 	ProtobufCAllocator alloc = { arena_alloc, arena_free, &ar };
+	if (!gf_dp_request_strings_ok(req, len, &v1beta1__allocate_request__descriptor, "Allocate", msg, msglen))
+		return GF_GRPC_INVALID_ARGUMENT;
 	V1beta1__AllocateRequest *rq = v1beta1__allocate_request__unpack(&alloc, len, req);
 	if (!rq) {
 		snprintf(msg, msglen, "Allocate: the request is not a valid AllocateRequest");

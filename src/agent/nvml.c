@@ -89,6 +89,18 @@ void gf_nvml_close(struct gf_nvml *n)
 	memset(n, 0, sizeof(*n));
 }
 
+bool gf_nvml_uuid_ok(const char *s)
+{
+	size_t n = 0;
+	if (!s[0] || s[0] == '-')
+		return false;
+	for (; s[n]; n++)
+		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') ||
+		      s[n] == '-'))
+			return false;
+	return n < GF_NVML_UUID_LEN;
+}
+
 const char *gf_nvml_strerror(const struct gf_nvml *n, gf_nvml_return r)
 {
 	const char *s = n->error_string ? n->error_string(r) : NULL;

@@ -126,6 +126,13 @@ void gf_nvml_close(struct gf_nvml *n);
 /* NVML's text for a return code (never NULL). */
 const char *gf_nvml_strerror(const struct gf_nvml *n, gf_nvml_return r);
 
+/* A GPU UUID as NVML writes them ("GPU-" and hex groups): 1..GF_NVML_UUID_LEN-1
+ * letters, digits and '-', not starting with '-'.  The UUID becomes a device
+ * ID, a CDI device name, a folder name under the memcap folder and a label,
+ * so anything else (a '/', "..", quotes, newlines) is refused before it
+ * reaches any of them. */
+bool gf_nvml_uuid_ok(const char *s);
+
 /* Number of entries in the symbol table, and the i-th entry's preferred name
  * (for diagnostics and tests). */
 size_t gf_nvml_symbol_count(void);

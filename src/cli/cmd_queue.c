@@ -65,13 +65,18 @@ static void on_item(void *ud, const char *type, const cJSON *obj)
 	}
 }
 
-/* LIST path into the view; false (said on stderr) when it failed. */
-static bool list(gf_kube_client *k, const char *path, const char *what, gf_qview *v,
+#define MAX_QUEUES 10000
+#define MAX_NAMESPACES 50000
+#define MAX_PODS 200000
+#define MAX_EVENTS 200000
+
+/* LIST path into the view, at most max objects; false (said on stderr) when it failed. */
+static bool list(gf_kube_client *k, const char *path, const char *what, size_t max, gf_qview *v,
 		 gf_err (*add)(gf_qview *, const cJSON *, char *, size_t), bool required)
 {
 	struct feed f = { .v = v, .add = add };
 	char err[512] = "";
-	gf_err e = gf_kube_list(k, path, on_item, &f, err, sizeof(err));
+	gf_err e = gf_kube_list_max(k, path, max, on_item, &f, err, sizeof(err));
 	if (!e && f.err)
 		e = f.err, snprintf(err, sizeof(err), "%s", gf_strerror(e));
 	if (e)
@@ -134,13 +139,17 @@ int gf_cmd_queue(int argc, char **argv)
 		fprintf(stderr, "gpufleet queue: %s\n", gf_strerror(e));
 		goto done;
 	}
-	list(k, "/apis/gpufleet.io/v1alpha1/queues", "Queues (gpufleet.io/v1alpha1)", v, gf_qview_add_queue, false);
-	list(k, "/api/v1/namespaces", "namespaces (their gpufleet.io/queue labels)", v, gf_qview_add_namespace,
+	/* Budgets: Kubernetes' own scalability limits (150,000 pods, 10,000
+	 * namespaces a cluster) with room; an API server that pages forever or
+	 * sends more stops here, not in the memory of the machine. */
+	list(k, "/apis/gpufleet.io/v1alpha1/queues", "Queues (gpufleet.io/v1alpha1)", MAX_QUEUES, v, gf_qview_add_queue,
 	     false);
-	if (!list(k, "/api/v1/pods?fieldSelector=status.phase%3DPending,spec.nodeName%3D", "pending pods", v,
+	list(k, "/api/v1/namespaces", "namespaces (their gpufleet.io/queue labels)", MAX_NAMESPACES, v,
+	     gf_qview_add_namespace, false);
+	if (!list(k, "/api/v1/pods?fieldSelector=status.phase%3DPending,spec.nodeName%3D", "pending pods", MAX_PODS, v,
 		  gf_qview_add_pod, true))
 		goto done;
-	list(k, "/api/v1/events?fieldSelector=reason%3DFailedScheduling", "FailedScheduling events", v,
+	list(k, "/api/v1/events?fieldSelector=reason%3DFailedScheduling", "FailedScheduling events", MAX_EVENTS, v,
 	     gf_qview_add_event, false);
 	gf_qview_build(v, (int64_t)time(NULL));
 	e = json ? gf_qview_render_json(v, &out) : gf_qview_render_table(v, &out);

@@ -485,10 +485,13 @@ static void logf_(gf_kube_log_fn log, void *ud, const char *fmt, ...)
 }
 
 /* LIST all pages; fills rv.  GF_OK or an error with err set. */
+/* max_items 0: no budget; else the items delivered plus one per empty page
+ * may not pass it (a server that pages forever ends with GF_TOOBIG). */
 static gf_err list_all(gf_kube_client *k, const char *path, gf_kube_event_fn fn, void *ud,
-		       char *rv, size_t rvlen, char *err, size_t errlen)
+		       char *rv, size_t rvlen, size_t max_items, char *err, size_t errlen)
 {
 	char cont[4096] = "";
+	size_t spent = 0;
 	for (;;) {
 		char p[8192];
 		snprintf(p, sizeof(p), "%s%slimit=500%s%s", path, strchr(path, '?') ? "&" : "?",
@@ -519,8 +522,16 @@ static gf_err list_all(gf_kube_client *k, const char *path, gf_kube_event_fn fn,
 			return GF_TOOBIG; /* never end a list early: the consumer would drop objects */
 		}
 		snprintf(cont, sizeof(cont), "%s", c ? c : "");
-		const cJSON *it;
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(doc, "items")) fn(ud, "SYNC", it);
+		const cJSON *items = cJSON_GetObjectItemCaseSensitive(doc, "items"), *it;
+		size_t n = (size_t)cJSON_GetArraySize(items);
+		spent += n ? n : 1;
+		if (max_items && spent > max_items) {
+			cJSON_Delete(doc);
+			snprintf(err, errlen, "list %.300s: more than %zu items (empty pages count one): stopped", path,
+				 max_items);
+			return GF_TOOBIG;
+		}
+		cJSON_ArrayForEach(it, items) fn(ud, "SYNC", it);
 		cJSON_Delete(doc);
 		if (!cont[0])
 			break;
@@ -532,7 +543,14 @@ static gf_err list_all(gf_kube_client *k, const char *path, gf_kube_event_fn fn,
 gf_err gf_kube_list(gf_kube_client *k, const char *path, gf_kube_event_fn fn, void *ud, char *err, size_t errlen)
 {
 	char rv[64] = "";
-	return list_all(k, path, fn, ud, rv, sizeof(rv), err, errlen);
+	return list_all(k, path, fn, ud, rv, sizeof(rv), 0, err, errlen);
+}
+
+gf_err gf_kube_list_max(gf_kube_client *k, const char *path, size_t max_items, gf_kube_event_fn fn, void *ud,
+			char *err, size_t errlen)
+{
+	char rv[64] = "";
+	return list_all(k, path, fn, ud, rv, sizeof(rv), max_items, err, errlen);
 }
 
 void gf_kube_reflect(gf_kube_client *k, const char *path, gf_kube_event_fn fn, void *ud,
@@ -549,7 +567,7 @@ void gf_kube_reflect(gf_kube_client *k, const char *path, gf_kube_event_fn fn, v
 		}
 		if (need_list) {
 			rv[0] = '\0';
-			if (list_all(k, path, fn, ud, rv, sizeof(rv), err, sizeof(err))) {
+			if (list_all(k, path, fn, ud, rv, sizeof(rv), 0, err, sizeof(err))) {
 				logf_(log, ud, "list %s failed: %s; retrying", path, err);
 				backoff = backoff ? (backoff * 2 > 5000 ? 5000 : backoff * 2) : 200;
 				continue;

@@ -123,6 +123,13 @@ void gf_kube_reflect(gf_kube_client *k, const char *path, gf_kube_event_fn fn, v
 gf_err gf_kube_list(gf_kube_client *k, const char *path, gf_kube_event_fn fn, void *ud, char *err,
 		    size_t errlen);
 
+/* gf_kube_list with a budget for an answer from a server that may be
+ * hostile: past max_items items (an empty page with a continue token counts
+ * one) it stops with GF_TOOBIG (err names the budget), items delivered stay
+ * delivered, and "SYNCED" is not sent. */
+gf_err gf_kube_list_max(gf_kube_client *k, const char *path, size_t max_items, gf_kube_event_fn fn, void *ud,
+			char *err, size_t errlen);
+
 /*
  * Stop flags: an int set to non-zero (by a signal handler or another
  * thread) with gf_kube_stop() and read with gf_kube_stopped(), both atomic.

@@ -415,6 +415,7 @@ static void pod_affinity(const cJSON *spec, struct gf_k8s_pod *p)
 struct req {
 	int64_t cpu, mem_bytes_milli, gpu, milli, gmem, count;
 	bool has_gpu, has_milli, has_gmem, has_count;
+	const char *milli_text; /* milli as written (in the pod's JSON), for messages */
 };
 
 static bool our_namespace(const char *k)
@@ -454,7 +455,7 @@ static gf_err resource_map(struct dec *d, const cJSON *map, struct req *r, struc
 		if (!strcmp(k, GF_RES_MILLI)) { /* not a quantity: the one rule for milli */
 			if ((e = milli_text(d, k, it->valuestring, &v)))
 				return e;
-			r->milli = v, r->has_milli = true;
+			r->milli = v, r->has_milli = true, r->milli_text = it->valuestring;
 			continue;
 		}
 		if ((e = quantity(d, map, k, &v, &f)))
@@ -524,7 +525,7 @@ static gf_err container(struct dec *d, const cJSON *c, struct req *r, struct gf_
 	if (rl.has_gpu)
 		r->gpu = rl.gpu, r->has_gpu = true;
 	if (rl.has_milli)
-		r->milli = rl.milli, r->has_milli = true;
+		r->milli = rl.milli, r->has_milli = true, r->milli_text = rl.milli_text;
 	if (rl.has_gmem)
 		r->gmem = rl.gmem, r->has_gmem = true;
 	if (rl.has_count)
@@ -563,7 +564,7 @@ static gf_err containers(struct dec *d, const cJSON *spec, const char *key, bool
 		}
 		total->has_gpu |= r.has_gpu;
 		if (r.has_milli && (!total->has_milli || r.milli > total->milli))
-			total->milli = r.milli, total->has_milli = true;
+			total->milli = r.milli, total->has_milli = true, total->milli_text = r.milli_text;
 		if (r.has_gmem && (!total->has_gmem || r.gmem > total->gmem))
 			total->gmem = r.gmem, total->has_gmem = true;
 		if (r.has_count && (!total->has_count || r.count > total->count))
@@ -877,7 +878,7 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 		if ((e = map_str(d, ann, GF_RES_MILLI, &ms)) || (ms && (e = milli_text(d, GF_RES_MILLI, ms, &v))))
 			goto out;
 		if (ms)
-			tot.milli = v, tot.has_milli = true;
+			tot.milli = v, tot.has_milli = true, tot.milli_text = ms;
 		if ((e = ann_int(d, ann, GF_RES_GPU_MEM, &v, &f)))
 			goto out;
 		if (f)
@@ -928,8 +929,9 @@ static gf_err pod_decode(struct dec *d, const cJSON *obj, struct gf_k8s_pod *p)
 		p->req.gpu_mem_mib = tot.has_gmem ? tot.gmem : 0;
 		if (!p->invalid[0] && tot.has_milli && (tot.milli < 1 || tot.milli > GF_MILLI_PER_GPU))
 			snprintf(p->invalid, sizeof(p->invalid),
-				 GF_RES_MILLI " must be 1..1000 (thousandths of one GPU), got %lld",
-				 (long long)tot.milli);
+				 GF_RES_MILLI " must be 1..1000 (thousandths of one GPU), got \"%.24s%s\"",
+				 tot.milli_text ? tot.milli_text : "?",
+				 tot.milli_text && strlen(tot.milli_text) > 24 ? "..." : "");
 		if (!p->invalid[0] && tot.has_gmem && tot.gmem < 1)
 			snprintf(p->invalid, sizeof(p->invalid),
 				 GF_RES_GPU_MEM " must be >= 1 (MiB per GPU), got %lld", (long long)tot.gmem);

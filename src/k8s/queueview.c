@@ -596,6 +596,44 @@ static void est_text(const gf_qview *v, const struct qv_pod *p, char out[64])
 	snprintf(out, 64, "%s (%s%s)", ts, p->est >= v->now ? "in " : "passed ", d);
 }
 
+/* The length of the valid UTF-8 sequence at p (1..4), or 0 (a stray byte). */
+static size_t utf8_len(const unsigned char *p)
+{
+	size_t n = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3 : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+	for (size_t i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* s made safe for a terminal into out (cap bytes, cut between characters):
+ * C0 controls and DEL become \xNN, the C1 controls (U+0080..U+009F, which
+ * some terminals obey as ESC sequences) \u00NN, a byte that is not valid
+ * UTF-8 (0x9b alone is CSI to an 8-bit terminal) \xNN.  Names come from the
+ * API server, reasons from anyone who can write an Event or an annotation:
+ * none of it may move the cursor or retitle the window. */
+static const char *tty(const char *s, char *out, size_t cap)
+{
+	size_t o = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		char tmp[8];
+		size_t w, n = *p < 0x80 ? 1 : utf8_len(p);
+		if (*p < 0x20 || *p == 0x7f || n == 0)
+			w = (size_t)snprintf(tmp, sizeof(tmp), "\\x%02x", *p), n = 1;
+		else if (n == 2 && p[0] == 0xc2 && p[1] <= 0x9f)
+			w = (size_t)snprintf(tmp, sizeof(tmp), "\\u%04x", p[1]);
+		else
+			memcpy(tmp, p, n), w = n;
+		if (o + w >= cap)
+			break;
+		memcpy(out + o, tmp, w);
+		o += w;
+		p += n;
+	}
+	out[o] = '\0';
+	return out;
+}
+
 gf_err gf_qview_render_table(const gf_qview *v, struct gf_obuf *o)
 {
 	if (!v->np) {
@@ -605,7 +643,7 @@ gf_err gf_qview_render_table(const gf_qview *v, struct gf_obuf *o)
 			       "WAITING", "ESTIMATED START", "WHY");
 		for (size_t i = 0; i < v->np; i++) {
 			const struct qv_pod *p = &v->p[i];
-			char pod[520], gpus[32], age[24], est[64];
+			char pod[520], spod[2100], squeue[1100], sreason[4200], gpus[32], age[24], est[64];
 			snprintf(pod, sizeof(pod), "%s/%s", p->ns, p->name);
 			gpu_text(p, gpus);
 			if (p->created)
@@ -613,14 +651,18 @@ gf_err gf_qview_render_table(const gf_qview *v, struct gf_obuf *o)
 			else
 				snprintf(age, sizeof(age), "?");
 			est_text(v, p, est);
-			gf_obuf_printf(o, "%-16s %4zu  %-40s %6s %8d %7s  %-37s %s\n", p->queue[0] ? p->queue : "-",
-				       p->position, pod, gpus, (int)p->priority, age, est, reason_text(v, p) ? reason_text(v, p) : "-");
+			gf_obuf_printf(o, "%-16s %4zu  %-40s %6s %8d %7s  %-37s %s\n",
+				       p->queue[0] ? tty(p->queue, squeue, sizeof(squeue)) : "-", p->position,
+				       tty(pod, spod, sizeof(spod)), gpus, (int)p->priority, age, est,
+				       reason_text(v, p) ? tty(reason_text(v, p), sreason, sizeof(sreason)) : "-");
 		}
 	}
-	for (size_t i = 0; i < v->nq; i++)
+	for (size_t i = 0; i < v->nq; i++) {
+		char sq[1100];
 		if (!v->q[i].exists)
 			gf_obuf_printf(o, "queue %s: no Queue object (gpufleet.io/v1alpha1) of that name; %zu pod(s) name it\n",
-				       v->q[i].name, v->q[i].waiting);
+				       tty(v->q[i].name, sq, sizeof(sq)), v->q[i].waiting);
+	}
 	return gf_obuf_error(o);
 }
 

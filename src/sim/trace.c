@@ -9,7 +9,8 @@
  * byte-order mark before the header (spreadsheets save one) is skipped.
  * A pod's gpu_milli follows gf_gpu_milli_parse (cluster/model.h), the rule
  * of the scheduler's annotation and extended resource, with one addition:
- * 0 means no GPU share (a CPU-only pod, num_gpu 0).
+ * 0 means no GPU share (a CPU-only pod, num_gpu 0); num_gpu 0 with a share is
+ * refused, as num_gpu > 0 without one is.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -354,6 +355,13 @@ static gf_err parse_pods(const char *data, size_t len, const char *file, struct 
 		    (code = field_of(&r, &cols[P_SPEC], &spec)) ||
 		    (code = get_times(&r, cols, p, times ? &tms[count] : NULL)))
 			goto fail;
+		if (ngpu == 0 && milli != 0) {
+			code = gf_csv_fail(&r, GF_PARSE,
+					   "column %d (gpu_milli): a pod with num_gpu 0 takes no GPU share, found %lld "
+					   "(write 0, or give num_gpu)",
+					   cols[P_MILLI].index + 1, (long long)milli);
+			goto fail;
+		}
 		if (ngpu > 0) {
 			if (milli == 0) {
 				code = gf_csv_fail(&r, GF_PARSE,

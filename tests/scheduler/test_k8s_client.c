@@ -330,12 +330,44 @@ static void test_bind(void **st)
 	gf_kube_client_destroy(k);
 }
 
+/* A server that pages forever (a continue token on every page, a page of one
+ * item, then empty pages): gf_kube_list_max stops at its budget with
+ * GF_TOOBIG naming it, having asked for budget + 1 pages, and sends no
+ * SYNCED (the consumer must not drop what it did not see). */
+static void test_list_budget(void **st)
+{
+	(void)st;
+	struct fake f = { 0 };
+	static const char one[] = "{\"metadata\":{\"continue\":\"c\"},\"items\":[{\"metadata\":{\"name\":\"p\"}}]}";
+	static const char none[] = "{\"metadata\":{\"continue\":\"c\"},\"items\":[]}";
+	static char resp[MAXR][256];
+	for (int i = 0; i < MAXR; i++) {
+		const char *b = i < 3 ? one : none;
+		snprintf(resp[i], sizeof(resp[i]),
+			 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s",
+			 strlen(b), b);
+		f.resp[f.nresp++] = resp[i];
+	}
+	fake_start(&f);
+	gf_kube_client *k = client(&f, 0);
+	struct seen s = { .stop_after = 1000 };
+	char err[512] = "";
+	gf_err e = gf_kube_list_max(k, "/api/v1/pods", 5, on_ev, &s, err, sizeof(err));
+	gf_kube_client_destroy(k);
+	fake_stop(&f);
+	if (e != GF_TOOBIG || !strstr(err, "more than 5 items"))
+		fail_msg("%s '%s', want GF_TOOBIG (more than 5 items)", gf_err_name(e), err);
+	assert_int_equal(f.nlines, 6);
+	assert_string_equal(s.log, "SYNC:p SYNC:p SYNC:p ");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_retry_and_status),
 		cmocka_unit_test(test_watch_and_reflect),
 		cmocka_unit_test(test_bind),
+		cmocka_unit_test(test_list_budget),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,7 +130,13 @@ static void test_pod_invalid_requests(void **st)
 		{ "{\"metadata\":{\"name\":\"a\",\"annotations\":{\"gpufleet.io/gpu-milli\":\"0\"}}}",
 		  "gpufleet.io/gpu-milli must be 1..1000" },
 		{ "{\"metadata\":{\"name\":\"a\",\"annotations\":{\"gpufleet.io/gpu-milli\":\"-5\"}}}",
-		  "got -5" },
+		  "got \"-5\"" },
+		/* the value as written, not clamped (it read "got 99999999") */
+		{ "{\"metadata\":{\"name\":\"a\",\"annotations\":{\"gpufleet.io/gpu-milli\":\"12345678901234567890\"}}}",
+		  "got \"12345678901234567890\"" },
+		{ "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
+		  "{\"gpufleet.io/gpu-milli\":\"1234567890123456789012345678901234567890\"}}}]}}",
+		  "got \"123456789012345678901234...\"" },
 		{ "{\"metadata\":{\"name\":\"a\",\"annotations\":{\"gpufleet.io/gpu-milli\":\"1001\"}}}",
 		  "must be 1..1000" },
 		{ "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"containers\":[{\"resources\":{\"limits\":"

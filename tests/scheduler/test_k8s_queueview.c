@@ -268,6 +268,51 @@ static void test_rules(void **st)
 	done(v);
 }
 
+/* Hostile text in the table: names (a hostile API server), a queue label, an
+ * Event's message and the waiting-reason annotation (anyone who can write
+ * those) with ESC sequences, BEL, C1 controls (U+009B CSI, U+0085) and a
+ * stray 0x9b byte: printed escaped, the table has no control byte but '\n'. */
+static void test_table_escapes(void **st)
+{
+	(void)st;
+	gf_qview *v;
+	char err[600] = "";
+	assert_int_equal(gf_qview_create("gpufleet", &v), GF_OK);
+	assert_int_equal(feed(v, gf_qview_add_pod,
+			      "{\"metadata\":{\"name\":\"x\\u001b]0;pwned\\u0007\",\"namespace\":\"t\\u009b2J\","
+			      "\"uid\":\"u1\",\"labels\":{\"gpufleet.io/queue\":\"q\\u001b[31m\"},"
+			      "\"annotations\":{\"gpufleet.io/waiting-reason\":\"why\\u0085\\u009b1;1H\"}},"
+			      "\"spec\":{\"schedulerName\":\"gpufleet\"},\"status\":{\"phase\":\"Pending\"}}",
+			      err, sizeof(err)),
+			 GF_OK);
+	char stray[256];
+	snprintf(stray, sizeof(stray),
+		 "{\"metadata\":{\"name\":\"y\\u007f\",\"namespace\":\"t\",\"uid\":\"u2\",\"labels\":"
+		 "{\"gpufleet.io/queue\":\"r\x9bz\"}},\"spec\":"
+		 "{\"schedulerName\":\"gpufleet\"},\"status\":{\"phase\":\"Pending\"}}");
+	assert_int_equal(feed(v, gf_qview_add_pod, stray, err, sizeof(err)), GF_OK);
+	assert_int_equal(feed(v, gf_qview_add_event,
+			      "{\"metadata\":{\"name\":\"e\",\"namespace\":\"t\"},\"reason\":\"FailedScheduling\","
+			      "\"involvedObject\":{\"kind\":\"Pod\",\"name\":\"y\\u007f\",\"namespace\":\"t\",\"uid\":\"u2\"},"
+			      "\"lastTimestamp\":\"2026-12-01T10:00:00Z\",\"message\":\"m\\u009b?1049h\"}",
+			      err, sizeof(err)),
+			 GF_OK);
+	gf_qview_build(v, 0);
+	const char *got = render(v, false);
+	for (const unsigned char *p = (const unsigned char *)got; *p; p++)
+		if ((*p < 0x20 && *p != '\n') || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+			fail_msg("control byte 0x%02x at offset %zu of the table:\n%s", *p, (size_t)(p - (const unsigned char *)got),
+				 got);
+	assert_non_null(strstr(got, "t\\u009b2J/x\\x1b]0;pwned\\x07"));
+	assert_non_null(strstr(got, "q\\x1b[31m"));
+	assert_non_null(strstr(got, "why\\u0085\\u009b1;1H"));
+	assert_non_null(strstr(got, "t/y\\x7f"));
+	assert_non_null(strstr(got, "r\\x9bz"));
+	assert_null(strstr(got, "r\x9b"));
+	assert_non_null(strstr(got, "m\\u009b?1049h"));
+	done(v);
+}
+
 /* A pod waiting in gpufleet's queue with the given annotations (md) and status.conditions. */
 static gf_err add_noted(gf_qview *v, const char *name, const char *md, const char *conds, char *err)
 {
@@ -385,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_recorded_json),
 		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_estimated_start_condition),
+		cmocka_unit_test(test_table_escapes),
 		cmocka_unit_test(test_errors_and_empty),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -479,6 +479,37 @@ func main() {
 	if status.Code(err) != codes.InvalidArgument {
 		fail("unit 1000: %v", err)
 	}
+	// A device ID with a NUL byte: the C string would end there and name a
+	// real GPU (or unit); refused, the ID named with the NUL escaped.
+	_, err = gpu.Allocate(ctx, &api.AllocateRequest{ContainerRequests: []*api.ContainerAllocateRequest{{DevicesIds: []string{uuid(2) + "\x00junk"}}}})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "device ID '"+uuid(2)+"\\x00junk' holds a NUL byte") {
+		fail("device ID with a NUL: %v", err)
+	}
+	_, err = milli.Allocate(ctx, &api.AllocateRequest{ContainerRequests: []*api.ContainerAllocateRequest{{DevicesIds: []string{uuid(2) + "::5\x00x"}}}})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "holds a NUL byte") {
+		fail("unit ID with a NUL: %v", err)
+	}
+	_, err = gpu.GetPreferredAllocation(ctx, &api.PreferredAllocationRequest{ContainerRequests: []*api.ContainerPreferredAllocationRequest{
+		{AvailableDeviceIDs: []string{uuid(0), uuid(1)}, MustIncludeDeviceIDs: []string{uuid(1) + "\x00"}, AllocationSize: 1}}})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "holds a NUL byte") {
+		fail("GetPreferredAllocation with a NUL in an ID: %v", err)
+	}
+	// Preferred-allocation sizes past the devices there are: refused.
+	_, err = gpu.GetPreferredAllocation(ctx, &api.PreferredAllocationRequest{ContainerRequests: []*api.ContainerPreferredAllocationRequest{
+		{AvailableDeviceIDs: []string{uuid(0), uuid(1)}, AllocationSize: 2000000000}}})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "allocation size 2000000000, this resource has 8 devices") {
+		fail("GetPreferredAllocation of 2e9 GPUs: %v", err)
+	}
+	many := make([]string, 9000)
+	for k := range many {
+		many[k] = fmt.Sprintf("%s::%d", uuid(0), k%1000)
+	}
+	_, err = milli.GetPreferredAllocation(ctx, &api.PreferredAllocationRequest{ContainerRequests: []*api.ContainerPreferredAllocationRequest{
+		{AvailableDeviceIDs: many, AllocationSize: 10}}})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "9000 available") {
+		fail("GetPreferredAllocation of 9,000 of 8,000 units: %v", err)
+	}
+	ok("a device ID with a NUL byte (Allocate, GetPreferredAllocation) and preferred sizes past the devices (2e9 GPUs, 9,000 of 8,000 units) -> InvalidArgument")
 	err = gconn.Invoke(ctx, "/v1beta1.DevicePlugin/Allocate", &api.Empty{}, &api.AllocateResponse{})
 	if err != nil {
 		fail("Allocate with an empty request: %v (want an empty answer)", err)

@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cJSON_Delete(o);
 	struct gf_lease_elector el;
 	gf_lease_elector_init(&el, "fuzz-me", 15, 10, 2);
-	enum gf_lease_step s = gf_lease_plan(&el, &r, 1.0, "T", &w);
+	enum gf_lease_step s = gf_lease_plan(&el, &r, rv, 1.0, "T", &w);
 	if (s != GF_LEASE_WAIT && strcmp(w.holder, "fuzz-me"))
 		abort();
 	return 0;

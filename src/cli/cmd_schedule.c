@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,20 +57,13 @@ static bool service_account_namespace(char *out, size_t outlen)
 	return ok && valid_lease_arg(out);
 }
 
-/* hostname_<16 random hex digits>, as kube-scheduler's hostname_<uuid>: two replicas never share it. */
+/* The hostname; the election appends "_<16 random hex digits>" to every identity
+ * (k8s/lease.h), as kube-scheduler's hostname_<uuid>: two replicas never share it. */
 static const char *default_identity(char *out, size_t outlen)
 {
-	char host[128] = "";
-	if (gethostname(host, sizeof(host) - 1) || !host[0])
-		snprintf(host, sizeof(host), "gpufleet");
-	host[sizeof(host) - 1] = '\0';
-	uint64_t r = 0;
-	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		r = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_sec;
-	}
-	snprintf(out, outlen, "%s_%016llx", host, (unsigned long long)r);
+	if (gethostname(out, outlen - 1) || !out[0])
+		snprintf(out, outlen, "gpufleet");
+	out[outlen - 1] = '\0';
 	return out;
 }
 
@@ -120,7 +112,7 @@ static void usage(FILE *f)
 		"                             coordination.k8s.io/v1 Lease binds (docs/scheduler.md)\n"
 		"      --leader-elect-lease-name NAME       (default gpufleet-scheduler)\n"
 		"      --leader-elect-namespace NS          (default: the service account's, else kube-system)\n"
-		"      --leader-elect-identity ID           (default: hostname_<random>)\n"
+		"      --leader-elect-identity ID           (default: hostname; \"_<random>\" is appended)\n"
 		"      --leader-elect-lease-duration S      (default 15)\n"
 		"      --leader-elect-renew-deadline S      (default 10)\n"
 		"      --leader-elect-retry-period S        (default 2)\n"

@@ -48,11 +48,34 @@
  * descriptor number reused by a new connection is never shut down by
  * mistake.  A sweep is O(open connections) <= max_conns.
  *
+ * Deadlines before the request (server.h): accept (or the end of the
+ * previous request) + line_timeout_s until the request line is in
+ * (libmicrohttpd's URI log callback, which it calls as soon as that line is
+ * parsed), + header_timeout_s until the headers are.
+ *
+ * Slots kept for complete requests (server.h): every tracked connection has
+ * a phase: waiting for its request line, for its headers, receiving its
+ * body (these three are "pending"), or served (the request is complete: the
+ * handler runs or the response is being sent).  npending counts the
+ * pending ones; when an accept or a kept-alive connection's return to
+ * waiting (connection c) makes it pass max_conns - reserved_conns, another
+ * pending connection is cut (the same shutdown as a deadline): one from c's
+ * own client address if it has one, else any; among those, one still
+ * without headers before one sending a body, then the one pending longest.
+ * So pending connections never hold more than max_conns - reserved_conns
+ * slots: libmicrohttpd always has a slot to accept a new client (unless
+ * reserved_conns requests are being served at once); a client address that
+ * keeps opening slow connections cuts its own, and a probe or a scrape from
+ * another address, which sends its request at once, is cut only when an
+ * address with no other pending connection arrives (it would take as many
+ * addresses as slots to starve it).  The choice is O(open connections)
+ * under the mutex, per accept beyond the cap only.
+ *
  * Not HTTP: libmicrohttpd answers a malformed request line that has a
  * method and a target with 400, an unknown HTTP version with 505, and
  * closes the connection without an answer when the first line has no space
  * (one word, or binary bytes); input that never completes a line (e.g. a
- * TLS ClientHello sent to a plain-HTTP port) is cut at the header deadline.
+ * TLS ClientHello sent to a plain-HTTP port) is cut at the request-line deadline.
  * Those answers come from libmicrohttpd (its HTML bodies), not from us.
  */
 #include "http/server.h"
@@ -74,16 +97,31 @@
 #include <time.h>
 
 #define DEFAULT_MEM_BUDGET ((size_t)128 << 20)
-#define DEFAULT_HEADER_TIMEOUT_S 10
+#define DEFAULT_LINE_TIMEOUT_S 3
+#define DEFAULT_HEADER_TIMEOUT_S 5
 #define DEFAULT_REQUEST_TIMEOUT_S 60
 #define BODY_MIN_ALLOC ((size_t)16 << 10)
 #define NO_DEADLINE INT64_MAX
+
+/* Where a connection is in its current request. */
+enum phase {
+	PH_LINE,    /* waiting for the request line (after accept, or between requests) */
+	PH_HEADERS, /* request line in, headers not yet */
+	PH_BODY,    /* headers in, the body still arriving */
+	PH_SERVED,  /* request complete: handler, response */
+	PH_CUT,     /* cut (deadline or eviction): closing */
+};
+#define PENDING(ph) ((ph) <= PH_BODY)
 
 /* A connection being watched for its deadline (socket_context). */
 struct conn {
 	struct conn *prev, *next;
 	int fd;
 	int64_t deadline; /* CLOCK_MONOTONIC ns; NO_DEADLINE once cut */
+	int64_t since;    /* accept, or the end of the previous request */
+	enum phase ph;
+	unsigned char addr[16]; /* the client's address (IPv4: 4 bytes, IPv6: 16) */
+	size_t addr_len;        /* 0: unknown */
 };
 
 struct gf_http_server {
@@ -99,6 +137,8 @@ struct gf_http_server {
 	pthread_cond_t wake;             /* the sweeper's: stop, or an earlier deadline */
 	struct conn *conns;              /* open connections */
 	unsigned nconns;
+	unsigned npending;               /* of them in PH_LINE, PH_HEADERS, PH_BODY */
+	uint64_t evictions;              /* pending connections cut to keep the reserve */
 	int64_t next_sweep;              /* when the sweeper plans to wake */
 	uint64_t deadline_cuts;
 	bool stop;
@@ -262,11 +302,11 @@ static const struct gf_http_route *find_route(const struct gf_http_server *s, co
 
 /* ---- deadlines ------------------------------------------------------------------- */
 
-/* Set c's deadline to now + secs; wake the sweeper when that is earlier
- * than its plan.  Caller holds s->mu. */
-static void set_deadline_locked(gf_http_server *s, struct conn *c, unsigned secs)
+/* Set c's deadline to the absolute time at (ns); wake the sweeper when
+ * that is earlier than its plan.  Caller holds s->mu. */
+static void set_deadline_at_locked(gf_http_server *s, struct conn *c, int64_t at)
 {
-	c->deadline = now_ns() + (int64_t)secs * 1000000000;
+	c->deadline = at;
 	if (c->deadline < s->next_sweep) {
 		s->next_sweep = c->deadline;
 		pthread_cond_signal(&s->wake);
@@ -280,15 +320,103 @@ static struct conn *conn_of(struct MHD_Connection *mc)
 	return ci ? ci->socket_context : NULL;
 }
 
-static void set_deadline(gf_http_server *s, struct MHD_Connection *mc, unsigned secs)
+/* Cut c now (the sweeper's way: libmicrohttpd reads end-of-stream and closes it). */
+static void cut_locked(gf_http_server *s, struct conn *c)
+{
+	shutdown(c->fd, SHUT_RDWR);
+	c->deadline = NO_DEADLINE;
+	if (PENDING(c->ph))
+		s->npending--;
+	c->ph = PH_CUT;
+}
+
+/* Is a a better victim than b (b may be NULL)?  One still without headers
+ * before one sending a body, then the one pending longest. */
+static bool worse(const struct conn *a, const struct conn *b)
+{
+	if (!b)
+		return true;
+	if ((a->ph < PH_BODY) != (b->ph < PH_BODY))
+		return a->ph < PH_BODY;
+	return a->since < b->since;
+}
+
+/* Keep npending <= max_conns - reserved_conns after c became pending: cut
+ * another pending connection from c's own address if there is one, else
+ * any other (see worse()).  A client address that opens more pending
+ * connections thus cuts its own, never a health check from elsewhere.
+ * Caller holds s->mu. */
+static void keep_reserve_locked(gf_http_server *s, const struct conn *c)
+{
+	while (s->npending > s->cfg.max_conns - s->cfg.reserved_conns) {
+		struct conn *same = NULL, *any = NULL;
+		for (struct conn *o = s->conns; o; o = o->next) {
+			if (o == c || !PENDING(o->ph))
+				continue;
+			if (c->addr_len && o->addr_len == c->addr_len && !memcmp(o->addr, c->addr, c->addr_len) &&
+			    worse(o, same))
+				same = o;
+			if (worse(o, any))
+				any = o;
+		}
+		struct conn *victim = same ? same : any;
+		if (!victim)
+			return;
+		cut_locked(s, victim);
+		s->evictions++;
+	}
+}
+
+/* c moves to phase ph (a later one, or PH_LINE for the next request);
+ * deadlines follow (server.h).  Caller holds s->mu. */
+static void enter_locked(gf_http_server *s, struct conn *c, enum phase ph)
+{
+	if (c->ph == PH_CUT)
+		return;
+	bool was = PENDING(c->ph);
+	int64_t now = now_ns(), sec = 1000000000;
+	unsigned line = s->cfg.line_timeout_s < s->cfg.header_timeout_s ? s->cfg.line_timeout_s
+									 : s->cfg.header_timeout_s;
+	c->ph = ph;
+	switch (ph) {
+	case PH_LINE:
+		c->since = now;
+		set_deadline_at_locked(s, c, now + (int64_t)line * sec);
+		break;
+	case PH_HEADERS:
+		set_deadline_at_locked(s, c, c->since + (int64_t)s->cfg.header_timeout_s * sec);
+		break;
+	case PH_BODY:
+		set_deadline_at_locked(s, c, now + (int64_t)s->cfg.request_timeout_s * sec);
+		break;
+	case PH_SERVED:
+	case PH_CUT:
+		break;
+	}
+	if (was && !PENDING(ph))
+		s->npending--;
+	else if (!was && PENDING(ph)) {
+		s->npending++;
+		keep_reserve_locked(s, c);
+	}
+}
+
+static void enter(gf_http_server *s, struct MHD_Connection *mc, enum phase ph)
 {
 	struct conn *c = conn_of(mc);
 	if (!c)
 		return;
 	pthread_mutex_lock(&s->mu);
-	if (c->deadline != NO_DEADLINE)
-		set_deadline_locked(s, c, secs);
+	enter_locked(s, c, ph);
 	pthread_mutex_unlock(&s->mu);
+}
+
+/* libmicrohttpd's URI log callback: the request line is in. */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *mc)
+{
+	(void)uri;
+	enter(cls, mc, PH_HEADERS);
+	return NULL;
 }
 
 static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
@@ -305,13 +433,23 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 			return;
 		}
 		c->fd = ci->connect_fd;
+		c->ph = PH_SERVED; /* not pending until enter_locked() below */
+		const union MHD_ConnectionInfo *ai =
+			MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		if (ai && ai->client_addr && ai->client_addr->sa_family == AF_INET) {
+			memcpy(c->addr, &((const struct sockaddr_in *)(const void *)ai->client_addr)->sin_addr, 4);
+			c->addr_len = 4;
+		} else if (ai && ai->client_addr && ai->client_addr->sa_family == AF_INET6) {
+			memcpy(c->addr, &((const struct sockaddr_in6 *)(const void *)ai->client_addr)->sin6_addr, 16);
+			c->addr_len = 16;
+		}
 		pthread_mutex_lock(&s->mu);
 		c->next = s->conns;
 		if (s->conns)
 			s->conns->prev = c;
 		s->conns = c;
 		s->nconns++;
-		set_deadline_locked(s, c, s->cfg.header_timeout_s);
+		enter_locked(s, c, PH_LINE);
 		pthread_mutex_unlock(&s->mu);
 		*socket_context = c;
 	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
@@ -326,6 +464,8 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 		if (c->next)
 			c->next->prev = c->prev;
 		s->nconns--;
+		if (PENDING(c->ph))
+			s->npending--;
 		pthread_mutex_unlock(&s->mu);
 		free(c);
 		*socket_context = NULL;
@@ -340,9 +480,7 @@ static void *sweeper_main(void *arg)
 		int64_t now = now_ns(), next = NO_DEADLINE;
 		for (struct conn *c = s->conns; c; c = c->next) {
 			if (c->deadline <= now) {
-				/* libmicrohttpd reads end-of-stream and closes it. */
-				shutdown(c->fd, SHUT_RDWR);
-				c->deadline = NO_DEADLINE;
+				cut_locked(s, c);
 				s->deadline_cuts++;
 			} else if (c->deadline < next) {
 				next = c->deadline;
@@ -382,7 +520,7 @@ static enum MHD_Result find_nul(void *cls, enum MHD_ValueKind kind, const char *
 static enum MHD_Result on_headers(gf_http_server *s, struct MHD_Connection *c, const char *url,
 				  const char *method, struct req_state *st)
 {
-	set_deadline(s, c, s->cfg.request_timeout_s);
+	enter(s, c, PH_BODY);
 	st->limit = s->cfg.max_body;
 	st->route = find_route(s, method, url, &st->status);
 	if (st->route && s->cfg.require_client_cert &&
@@ -466,6 +604,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*upload_size = 0; /* consumed (or discarded) */
 		return MHD_YES;
 	}
+	enter(s, c, PH_SERVED); /* the request is complete: no longer evictable */
 	if (st->status)
 		return queue_text(c, st->status, st->msg);
 
@@ -508,15 +647,16 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
 	gf_http_server *s = cls;
-	(void)toe;
 	struct req_state *st = *con_cls;
 	if (!st)
 		return;
 	body_free(s, st);
 	free(st);
 	*con_cls = NULL;
-	/* A kept-alive connection: the next request's headers have header_timeout_s. */
-	set_deadline(s, c, s->cfg.header_timeout_s);
+	/* A kept-alive connection: the next request line and headers are due as
+	 * the first's.  (Any other end closes the connection: CLOSED follows.) */
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		enter(s, c, PH_LINE);
 }
 
 static void free_server(struct gf_http_server *s)
@@ -548,6 +688,13 @@ static void apply_defaults(struct gf_http_config *c)
 		c->max_conns_per_ip = c->max_conns / 4 < 4 ? 4 : c->max_conns / 4;
 	if (!c->header_timeout_s)
 		c->header_timeout_s = DEFAULT_HEADER_TIMEOUT_S;
+	if (!c->line_timeout_s)
+		c->line_timeout_s = DEFAULT_LINE_TIMEOUT_S;
+	if (!c->reserved_conns) {
+		c->reserved_conns = c->max_conns / 8 < 2 ? 2 : c->max_conns / 8;
+		if (c->reserved_conns > c->max_conns / 2)
+			c->reserved_conns = c->max_conns / 2;
+	}
 	if (!c->request_timeout_s)
 		c->request_timeout_s = DEFAULT_REQUEST_TIMEOUT_S;
 }
@@ -593,6 +740,10 @@ gf_err gf_http_server_create(const struct gf_http_config *cfg, gf_http_server **
 	}
 	s->cfg = *cfg;
 	apply_defaults(&s->cfg);
+	if (s->cfg.reserved_conns >= s->cfg.max_conns) {
+		free_server(s);
+		return GF_INVAL;
+	}
 	s->next_sweep = NO_DEADLINE;
 	gf_err e = GF_NOMEM;
 
@@ -629,6 +780,7 @@ gf_err gf_http_server_create(const struct gf_http_config *cfg, gf_http_server **
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, (void *)s,
 				MHD_OPTION_NOTIFY_CONNECTION, on_connection, (void *)s,
+				MHD_OPTION_URI_LOG_CALLBACK, on_request_line, (void *)s,
 				MHD_OPTION_ARRAY, ops,
 				MHD_OPTION_END);
 	if (!s->d) {
@@ -679,7 +831,9 @@ void gf_http_server_stats(gf_http_server *s, struct gf_http_stats *out)
 	out->over_budget = atomic_load(&s->over_budget);
 	pthread_mutex_lock(&s->mu);
 	out->deadline_cuts = s->deadline_cuts;
+	out->evictions = s->evictions;
 	out->connections = s->nconns;
+	out->pending = s->npending;
 	pthread_mutex_unlock(&s->mu);
 }
 

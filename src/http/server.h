@@ -48,13 +48,21 @@
  *  - connections: at most max_conns in all (further clients wait in the
  *    listen backlog until a slot frees) and max_conns_per_ip from one
  *    client address (more are closed at accept);
- *  - deadlines a trickle cannot reset: the complete headers of a request
- *    (the TLS handshake included) must arrive within header_timeout_s of the
- *    connection's accept or of the end of the previous request; the request
- *    (body, handler, response) must then end within request_timeout_s.  A
- *    connection past its deadline is cut (shut down; libmicrohttpd closes
- *    it), whatever bytes it keeps sending.  timeout_s is libmicrohttpd's
- *    idle timeout on top of these.
+ *  - slots kept for complete requests: connections whose request is not yet
+ *    complete (waiting for the request line, the headers or the rest of the
+ *    body: "pending") hold at most max_conns - reserved_conns slots; past
+ *    that the one pending longest is cut (one still without headers before
+ *    one sending a body).  So many slow clients from many addresses cannot
+ *    take every slot: a health check or a scrape, which sends its request at
+ *    once, is accepted and served.
+ *  - deadlines a trickle cannot reset: the request line (the TLS handshake
+ *    included) must arrive within line_timeout_s, and the complete headers
+ *    within header_timeout_s, of the connection's accept or of the end of
+ *    the previous request; the request (body, handler, response) must then
+ *    end within request_timeout_s of its headers.  A connection past its
+ *    deadline is cut (shut down; libmicrohttpd closes it), whatever bytes it
+ *    keeps sending.  timeout_s is libmicrohttpd's idle timeout on top of
+ *    these.
  *  - a NUL byte (%00) in a query argument gets 400: a C string would cut
  *    the value there (labelSelector=app%00... would read as "app").
  */
@@ -113,8 +121,12 @@ struct gf_http_config {
 				 * max_body + max_response when smaller */
 	unsigned max_conns_per_ip; /* connections from one client address
 				    * (0 = max_conns / 4, at least 4) */
-	unsigned header_timeout_s; /* headers (and TLS handshake) deadline (0 = 10 s) */
+	unsigned line_timeout_s;   /* request line (and TLS handshake) deadline (0 = 3 s;
+				    * at most header_timeout_s counts) */
+	unsigned header_timeout_s; /* headers deadline (0 = 5 s) */
 	unsigned request_timeout_s; /* headers to end of response (0 = 60 s) */
+	unsigned reserved_conns;   /* slots pending requests cannot take (0 = max_conns / 8,
+				    * at least 2, at most max_conns / 2); < max_conns */
 	unsigned threads;       /* 0 or 1: one polling thread, handlers one at a time;
 				 * N > 1: a pool of N threads, handlers run concurrently */
 	/* TLS: PEM text (copied by libmicrohttpd at create).  NULL cert = plain HTTP;
@@ -130,7 +142,7 @@ struct gf_http_config {
 };
 
 /* Start serving.  On success *out owns a running server (destroy it).
- * Errors: GF_INVAL (bad config or address), GF_UNAVAILABLE (bind/listen
+ * Errors: GF_INVAL (bad config or address, reserved_conns >= max_conns), GF_UNAVAILABLE (bind/listen
  * failed, e.g. port in use), GF_NOMEM. */
 gf_err gf_http_server_create(const struct gf_http_config *cfg, gf_http_server **out);
 
@@ -146,8 +158,10 @@ struct gf_http_stats {
 	size_t mem_in_use;        /* body bytes charged to mem_budget now */
 	size_t mem_budget;        /* the budget in force */
 	uint64_t over_budget;     /* requests answered 503 for the budget */
-	uint64_t deadline_cuts;   /* connections cut at a header or request deadline */
+	uint64_t deadline_cuts;   /* connections cut at a line, header or request deadline */
+	uint64_t evictions;       /* pending connections cut to keep reserved_conns free */
 	unsigned connections;     /* open connections now */
+	unsigned pending;         /* of them waiting for their request line, headers or body */
 };
 void gf_http_server_stats(gf_http_server *s, struct gf_http_stats *out);
 

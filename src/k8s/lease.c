@@ -11,6 +11,12 @@
  * so standbys do not knock in step; a standby whose holder's lease runs out
  * before its next try tries at that moment instead.
  *
+ * Identity: the caller's, with "_" and 16 hex digits from getrandom()
+ * appended once at start (the nonce), so holderIdentity names this process
+ * and no other.  The elector remembers the spec and resourceVersion of its
+ * last successful write (the answer to the PUT or POST) and counts a Lease
+ * as its own only when it reads that object back (lease.h).
+ *
  * Leadership as the rest of the daemon sees it is a deadline: the
  * monotonic time at which the renew deadline of the last successful write
  * runs out, published atomically.  A binder that checks it before each
@@ -26,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "core/rng.h"
@@ -150,14 +157,40 @@ static bool record_equal(const struct gf_lease_record *a, const struct gf_lease_
 	       a->transitions == b->transitions;
 }
 
-enum gf_lease_step gf_lease_plan(struct gf_lease_elector *e, const struct gf_lease_record *cur, double now,
-				 const char *stamp, struct gf_lease_record *want)
+/* Is cur (read with resourceVersion rv) the object our last successful write produced? */
+static bool wrote_it(struct gf_lease_elector *e, const struct gf_lease_record *cur, const char *rv)
+{
+	if (e->have_attempt && record_equal(&e->attempt, cur)) {
+		/* a write whose answer was lost did land: it is ours (its stamp is unique) */
+		e->have_attempt = false;
+		e->have_written = true;
+		e->written = *cur;
+		snprintf(e->written_rv, sizeof(e->written_rv), "%s", rv ? rv : "");
+	}
+	if (!e->have_written || !record_equal(&e->written, cur))
+		return false;
+	return !rv || !rv[0] || !e->written_rv[0] || !strcmp(rv, e->written_rv);
+}
+
+enum gf_lease_step gf_lease_plan(struct gf_lease_elector *e, const struct gf_lease_record *cur, const char *rv,
+				 double now, const char *stamp, struct gf_lease_record *want)
 {
 	memset(want, 0, sizeof(*want));
 	snprintf(want->holder, sizeof(want->holder), "%s", e->id);
 	want->duration_s = e->lease_s;
 	snprintf(want->renew_time, sizeof(want->renew_time), "%s", stamp);
+	bool ours = cur && wrote_it(e, cur, rv);
+	if (!ours && e->have_written) {
+		/* the Lease we wrote last is gone or rewritten under us: step down, back off */
+		int dur = cur && cur->duration_s > e->lease_s ? cur->duration_s : e->lease_s;
+		e->leading = false;
+		e->have_written = false;
+		e->backoff_until = now + dur;
+		e->stepdowns++;
+	}
 	if (!cur) {
+		if (now < e->backoff_until)
+			return GF_LEASE_WAIT;
 		snprintf(want->acquire_time, sizeof(want->acquire_time), "%s", stamp);
 		return GF_LEASE_CREATE;
 	}
@@ -166,10 +199,11 @@ enum gf_lease_step gf_lease_plan(struct gf_lease_elector *e, const struct gf_lea
 		e->observed_at = now;
 		e->have_observed = true;
 	}
-	bool ours = !strcmp(cur->holder, e->id);
-	if (cur->holder[0] && !ours) {
-		e->leading = false; /* someone else holds it: whatever we thought, we do not lead */
-		if (e->observed_at + cur->duration_s > now)
+	if (!ours) {
+		e->leading = false; /* not our write: whatever we thought, we do not lead */
+		if (now < e->backoff_until)
+			return GF_LEASE_WAIT;
+		if (cur->holder[0] && e->observed_at + cur->duration_s > now)
 			return GF_LEASE_WAIT;
 	}
 	if (ours && cur->acquire_time[0]) {
@@ -182,23 +216,37 @@ enum gf_lease_step gf_lease_plan(struct gf_lease_elector *e, const struct gf_lea
 	return GF_LEASE_UPDATE;
 }
 
-void gf_lease_written(struct gf_lease_elector *e, bool ok, double sent, const struct gf_lease_record *want)
+void gf_lease_written(struct gf_lease_elector *e, bool ok, double sent, const struct gf_lease_record *want,
+		      const char *rv)
 {
-	if (!ok)
-		return; /* a conflict or an error: the next read tells; the deadline runs meanwhile */
+	if (!ok) {
+		/* a conflict or an error: the next read tells; the deadline runs meanwhile */
+		e->have_attempt = true;
+		e->attempt = *want;
+		return;
+	}
+	e->have_attempt = false;
 	e->leading = true;
 	e->renewed_at = sent;
 	e->observed = *want;
 	e->observed_at = sent;
 	e->have_observed = true;
+	e->have_written = true;
+	e->written = *want;
+	snprintf(e->written_rv, sizeof(e->written_rv), "%s", rv ? rv : "");
 }
 
 double gf_lease_expires_in(const struct gf_lease_elector *e, double now)
 {
-	if (!e->have_observed || !e->observed.holder[0] || !strcmp(e->observed.holder, e->id))
+	double until = -1;
+	if (e->have_observed && e->observed.holder[0] &&
+	    !(e->have_written && record_equal(&e->written, &e->observed)))
+		until = e->observed_at + e->observed.duration_s;
+	if (e->backoff_until > now && e->backoff_until > until)
+		until = e->backoff_until;
+	if (until < 0)
 		return -1;
-	double left = e->observed_at + e->observed.duration_s - now;
-	return left > 0 ? left : 0;
+	return until > now ? until - now : 0;
 }
 
 bool gf_lease_leading(const struct gf_lease_elector *e, double now)
@@ -225,6 +273,7 @@ struct gf_leader {
 	volatile int stop;
 	_Atomic int64_t until_ns;	/* leading while CLOCK_MONOTONIC < this */
 	_Atomic unsigned long terms;
+	_Atomic unsigned long stepdowns;
 	struct gf_rng rng;
 	char coll[600], path[600 + GF_K8S_NAME_MAX];
 };
@@ -284,9 +333,12 @@ static gf_err read_lease(struct gf_leader *l, bool *found, struct gf_lease_recor
 	return e;
 }
 
-/* Write the Lease (POST when rv is NULL, else PUT with rv): true on 2xx. */
-static bool write_lease(struct gf_leader *l, const char *rv, const struct gf_lease_record *want)
+/* Write the Lease (POST when rv is NULL, else PUT with rv): true on 2xx, with the
+ * resourceVersion of the object written in out_rv ("" when the answer has none). */
+static bool write_lease(struct gf_leader *l, const char *rv, const struct gf_lease_record *want, char *out_rv,
+			size_t out_rvlen)
 {
+	out_rv[0] = '\0';
 	cJSON *o = gf_lease_encode(l->o.ns, l->o.name, rv, want);
 	char *body = o ? cJSON_PrintUnformatted(o) : NULL;
 	cJSON_Delete(o);
@@ -294,29 +346,44 @@ static bool write_lease(struct gf_leader *l, const char *rv, const struct gf_lea
 		return false;
 	long st = 0;
 	char err[400] = "";
-	gf_err e = gf_kube_request(l->k, rv ? "PUT" : "POST", rv ? l->path : l->coll, "application/json", body,
-				   strlen(body), &st, NULL, err, sizeof(err));
+	cJSON *doc = NULL;
+	gf_err e = gf_kube_json(l->k, rv ? "PUT" : "POST", rv ? l->path : l->coll, "application/json", body, &st,
+				&doc, err, sizeof(err));
 	free(body);
 	if (e)
-		llog(l, "writing lease %s/%s: %s", l->o.ns, l->o.name, err);
+		llog(l, "writing lease %s/%s: %s", l->o.ns, l->o.name, err[0] ? err : gf_strerror(e));
 	else if (st / 100 != 2 && st != 409)
 		llog(l, "writing lease %s/%s: HTTP %ld", l->o.ns, l->o.name, st);
-	return !e && st / 100 == 2;
+	bool ok = !e && st / 100 == 2;
+	if (ok && doc) {
+		struct gf_lease_record back;
+		if (gf_lease_decode(doc, &back, out_rv, out_rvlen, err, sizeof(err)))
+			out_rv[0] = '\0';
+	}
+	cJSON_Delete(doc);
+	return ok;
 }
 
 static void round_once(struct gf_leader *l)
 {
 	double t = mono_s();
 	struct gf_lease_record cur, want;
-	char rv[GF_K8S_RV_MAX], stamp[GF_LEASE_TIME_MAX];
+	char rv[GF_K8S_RV_MAX], nrv[GF_K8S_RV_MAX], stamp[GF_LEASE_TIME_MAX];
 	bool found;
 	if (read_lease(l, &found, &cur, rv, sizeof(rv)))
 		return;
 	gf_lease_stamp(stamp);
-	enum gf_lease_step s = gf_lease_plan(&l->e, found ? &cur : NULL, t, stamp, &want);
+	unsigned long down = l->e.stepdowns;
+	enum gf_lease_step s = gf_lease_plan(&l->e, found ? &cur : NULL, found ? rv : NULL, t, stamp, &want);
+	if (l->e.stepdowns != down) {
+		atomic_store(&l->stepdowns, l->e.stepdowns);
+		llog(l, "lease %s/%s was rewritten by someone else (holder '%s'): stepping down for %.0f s",
+		     l->o.ns, l->o.name, found ? cur.holder : "(deleted)", l->e.backoff_until - t);
+	}
 	if (s == GF_LEASE_WAIT)
 		return;
-	gf_lease_written(&l->e, write_lease(l, s == GF_LEASE_CREATE ? NULL : rv, &want), t, &want);
+	bool ok = write_lease(l, s == GF_LEASE_CREATE ? NULL : rv, &want, nrv, sizeof(nrv));
+	gf_lease_written(&l->e, ok, t, &want, nrv);
 }
 
 static void publish(struct gf_leader *l, bool leading)
@@ -359,13 +426,19 @@ gf_err gf_leader_start(const struct gf_leader_opts *o, gf_leader **out)
 	*out = NULL;
 	if (!o->ns || !o->ns[0] || !o->name || !o->name[0] || !o->identity || !o->identity[0] ||
 	    strlen(o->ns) >= GF_K8S_NAME_MAX || strlen(o->name) >= GF_K8S_NAME_MAX ||
-	    strlen(o->identity) >= GF_LEASE_ID_MAX)
+	    strlen(o->identity) >= GF_LEASE_ID_MAX - GF_LEASE_NONCE_LEN)
 		return GF_INVAL;
+	uint64_t nonce;
+	if (getrandom(&nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce))
+		return GF_UNAVAILABLE;
 	struct gf_leader *l = calloc(1, sizeof(*l));
 	if (!l)
 		return GF_NOMEM;
 	l->o = *o;
-	gf_lease_elector_init(&l->e, o->identity, o->lease_s, o->renew_s, o->retry_s);
+	char id[GF_LEASE_ID_MAX];
+	snprintf(id, sizeof(id), "%s_%016llx", o->identity, (unsigned long long)nonce);
+	gf_lease_elector_init(&l->e, id, o->lease_s, o->renew_s, o->retry_s);
+	l->o.identity = l->e.id;
 	if (l->e.renew_s >= l->e.lease_s || l->e.retry_s >= l->e.renew_s) {
 		free(l);
 		return GF_INVAL;
@@ -382,6 +455,7 @@ gf_err gf_leader_start(const struct gf_leader_opts *o, gf_leader **out)
 	}
 	atomic_init(&l->until_ns, 0);
 	atomic_init(&l->terms, 0);
+	atomic_init(&l->stepdowns, 0);
 	if (pthread_create(&l->t, NULL, leader_main, l)) {
 		gf_kube_client_destroy(l->k);
 		free(l);
@@ -404,6 +478,16 @@ unsigned long gf_leader_terms(gf_leader *l)
 	return l ? atomic_load(&l->terms) : 0;
 }
 
+const char *gf_leader_identity(const gf_leader *l)
+{
+	return l->e.id;
+}
+
+unsigned long gf_leader_stepdowns(gf_leader *l)
+{
+	return l ? atomic_load(&l->stepdowns) : 0;
+}
+
 void gf_leader_stop(gf_leader *l)
 {
 	if (!l)
@@ -415,10 +499,13 @@ void gf_leader_stop(gf_leader *l)
 		struct gf_lease_record cur, rel;
 		char rv[GF_K8S_RV_MAX], stamp[GF_LEASE_TIME_MAX];
 		bool found;
-		if (!read_lease(l, &found, &cur, rv, sizeof(rv)) && found && !strcmp(cur.holder, l->e.id)) {
+		char nrv[GF_K8S_RV_MAX];
+		/* only the object we wrote: never release one rewritten under us */
+		if (!read_lease(l, &found, &cur, rv, sizeof(rv)) && found && !strcmp(cur.holder, l->e.id) &&
+		    l->e.have_written && !strcmp(cur.renew_time, l->e.written.renew_time)) {
 			gf_lease_stamp(stamp);
 			gf_lease_release_record(&cur, stamp, &rel);
-			if (write_lease(l, rv, &rel))
+			if (write_lease(l, rv, &rel, nrv, sizeof(nrv)))
 				llog(l, "released lease %s/%s", l->o.ns, l->o.name);
 		}
 	}

@@ -31,6 +31,20 @@
  *   binding requests by it).
  * - On a clean stop the leader releases: holderIdentity "" and
  *   leaseDurationSeconds 1, so a standby takes over at its next try.
+ *
+ * Beyond client-go, against two leaders:
+ * - gf_leader appends a per-process nonce ("_" and 16 hex digits from
+ *   getrandom) to the identity it is given, so two replicas started with
+ *   the same --leader-elect-identity are still two candidates.
+ * - A Lease naming us counts as ours only when it is the very object our
+ *   last successful write produced: the same spec and, when the API server
+ *   told us, the same resourceVersion.  One we did not write (a twin
+ *   holding our name, a third party's edit, a write of ours we took for
+ *   failed is the exception: its spec is recognised) is another holder's.
+ * - A leader that finds the Lease rewritten under it, naming anyone, steps
+ *   down at once and does not try again for a full lease duration (ours or
+ *   the record's, whichever is longer), so a forged or short-lived record
+ *   cannot hand leadership back and forth inside one retry period.
  */
 #ifndef GF_K8S_LEASE_H
 #define GF_K8S_LEASE_H
@@ -81,6 +95,13 @@ struct gf_lease_elector {
 	double observed_at;		/* caller's clock when observed last changed */
 	bool leading;			/* our last write succeeded and we have not lost since */
 	double renewed_at;		/* when that write was sent */
+	bool have_written;		/* written/written_rv: our last successful write, not yet lost */
+	struct gf_lease_record written;
+	char written_rv[GF_K8S_RV_MAX];	/* its resourceVersion; "" when the answer did not say */
+	bool have_attempt;		/* attempt: a write whose answer we did not get */
+	struct gf_lease_record attempt;
+	double backoff_until;		/* after stepping down: no try before this (caller's clock) */
+	unsigned long stepdowns;	/* times our Lease was found rewritten by someone else */
 };
 
 /* id is copied (truncated to GF_LEASE_ID_MAX - 1); durations in seconds, <= 0: the defaults. */
@@ -95,19 +116,26 @@ enum gf_lease_step {
 
 /*
  * What to do having read the Lease at time now: cur is its spec, NULL when
- * it does not exist; stamp is the wall-clock MicroTime to write.  Fills
- * *want for CREATE and UPDATE.  WAIT also ends our leadership if the
- * record names someone else (it was taken: stop at once).
+ * it does not exist; rv its resourceVersion (NULL or "": unknown); stamp is
+ * the wall-clock MicroTime to write.  Fills *want for CREATE and UPDATE.
+ * WAIT also ends our leadership if the record is not the one we wrote last
+ * (it was taken or rewritten: stop at once, and back off a lease duration).
  */
-enum gf_lease_step gf_lease_plan(struct gf_lease_elector *e, const struct gf_lease_record *cur, double now,
-				 const char *stamp, struct gf_lease_record *want);
-
-/* The write planned at time sent (the time taken before reading) succeeded or not (409, error). */
-void gf_lease_written(struct gf_lease_elector *e, bool ok, double sent, const struct gf_lease_record *want);
+enum gf_lease_step gf_lease_plan(struct gf_lease_elector *e, const struct gf_lease_record *cur, const char *rv,
+				 double now, const char *stamp, struct gf_lease_record *want);
 
 /*
- * Seconds from now until another holder's lease runs out on our clock (0:
- * already); -1 when no other holder is known (none seen, released, ours).
+ * The write planned at time sent (the time taken before reading) succeeded
+ * or not (409, error, no answer).  rv: the resourceVersion of the object the
+ * API server answered with (NULL or "": unknown).
+ */
+void gf_lease_written(struct gf_lease_elector *e, bool ok, double sent, const struct gf_lease_record *want,
+		      const char *rv);
+
+/*
+ * Seconds from now until another holder's lease runs out on our clock, or
+ * a step-down's back-off ends, whichever is later (0: already); -1 when
+ * there is nothing to wait for (none seen, released, ours).
  */
 double gf_lease_expires_in(const struct gf_lease_elector *e, double now);
 
@@ -125,7 +153,7 @@ typedef struct gf_leader gf_leader;
 struct gf_leader_opts {
 	const struct gf_kube_conn *conn;
 	const char *ns, *name;		/* the Lease */
-	const char *identity;
+	const char *identity;		/* "_<16 hex digits>" is appended (GF_LEASE_NONCE_LEN) */
 	int lease_s, renew_s, retry_s;	/* <= 0: 15, 10, 2 */
 	uint64_t seed;			/* the standby's retry jitter */
 	/* called on the leader thread when leadership is gained (true) or lost
@@ -136,8 +164,20 @@ struct gf_leader_opts {
 	void *log_ud;
 };
 
-/* Start electing (a thread).  GF_NOMEM, GF_INVAL (renew >= lease, names missing). */
+#define GF_LEASE_NONCE_LEN 17	/* "_" and 16 hex digits */
+
+/*
+ * Start electing (a thread) as identity + nonce.  GF_NOMEM, GF_INVAL (renew
+ * >= lease, names missing, identity longer than GF_LEASE_ID_MAX - 1 -
+ * GF_LEASE_NONCE_LEN), GF_UNAVAILABLE (getrandom failed: no nonce).
+ */
 gf_err gf_leader_start(const struct gf_leader_opts *o, gf_leader **out);
+
+/* The identity this process writes as holderIdentity (with its nonce); valid until gf_leader_stop. */
+const char *gf_leader_identity(const gf_leader *l);
+
+/* Times this process found its Lease rewritten by someone else and stepped down; any thread. */
+unsigned long gf_leader_stepdowns(gf_leader *l);
 
 /* Leading now?  Any thread; reads the monotonic clock.  NULL: true (no election: always lead). */
 bool gf_leader_leading(gf_leader *l);

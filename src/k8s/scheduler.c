@@ -1558,8 +1558,12 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 	gf_obuf_printf(o, "# HELP gpufleet_leader 1 if this replica leads (binds), 0 if a standby; 1 without leader election.\n"
 			  "# TYPE gpufleet_leader gauge\ngpufleet_leader %d\n"
 			  "# HELP gpufleet_leader_takeovers_total Terms begun as leader (bound pods read from the API server).\n"
-			  "# TYPE gpufleet_leader_takeovers_total counter\ngpufleet_leader_takeovers_total %llu\n",
-		       gf_leader_leading(d->leader) ? 1 : 0, (unsigned long long)d->takeovers);
+			  "# TYPE gpufleet_leader_takeovers_total counter\ngpufleet_leader_takeovers_total %llu\n"
+			  "# HELP gpufleet_leader_stepdowns_total Times this replica found its Lease rewritten by "
+			  "someone else and stepped down for a lease duration.\n"
+			  "# TYPE gpufleet_leader_stepdowns_total counter\ngpufleet_leader_stepdowns_total %lu\n",
+		       gf_leader_leading(d->leader) ? 1 : 0, (unsigned long long)d->takeovers,
+		       gf_leader_stepdowns(d->leader));
 	if (d->gangs)
 		gf_obuf_printf(o, "# HELP gpufleet_pod_groups PodGroups known, of both APIs (read only; by API: gpufleet_gangs).\n"
 				  "# TYPE gpufleet_pod_groups gauge\ngpufleet_pod_groups %zu\n"
@@ -2307,7 +2311,7 @@ gf_err gf_kube_scheduler_run(const struct gf_kube_sched_opts *opts, char *err, s
 				 d->o.identity ? d->o.identity : "(none)");
 			goto out;
 		}
-		logline("leader election on lease %s/%s as %s", lo2.ns, lo2.name, lo2.identity);
+		logline("leader election on lease %s/%s as %s", lo2.ns, lo2.name, gf_leader_identity(d->leader));
 	}
 	if (pthread_create(&st, NULL, sched_main, d)) {
 		e = GF_NOMEM;

@@ -273,7 +273,9 @@ static void test_tls_handshake_trickle(void **st)
 		.bind_addr = "127.0.0.1",
 		.routes = routes,
 		.nroutes = 2,
-		.max_conns = NTRICKLE,
+		/* the trickles and the request fit among the pending (2 slots reserved) */
+		.max_conns = NTRICKLE + 4,
+		.reserved_conns = 2,
 		.max_conns_per_ip = NTRICKLE,
 		.header_timeout_s = 1,
 		.threads = 2,

@@ -66,6 +66,22 @@ struct cache_entry {
 	int64_t score;
 };
 
+/*
+ * A class's entry in a shape's row: its score (valid while version equals the
+ * class's gen) and the shape view's bookkeeping, side by side so that
+ * bringing a view up to date touches one cache line per class.
+ */
+struct class_entry {
+	uint32_t version;
+	int16_t hint;
+	bool fits;		/* the filter's answer, valid while fgen is the class's gen */
+	uint8_t pad;
+	int64_t score;
+	uint32_t count;		/* nodes the view counts as feasible */
+	uint32_t pgen, prank;	/* gen and first member's rank at the view's last push */
+	uint32_t fgen;
+};
+
 /* A node's state as a cacheable policy sees it; no implicit padding, so memcmp works. */
 struct class_key {
 	int64_t cpu_free, mem_free;
@@ -80,12 +96,16 @@ _Static_assert(sizeof(struct class_key) == 104, "class_key has implicit padding"
 
 /* A class of nodes in the same state.  Owned by gf_sched; mem[] by the class. */
 struct nclass {
-	struct class_key key;
-	uint64_t hash;
+	/* what a decision reads first, in one cache line */
 	uint32_t gen;		/* bumped whenever the id is (re)used; score entries carry it */
+	uint32_t nmem;
+	uint32_t first;		/* mem[0] when nmem > 0 */
+	uint32_t first_rank;	/* its rank */
 	uint32_t live;		/* position in live[] */
+	uint32_t cap;
 	uint32_t *mem;		/* member nodes, ascending rank */
-	uint32_t nmem, cap;
+	uint64_t hash;
+	struct class_key key;
 };
 
 #define NO_CLASS UINT32_MAX
@@ -107,8 +127,6 @@ struct shape_view {
 	uint64_t cursor;	/* class log entries applied */
 	uint64_t epoch;		/* classes_rebuild count it was built under */
 	uint64_t nfeasible;	/* nodes in feasible classes */
-	uint32_t *count;	/* per class id: nodes counted in nfeasible */
-	uint32_t *pgen, *prank;	/* per class id: gen and rank of the last push */
 	struct view_entry *heap;
 	size_t nheap, heap_cap;
 };
@@ -124,7 +142,7 @@ struct gf_sched {
 	/* shape interning: hash slots hold shape index + 1 (0 = empty) */
 	struct shape_key *shapes;
 	struct cache_entry **rows;	/* per shape: nodes' scores, allocated on first use */
-	struct cache_entry **crows;	/* per shape: classes' scores (version = class gen) */
+	struct class_entry **crows;	/* per shape: classes' entries, by class id */
 	uint32_t *crow_len;
 	size_t nshapes, shape_cap;
 	uint32_t *slots;
@@ -159,9 +177,6 @@ static void view_free(struct shape_view *v)
 {
 	if (!v)
 		return;
-	free(v->count);
-	free(v->pgen);
-	free(v->prank);
 	free(v->heap);
 	free(v);
 }
@@ -372,10 +387,11 @@ static size_t shape_index(gf_sched *s, const struct gf_pod_spec *p)
 		if (!rows)
 			return SIZE_MAX;
 		s->rows = rows;
-		rows = realloc(s->crows, cap * sizeof(*rows));
-		if (!rows)
+		struct class_entry **crows = realloc(s->crows, cap * sizeof(*crows));
+
+		if (!crows)
 			return SIZE_MAX;
-		s->crows = rows;
+		s->crows = crows;
 		uint32_t *len = realloc(s->crow_len, cap * sizeof(*len));
 
 		if (!len)
@@ -643,6 +659,8 @@ static gf_err node_enter(gf_sched *s, uint32_t i)
 	memmove(&c->mem[pos + 1], &c->mem[pos], (c->nmem - pos) * sizeof(*c->mem));
 	c->mem[pos] = i;
 	c->nmem++;
+	c->first = c->mem[0];
+	c->first_rank = s->rank[c->first];
 	s->node_class[i] = id;
 	s->clog[s->nclog++ % CLASS_LOG] = id;
 	return GF_OK;
@@ -656,6 +674,10 @@ static void node_leave(gf_sched *s, uint32_t i)
 
 	memmove(&c->mem[pos], &c->mem[pos + 1], (c->nmem - pos - 1) * sizeof(*c->mem));
 	c->nmem--;
+	if (c->nmem > 0) {
+		c->first = c->mem[0];
+		c->first_rank = s->rank[c->first];
+	}
 	s->node_class[i] = NO_CLASS;
 	s->clog[s->nclog++ % CLASS_LOG] = id;
 	if (c->nmem == 0)
@@ -725,34 +747,34 @@ static gf_err classes_sync(gf_sched *s)
 	return GF_OK;
 }
 
-/* Class id's score for pod p, computed on member node, through the class score cache. */
-static int64_t score_class(gf_sched *s, size_t shape, uint32_t id, uint32_t node,
-			   const struct gf_pod_spec *p, int *hint)
+/* The entry of class id in shape's row, the row grown as needed; NULL on out-of-memory. */
+static struct class_entry *class_entry_at(gf_sched *s, size_t shape, uint32_t id)
 {
-	struct cache_entry *e = NULL;
+	if (id >= s->crow_len[shape]) {
+		uint32_t len = s->crow_len[shape] ? s->crow_len[shape] : 64;
+
+		while (len <= id)
+			len *= 2;
+		if (len > s->n)
+			len = (uint32_t)s->n;
+		struct class_entry *row = realloc(s->crows[shape], len * sizeof(*row));
+
+		if (!row)
+			return NULL;
+		memset(&row[s->crow_len[shape]], 0, (len - s->crow_len[shape]) * sizeof(*row));
+		s->crows[shape] = row;
+		s->crow_len[shape] = len;
+	}
+	return &s->crows[shape][id];
+}
+
+/* Class id's score for pod p, computed on member node, kept in e (NULL: not kept). */
+static int64_t score_class_in(gf_sched *s, struct class_entry *e, uint32_t id, uint32_t node,
+			      const struct gf_pod_spec *p, int *hint)
+{
 	uint32_t gen = s->cls[id].gen;
 	int64_t sc;
 
-	if (shape != SIZE_MAX) {
-		if (id >= s->crow_len[shape]) {
-			uint32_t len = s->crow_len[shape] ? s->crow_len[shape] : 64;
-
-			while (len <= id)
-				len *= 2;
-			if (len > s->n)
-				len = (uint32_t)s->n;
-			struct cache_entry *row = realloc(s->crows[shape], len * sizeof(*row));
-
-			if (row) {
-				memset(&row[s->crow_len[shape]], 0,
-				       (len - s->crow_len[shape]) * sizeof(*row));
-				s->crows[shape] = row;
-				s->crow_len[shape] = len;
-			}
-		}
-		if (id < s->crow_len[shape])
-			e = &s->crows[shape][id];
-	}
 	if (e && e->version == gen) {
 		s->cached++;
 		*hint = e->hint;
@@ -764,9 +786,18 @@ static int64_t score_class(gf_sched *s, size_t shape, uint32_t id, uint32_t node
 	if (e) {
 		e->version = gen;
 		e->score = sc;
-		e->hint = *hint;
+		e->hint = (int16_t)*hint;
 	}
 	return sc;
+}
+
+/* Class id's score through shape's row (shape SIZE_MAX: no cache). */
+static int64_t score_class(gf_sched *s, size_t shape, uint32_t id, uint32_t node,
+			   const struct gf_pod_spec *p, int *hint)
+{
+	struct class_entry *e = shape == SIZE_MAX ? NULL : class_entry_at(s, shape, id);
+
+	return score_class_in(s, e, id, node, p, hint);
 }
 
 /*
@@ -889,30 +920,41 @@ static gf_err view_apply(gf_sched *s, size_t shape, struct shape_view *v, uint32
 			 const struct gf_pod_spec *p)
 {
 	const struct nclass *c = &s->cls[id];
+	struct class_entry *e = class_entry_at(s, shape, id);
 	int hint;
 
-	v->nfeasible -= v->count[id];
-	v->count[id] = 0;
-	if (c->nmem == 0 || !gf_cluster_fits(s->env.cluster, s->env.cat, c->mem[0], p))
+	if (!e)
+		return GF_NOMEM;
+	v->nfeasible -= e->count;
+	e->count = 0;
+	if (c->nmem == 0)
 		return GF_OK;
-	v->count[id] = c->nmem;
+	if (e->fgen != c->gen) {	/* the filter's answer is fixed for the class's life */
+		e->fgen = c->gen;
+		e->fits = gf_cluster_fits(s->env.cluster, s->env.cat, c->first, p);
+	}
+	if (!e->fits)
+		return GF_OK;
+	e->count = c->nmem;
 	v->nfeasible += c->nmem;
-	uint32_t rank = s->rank[c->mem[0]];
+	uint32_t rank = c->first_rank;
 
-	if (v->pgen[id] == c->gen && v->prank[id] == rank)
+	if (e->pgen == c->gen && e->prank == rank)
 		return GF_OK;	/* its entry in the heap is still right */
-	struct view_entry e = { score_class(s, shape, id, c->mem[0], p, &hint), rank, id, c->gen };
+	struct view_entry ve = { score_class_in(s, e, id, c->first, p, &hint), rank, id, c->gen };
 
-	v->pgen[id] = c->gen;
-	v->prank[id] = rank;
-	return view_push(v, &e);
+	e->pgen = c->gen;
+	e->prank = rank;
+	return view_push(v, &ve);
 }
 
 static gf_err view_rebuild(gf_sched *s, size_t shape, struct shape_view *v,
 			   const struct gf_pod_spec *p)
 {
-	memset(v->count, 0, s->n * sizeof(*v->count));
-	memset(v->pgen, 0, s->n * sizeof(*v->pgen));
+	for (uint32_t id = 0; id < s->crow_len[shape]; id++) {
+		s->crows[shape][id].count = 0;
+		s->crows[shape][id].pgen = 0;	/* fits and the score stay: they follow gen */
+	}
 	v->nfeasible = 0;
 	v->nheap = 0;
 	v->cursor = s->nclog;
@@ -936,13 +978,6 @@ static struct shape_view *view_get(gf_sched *s, size_t shape, const struct gf_po
 		v = calloc(1, sizeof(*v));
 		if (!v)
 			return NULL;
-		v->count = calloc(s->n, sizeof(*v->count));
-		v->pgen = calloc(s->n, sizeof(*v->pgen));
-		v->prank = calloc(s->n, sizeof(*v->prank));
-		if (!v->count || !v->pgen || !v->prank) {
-			view_free(v);
-			return NULL;
-		}
 		v->epoch = s->epoch - 1;	/* built below */
 		s->views[shape] = v;
 	}
@@ -964,7 +999,7 @@ static struct shape_view *view_get(gf_sched *s, size_t shape, const struct gf_po
 		const struct view_entry *t = &v->heap[0];
 		const struct nclass *c = &s->cls[t->id];
 
-		if (c->gen == t->gen && c->nmem > 0 && s->rank[c->mem[0]] == t->rank)
+		if (c->gen == t->gen && c->nmem > 0 && c->first_rank == t->rank)
 			break;
 		view_pop(v);
 	}

@@ -19,26 +19,38 @@
  * CPU and memory capacity - get the same filter result, score and GPU hint
  * from every policy whose score is a pure function of (node state, pod
  * shape) (ops->cacheable).  For those policies with the fixed priority
- * tie-break, a decision walks the classes instead of the nodes: it filters
- * and scores each class once (through a per-(shape, class) score cache), and
- * takes the best score, ties to the lowest (priority, index) member - each
- * class keeps its members sorted by that rank, so its best member is the
- * first one (the first allowed one under a mask).  That is exactly the node
- * the per-node loop picks: the best score, then the lowest priority, then the
- * lowest index.  Cost per decision: O(live classes), not O(nodes); with a
- * mask, plus a bit test per member of each feasible class.
+ * tie-break, a decision takes the best score over classes, ties to the
+ * lowest (priority, index) member: each class keeps its members sorted by
+ * that rank, so its candidate is its first member (the first allowed one
+ * under a mask).  That is exactly the node the per-node loop picks: the best
+ * score, then the lowest priority, then the lowest index.
  *   Incremental: the classes follow the cluster's change journal
  *   (gf_cluster_changed_node); a changed node's key is recomputed and, if it
  *   differs, the node leaves its class (binary search and memmove in the
  *   rank-sorted member array) and joins the class of its new key (one hash
  *   lookup; an emptied class is dropped and its id reused with a new
- *   generation, so cached class scores die with it).  A journal that no
- *   longer reaches back, a reset, or new priorities rebuild all classes, O(n).
+ *   generation, so whatever was cached for the old one dies with it).  Every
+ *   join and leave is appended to the class log.  A journal that no longer
+ *   reaches back, a reset, or new priorities rebuild all classes, O(n).
+ *   Shape views (unmasked decisions, with SCORE_CACHE): each pod shape keeps
+ *   a lazy max-heap of the classes it fits, keyed (score, -first member's
+ *   rank), and the number of nodes in them.  Its next decision applies the
+ *   class log entries since its last one (fits and score are fixed for a
+ *   class generation and remembered in the shape's row), pushes a class
+ *   whose generation or first member changed, and pops stale tops; it
+ *   rebuilds from the live classes when that is cheaper (more entries than
+ *   classes, or a heap mostly stale).  Cost per decision: the changes since
+ *   the shape last decided, at most the live classes, times log of the heap;
+ *   amortised, about two log entries per placement for each shape in use,
+ *   whatever the number of nodes.
+ *   Masked decisions, or without the score cache, walk the live classes:
+ *   filter and score each once, plus a bit test per member of each feasible
+ *   class under a mask.  O(live classes).
  *   Left on the per-node loop: Random (it draws among feasible nodes), the
  *   random tie-break (its draws depend on node order), and pods that serve a
  *   model (their tie-break reads each node's served-model list).
- *   Where every node is in a state of its own the classes are the nodes and
- *   the decision costs what the per-node loop does, plus the bookkeeping.
+ *   Where every node is in a state of its own the classes are the nodes; the
+ *   shape views still spare the walk over them (docs/simulate.md, measured).
  *
  * Ties of the best score: a pod that serves a model (served_model != 0)
  * goes first to a tied node that has run that model (its image and weights
@@ -1009,7 +1021,7 @@ static struct shape_view *view_get(gf_sched *s, size_t shape, const struct gf_po
 /*
  * The unmasked decision through p's shape view: sets *best, *best_hint and
  * out->nfeasible; false if nothing is feasible.  GF_NOMEM in *err: the caller
- * decides another way.
+ * decides another way (GF_STATE: the view lost count; it rebuilds next time).
  */
 static bool choose_by_view(gf_sched *s, const struct gf_pod_spec *p, struct gf_placement *out,
 			   uint32_t *best, int *best_hint, gf_err *err)
@@ -1020,6 +1032,11 @@ static bool choose_by_view(gf_sched *s, const struct gf_pod_spec *p, struct gf_p
 	*err = GF_OK;
 	if (!v) {
 		*err = GF_NOMEM;
+		return false;
+	}
+	if (v->nfeasible > 0 && v->nheap == 0) {
+		v->epoch = s->epoch - 1;	/* cannot happen; if it does, rebuild and walk */
+		*err = GF_STATE;
 		return false;
 	}
 	out->nfeasible = (uint32_t)v->nfeasible;

@@ -85,6 +85,7 @@ test-release:
 bench:
 	$(MAKE) build TESTS=OFF
 	./$(BUILD)/bench/bench_simulate
+	./$(BUILD)/bench/bench_scale 1 2 4 8 16
 
 # The OCI image (scripts/build-image: buildah, from scratch, nothing pulled):
 # a Release build of the binary alone (warning-free with gcc and clang:

@@ -588,6 +588,180 @@ static void test_random(void **state)
 	fx_free(f);
 }
 
+
+/*
+ * Node classes (feature NODE_CLASSES) against the per-node loop: two copies
+ * of one cluster, one scheduler each, the same seeded mix of placements (some
+ * masked, some of pods serving a model), binds, unbinds, bursts of changes
+ * longer than the cluster's journal, resets and new priorities.  Every
+ * decision must agree field by field, and the classes must match a
+ * from-scratch grouping of the nodes after every step.
+ */
+struct twin {
+	gf_cluster *c[2];
+	gf_sched *s[2];
+	struct gf_policy_env env[2];
+	struct bound {
+		uint32_t node;
+		int pod;
+		uint8_t gpus[GF_MAX_GPUS];
+	} *bound;
+	size_t nbound;
+};
+
+static void twin_unbind_one(struct twin *t, struct gf_rng *rng, const struct gf_pod_spec *pods)
+{
+	size_t k = (size_t)gf_rng_below(rng, t->nbound);
+	struct bound b = t->bound[k];
+
+	for (int w = 0; w < 2; w++)
+		assert_int_equal(gf_cluster_unbind(t->c[w], b.node, &pods[b.pod], b.gpus), GF_OK);
+	t->bound[k] = t->bound[--t->nbound];
+}
+
+static void classes_match_per_node(const struct gf_policy_ops *ops, bool score_cache, uint64_t seed)
+{
+	enum { NNODES = 90, NPODS = 12, STEPS = 2500 };
+	struct gf_node_spec nodes[NNODES];
+	struct gf_catalog cat;
+	struct gf_target tgt;
+	struct gf_pod_spec pods[NPODS];
+	struct twin t = { 0 };
+	struct gf_rng rng;
+	uint64_t allowed[(NNODES + 63) / 64];
+	uint32_t prio[NNODES];
+	char why[256];
+	int m0, m1, spec1;
+	uint64_t model_key = gf_served_model_key("llama", 5);
+
+	gf_catalog_init(&cat);
+	assert_int_equal(gf_catalog_model(&cat, "A100", 4, &m0), GF_OK);
+	assert_int_equal(gf_catalog_model(&cat, "T4", 2, &m1), GF_OK);
+	assert_int_equal(gf_catalog_spec(&cat, "T4", 2, &spec1), GF_OK);
+	/* few node types, so that classes hold many nodes, and a few loners */
+	for (int i = 0; i < NNODES; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "n%d", i);
+		switch (i % 5) {
+		case 0: nodes[i] = tu_node(name, 32000, 128000, 8, m0); break;
+		case 1: nodes[i] = tu_node(name, 16000, 64000, 4, m1); break;
+		case 2: nodes[i] = tu_node(name, 64000, 256000, 2, m1); break;
+		case 3: nodes[i] = tu_node(name, 96000, 512000, 0, -1); break;
+		default: nodes[i] = tu_node(name, 8000 + i, 32000, 1, m0); break;
+		}
+		if (i % 7 == 0)
+			nodes[i].served_seen[0] = model_key;
+	}
+	pods[0] = tu_pod("cpu", 4000, 8000, 0, 0, 0);
+	pods[1] = tu_pod("cpu-big", 30000, 60000, 0, 0, 0);
+	pods[2] = tu_pod("s250", 2000, 4000, 1, 250, 0);
+	pods[3] = tu_pod("s500", 4000, 8000, 1, 500, 0);
+	pods[4] = tu_pod("s750", 1000, 2000, 1, 750, spec1);
+	pods[5] = tu_pod("g1", 8000, 16000, 1, 1000, 0);
+	pods[6] = tu_pod("g2", 8000, 32000, 2, 1000, 0);
+	pods[7] = tu_pod("g4", 16000, 64000, 4, 1000, 0);
+	pods[8] = tu_pod("g2-share", 2000, 4000, 2, 300, 0);
+	pods[9] = tu_pod("g8", 24000, 64000, 8, 1000, 0);
+	pods[10] = tu_pod("served", 2000, 4000, 1, 500, 0);
+	pods[10].served_model = model_key;
+	pods[11] = tu_pod("s100", 500, 1000, 1, 100, spec1);
+	assert_int_equal(gf_target_build(pods, NPODS - 1, &cat, 100, &tgt), GF_OK);
+	t.bound = malloc(8 * STEPS * sizeof(*t.bound));
+	assert_non_null(t.bound);
+	for (int w = 0; w < 2; w++) {
+		assert_int_equal(gf_cluster_create(nodes, NNODES, &t.c[w]), GF_OK);
+		t.env[w] = (struct gf_policy_env){ .cluster = t.c[w], .cat = &cat, .target = &tgt,
+						   .features = gf_features_default() };
+		t.env[w].features.on[GF_FEAT_SCORE_CACHE] = score_cache;
+	}
+	t.env[1].features.on[GF_FEAT_NODE_CLASSES] = false;	/* the per-node loop */
+	for (int w = 0; w < 2; w++)
+		assert_int_equal(gf_sched_create(ops, &t.env[w], &t.s[w]), GF_OK);
+	gf_rng_init(&rng, seed);
+	for (int step = 0; step < STEPS; step++) {
+		uint64_t r = gf_rng_below(&rng, 1000);
+
+		if (r < 8) {	/* new priorities, with repeats: ties go to the lower index */
+			for (int i = 0; i < NNODES; i++)
+				prio[i] = (uint32_t)gf_rng_below(&rng, NNODES / 2);
+			for (int w = 0; w < 2; w++)
+				gf_sched_set_priorities(t.s[w], prio);
+		} else if (r < 10) {	/* reset: every node changes */
+			for (int w = 0; w < 2; w++)
+				gf_cluster_reset(t.c[w]);
+			t.nbound = 0;
+		} else if (r < 12) {	/* more changes than the journal keeps, no decision between */
+			const uint8_t g0[1] = { 0 };
+			struct gf_pod_spec none = tu_pod("none", 0, 0, 0, 0, 0);	/* always fits */
+
+			for (int k = 0; k < GF_CLUSTER_JOURNAL + 10; k++) {
+				for (int w = 0; w < 2; w++)
+					assert_int_equal(gf_cluster_bind(t.c[w], 3, &none, g0), GF_OK);
+				for (int w = 0; w < 2; w++)
+					assert_int_equal(gf_cluster_unbind(t.c[w], 3, &none, g0), GF_OK);
+			}
+		} else if (r < 400 && t.nbound > 0) {
+			twin_unbind_one(&t, &rng, pods);
+		} else {
+			int pi = (int)gf_rng_below(&rng, NPODS);
+			bool masked = gf_rng_below(&rng, 5) == 0;
+			struct gf_placement pl[2];
+			enum gf_outcome out[2];
+
+			for (size_t k = 0; k < sizeof(allowed) / sizeof(allowed[0]); k++)
+				allowed[k] = gf_rng_below(&rng, UINT64_MAX) | gf_rng_below(&rng, UINT64_MAX);
+			memset(pl, 0, sizeof(pl));
+			for (int w = 0; w < 2; w++)
+				out[w] = gf_sched_place_masked(t.s[w], &pods[pi], NULL, masked ? allowed : NULL, &pl[w]);
+			if (out[0] != out[1] || pl[0].nfeasible != pl[1].nfeasible ||
+			    (out[0] == GF_PLACED && (pl[0].node != pl[1].node || pl[0].ngpus != pl[1].ngpus ||
+						     memcmp(pl[0].gpus, pl[1].gpus, (size_t)pl[0].ngpus))))
+				fail_msg("%s seed %llu step %d pod %s%s: classes %d node %u gpu %d feasible %u, "
+					 "per node %d node %u gpu %d feasible %u",
+					 ops->name, (unsigned long long)seed, step, pods[pi].name,
+					 masked ? " masked" : "", out[0], pl[0].node, pl[0].gpus[0],
+					 pl[0].nfeasible, out[1], pl[1].node, pl[1].gpus[0], pl[1].nfeasible);
+			if (out[0] == GF_PLACED) {
+				struct bound *b = &t.bound[t.nbound++];
+
+				b->node = pl[0].node;
+				b->pod = pi;
+				memcpy(b->gpus, pl[0].gpus, sizeof(b->gpus));
+				for (int w = 0; w < 2; w++)
+					assert_int_equal(gf_cluster_bind(t.c[w], pl[0].node, &pods[pi], pl[0].gpus), GF_OK);
+			} else if (t.nbound > 0)
+				twin_unbind_one(&t, &rng, pods);	/* make room */
+		}
+		if (gf_sched_check_classes(t.s[0], why, sizeof(why)) != GF_OK)
+			fail_msg("%s seed %llu step %d: %s", ops->name, (unsigned long long)seed, step, why);
+	}
+	assert_true(gf_sched_nclasses(t.s[0]) > 0);
+	assert_true(gf_sched_nclasses(t.s[0]) < NNODES);	/* some nodes do share a class */
+	assert_int_equal(gf_sched_check_classes(t.s[1], why, sizeof(why)), GF_INVAL);
+	for (int w = 0; w < 2; w++) {
+		gf_sched_destroy(t.s[w]);
+		gf_cluster_destroy(t.c[w]);
+	}
+	free(t.bound);
+	gf_target_release(&tgt);
+	gf_catalog_release(&cat);
+}
+
+static void test_node_classes_match_per_node(void **state)
+{
+	const struct gf_policy_ops *ops[] = {
+		&gf_policy_fgd, &gf_policy_fgd_fill, &gf_policy_best_fit,
+		&gf_policy_dot_product, &gf_policy_gpu_packing, &gf_policy_gpu_clustering,
+	};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		classes_match_per_node(ops[k], true, 42 + k);
+		classes_match_per_node(ops[k], false, 7 + k);	/* the walk over classes */
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -608,6 +782,7 @@ int main(void)
 		cmocka_unit_test(test_served_model_tie_break),
 		cmocka_unit_test(test_gpu_choice),
 		cmocka_unit_test(test_random),
+		cmocka_unit_test(test_node_classes_match_per_node),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,12 @@
  * gpu_free[] after each change: O(ngpus) <= 16 steps, so bind and unbind are
  * O(1) in the cluster size.  Cluster totals are kept incrementally.
  *
+ * Change journal: a ring of the last GF_CLUSTER_JOURNAL changed node indices,
+ * slot k % GF_CLUSTER_JOURNAL for change number k, so a reader that keeps
+ * something per node (the scheduler's node classes) catches up on the few
+ * nodes that changed instead of rereading all of them; one that fell further
+ * behind, or that a reset passed, rereads everything.
+ *
  * Debug builds (GF_DEBUG_INVARIANTS) re-check the changed node after every
  * bind and unbind and abort with the broken invariant named: a wrong engine
  * must fail loudly in the tests, not skew a figure.
@@ -24,7 +30,18 @@ struct gf_cluster {
 	int64_t gpu_used;
 	int64_t ngpus;
 	uint64_t changes;	/* binds and unbinds so far */
+	uint64_t jseq;		/* journal entries so far: changes plus resets */
+	uint64_t reset_at;	/* jseq of the last reset (a change of every node) */
+	uint32_t journal[GF_CLUSTER_JOURNAL];	/* node of entry k at k % GF_CLUSTER_JOURNAL */
 };
+
+/* Record that node i changed: the next journal entry names it. */
+static void journal_note(gf_cluster *c, size_t i)
+{
+	c->changes++;
+	c->jseq++;
+	c->journal[c->jseq % GF_CLUSTER_JOURNAL] = (uint32_t)i;
+}
 
 int gf_pod_tag(const struct gf_pod_spec *p)
 {
@@ -128,6 +145,7 @@ void gf_cluster_reset(gf_cluster *c)
 	for (size_t i = 0; i < c->n; i++)
 		node_reset(&c->node[i], &c->spec[i]);
 	c->gpu_used = 0;
+	c->reset_at = ++c->jseq;
 }
 
 size_t gf_cluster_nnodes(const gf_cluster *c)
@@ -163,6 +181,18 @@ int64_t gf_cluster_ngpus(const gf_cluster *c)
 uint64_t gf_cluster_changes(const gf_cluster *c)
 {
 	return c->changes;
+}
+
+uint64_t gf_cluster_journal_seq(const gf_cluster *c)
+{
+	return c->jseq;
+}
+
+size_t gf_cluster_changed_node(const gf_cluster *c, uint64_t k)
+{
+	if (k <= c->reset_at || k > c->jseq || c->jseq - k >= GF_CLUSTER_JOURNAL)
+		return SIZE_MAX;
+	return c->journal[k % GF_CLUSTER_JOURNAL];
 }
 
 bool gf_cluster_fits(const gf_cluster *c, const struct gf_catalog *cat, size_t i,
@@ -212,7 +242,7 @@ gf_err gf_cluster_copy_node(gf_cluster *dst, const gf_cluster *src, size_t i)
 	dst->gpu_used += (int64_t)dst->node[i].gpu_free_total - src->node[i].gpu_free_total;
 	dst->node[i] = src->node[i];
 	dst->node[i].version = version + 1;
-	dst->changes++;
+	journal_note(dst, i);
 	return GF_OK;
 }
 
@@ -256,7 +286,7 @@ gf_err gf_cluster_bind(gf_cluster *c, size_t i, const struct gf_pod_spec *p, con
 	nd->mem_free -= p->mem_mib;
 	nd->npods++;
 	nd->version++;
-	c->changes++;
+	journal_note(c, i);
 	node_derive(nd);
 	assert_node(c, i);
 	return GF_OK;
@@ -290,7 +320,7 @@ gf_err gf_cluster_unbind(gf_cluster *c, size_t i, const struct gf_pod_spec *p, c
 	nd->mem_free += p->mem_mib;
 	nd->npods--;
 	nd->version++;
-	c->changes++;
+	journal_note(c, i);
 	node_derive(nd);
 	assert_node(c, i);
 	return GF_OK;

@@ -66,8 +66,24 @@ int64_t gf_cluster_ngpus(const gf_cluster *c);
 /* The pod's affinity tag for GpuClustering; -1 for CPU-only pods. */
 int gf_pod_tag(const struct gf_pod_spec *p);
 
-/* Binds and unbinds since creation: while it stays the same, so does every node. */
+/* Binds, unbinds and node copies since creation. */
 uint64_t gf_cluster_changes(const gf_cluster *c);
+
+/*
+ * The change journal, for readers that keep something per node and want to
+ * catch up on the nodes that changed.  Entries are numbered 1, 2, ...: one per
+ * bind, unbind and node copy, and one per reset (a change of every node).
+ * gf_cluster_journal_seq() is the number of the last entry (0 = none).
+ */
+#define GF_CLUSTER_JOURNAL 4096	/* entries the journal remembers */
+uint64_t gf_cluster_journal_seq(const gf_cluster *c);
+
+/*
+ * The node that journal entry k changed, or SIZE_MAX when the journal cannot
+ * say (k more than GF_CLUSTER_JOURNAL entries ago, out of range, or at or
+ * before the last reset): the caller then rereads every node.
+ */
+size_t gf_cluster_changed_node(const gf_cluster *c, uint64_t k);
 
 /*
  * The feasibility filter every policy shares: CPU, memory, GPU model (via the

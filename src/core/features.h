@@ -19,7 +19,12 @@
 	/* Score a node's GPUs once per distinct free amount: GPUs with the    \
 	 * same free milli give the same hypothetical state, so FGD evaluates  \
 	 * the fragmentation once for each value instead of once per GPU. */   \
-	GF_FEATURE(DEDUP_GPU_CANDIDATES, true)
+	GF_FEATURE(DEDUP_GPU_CANDIDATES, true)                                 \
+	/* Score each class of nodes in the same state once per decision, not  \
+	 * every node: the cost of a decision follows the number of distinct   \
+	 * node states, not the number of nodes, with the same choice.  Off:    \
+	 * every node is filtered and scored (policy/sched.c). */               \
+	GF_FEATURE(NODE_CLASSES, true)
 
 enum gf_feature {
 #define GF_FEATURE_ENUM_(name, dflt) GF_FEAT_##name,

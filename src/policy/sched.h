@@ -18,6 +18,11 @@
  *   4. GPUs: CPU-only pods none; whole-GPU pods the lowest-indexed fully free
  *      GPUs; sharing pods by the policy's gpu_select.
  *
+ * Node classes (feature NODE_CLASSES): for policies whose score depends only
+ * on the node's state and the pod's shape, with the fixed priority
+ * tie-break, a decision scores each class of nodes in the same state once
+ * and picks the same node as the per-node loop (policy/sched.c).
+ *
  * Score cache (feature SCORE_CACHE): scores of cacheable policies are kept
  * per (pod shape, node) with the node's version, and reused while the node is
  * unchanged.  A pod shape is (cpu, memory, GPU count, milli, constraint).
@@ -83,6 +88,19 @@ int64_t gf_sched_score(gf_sched *s, const struct gf_pod_spec *p, size_t node, in
 /* gf_sched_score for each of nodes[0..n) into out[0..n), the pod's cache row found once. */
 void gf_sched_score_nodes(gf_sched *s, const struct gf_pod_spec *p, const uint32_t *nodes, size_t n,
 			 int64_t *out);
+
+/*
+ * Check the node classes against a from-scratch grouping of the nodes by
+ * state (after following the cluster's changes): every node in the one
+ * class of its state, members in tie-break order, one class per distinct
+ * state.  GF_OK; GF_STATE with the first discrepancy in why; GF_INVAL if s
+ * does not use classes (the policy or the features rule them out); GF_NOMEM.
+ * For tests: O(n log n).
+ */
+gf_err gf_sched_check_classes(gf_sched *s, char *why, size_t whylen);
+
+/* Live node classes as of the last decision; 0 if s does not use them. */
+uint32_t gf_sched_nclasses(const gf_sched *s);
 
 /* Scores computed / served from the cache since creation (for benchmarks). */
 void gf_sched_stats(const gf_sched *s, uint64_t *computed, uint64_t *cached);

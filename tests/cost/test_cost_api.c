@@ -29,8 +29,10 @@ static void test_queries(void **state)
 	assert_int_equal(gf_cost_queries_build(0, 86400, 60, &agg, &q), GF_OK);
 	/* 86400 s - 30 s, in ms; step 60 s */
 	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum by (node,gpu,uuid,model,share,namespace,pod) "
-						 "(sum_over_time(gpufleet_pod_gpu_allocation[86370000ms:60s]))");
-	assert_string_equal(q.q[GF_COSTQ_CAP], "count_over_time(gpufleet_gpu_capacity[86370000ms:60s])");
+						 "(sum_over_time((max by (namespace,pod,node,gpu,uuid,model,share) "
+						 "(gpufleet_pod_gpu_allocation))[86370000ms:60s]))");
+	assert_string_equal(q.q[GF_COSTQ_CAP], "count_over_time((max by (node,gpu,uuid,model,capacity_type) "
+						"(gpufleet_gpu_capacity))[86370000ms:60s])");
 	assert_non_null(strstr(q.q[GF_COSTQ_UTIL], "DCGM_FI_DEV_GPU_UTIL{pod!=\"\"}[86370000ms:60s]"));
 	assert_null(q.labels[0]);
 	assert_string_equal(q.labels[1], "max by (namespace,pod,label_app_kubernetes_io_team) "
@@ -39,7 +41,8 @@ static void test_queries(void **state)
 	assert_int_equal(gf_cost_parse_aggregate("namespace", &agg, err, sizeof(err)), GF_OK);
 	assert_int_equal(gf_cost_queries_build(0, 3600, 300, &agg, &q), GF_OK);
 	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum by (node,gpu,uuid,model,share,namespace) "
-						 "(sum_over_time(gpufleet_pod_gpu_allocation[3450000ms:300s]))");
+						 "(sum_over_time((max by (namespace,pod,node,gpu,uuid,model,share) "
+						 "(gpufleet_pod_gpu_allocation))[3450000ms:300s]))");
 	assert_string_equal(q.q[GF_COSTQ_UTIL], "sum by (UUID,gpu,hostname,Hostname,namespace) "
 						"(sum_over_time(DCGM_FI_DEV_GPU_UTIL{pod!=\"\"}[3450000ms:300s]))");
 	gf_cost_queries_release(&q);
@@ -61,7 +64,8 @@ static void test_queries(void **state)
 	gf_cost_queries_release(&q);
 	assert_int_equal(gf_cost_queries_build(0, 3600, 300, &agg, &q), GF_OK);
 	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum by (node,gpu,uuid,model,share) "
-						 "(sum_over_time(gpufleet_pod_gpu_allocation[3450000ms:300s]))");
+						 "(sum_over_time((max by (namespace,pod,node,gpu,uuid,model,share) "
+						 "(gpufleet_pod_gpu_allocation))[3450000ms:300s]))");
 	gf_cost_queries_release(&q);
 }
 

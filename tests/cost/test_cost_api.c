@@ -398,6 +398,36 @@ static void test_bounds(void **state)
 	gf_obuf_release(&o1);
 	assert_int_equal(fake_queries(), 12);
 
+	/* "today" asked 30 s before a UTC midnight, again a second before it (kept: the same
+	 * window as written, the whole of it as the step) and 20 s after it: the new day is asked
+	 * of Prometheus, not served the day before's answer (whose minute of cache_recent_s would
+	 * still run).  The same with an explicit step. */
+	const int64_t midnight = 1796169600; /* 2026-12-02T00:00:00Z */
+	const char *steps[] = { NULL, "1h" };
+	for (int k = 0; k < 2; k++) {
+		struct gf_cost_request today = { .window = "today", .step = steps[k], .resolution = "10s",
+						 .now = midnight - 30 };
+		int before = fake_queries();
+		assert_int_equal(run(a, &today, &o1, err, sizeof(err), &t), 200);
+		assert_false(t.cached);
+		assert_non_null(strstr(o1.data, "\"start\":\"2026-12-01T00:00:00Z\""));
+		gf_obuf_release(&o1);
+		assert_int_not_equal(fake_queries(), before);
+		before = fake_queries();
+		today.now = midnight - 1;
+		assert_int_equal(run(a, &today, &o1, err, sizeof(err), &t), 200);
+		assert_true(t.cached);
+		gf_obuf_release(&o1);
+		assert_int_equal(fake_queries(), before);
+		today.now = midnight + 20;
+		assert_int_equal(run(a, &today, &o1, err, sizeof(err), &t), 200);
+		assert_false(t.cached);
+		assert_null(strstr(o1.data, "2026-12-01T00:00:00Z"));
+		assert_non_null(strstr(o1.data, "\"start\":\"2026-12-02T00:00:00Z\""));
+		gf_obuf_release(&o1);
+		assert_int_equal(fake_queries(), before + 3);
+	}
+
 	/* one request held reading Prometheus: a second one gets 429, a cached one its answer */
 	pthread_mutex_lock(&fake.mu);
 	fake.hold = true;

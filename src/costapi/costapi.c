@@ -222,14 +222,16 @@ out:
  * The cache key of a parsed request: everything the answer depends on.  A completed
  * window by its times; one that reaches into the last GF_COSTAPI_SETTLE seconds (or 2 h
  * with recorded rules) by the window as written ("7d" is then the same key for a
- * minute, though its times move), and it expires.
+ * minute, though its times move), and it expires: after cache_recent_s, and at the
+ * latest at the next UTC midnight (where "today" starts again).
  */
 static bool cache_key(const gf_costapi *a, const struct gf_cost_request *r, const struct params *p,
 		      enum gf_cost_format f, char *key, size_t n, int64_t *expires)
 {
 	int64_t settle = a->cfg.recorded ? 7200 : GF_COSTAPI_SETTLE + 2 * p->res;
-	size_t at = (size_t)snprintf(key, n, "%d|%lld|%lld|%d|", (int)f, (long long)p->step, (long long)p->res,
-				     (int)p->idle);
+	/* no step given: the whole window, 0 (its length moves with now for "today") */
+	long long step = r->step && *r->step ? (long long)p->step : 0;
+	size_t at = (size_t)snprintf(key, n, "%d|%lld|%lld|%d|", (int)f, step, (long long)p->res, (int)p->idle);
 	for (int k = 0; k < p->agg.nkeys && at < n; k++)
 		at += (size_t)snprintf(key + at, n - at, "%d:%zu:%s,", (int)p->agg.keys[k].key,
 				       strlen(p->agg.keys[k].label), p->agg.keys[k].label); /* length: unambiguous */
@@ -241,7 +243,12 @@ static bool cache_key(const gf_costapi *a, const struct gf_cost_request *r, cons
 		*expires = 0;
 	} else {
 		w = snprintf(key + at, n - at, "|w=%s", r->window);
+		/* Never past the UTC midnight after now: "today", "week", "month" then name
+		 * other times, and yesterday's "today" must not answer for the new day. */
+		int64_t midnight = (r->now - ((r->now % 86400) + 86400) % 86400) + 86400;
 		*expires = r->now + a->cfg.cache_recent_s;
+		if (*expires > midnight)
+			*expires = midnight;
 	}
 	return w >= 0 && (size_t)w < n - at; /* a key cut short is not kept */
 }

@@ -70,6 +70,17 @@ static char *fmt(const char *f, ...)
 	return out;
 }
 
+/*
+ * Each GPU and each pod's share counted once: every scheduler replica (--leader-elect) renders
+ * the whole record and each is scraped, so a point of the record is the max by its own labels
+ * (what identifies a pod's share of a GPU, or a GPU) over whichever replicas served it, before
+ * any sum over time.  The scrape's labels (instance, job, the replica's own pod) go; a failover
+ * leaves no gap, since the standby rendered the record all along.  The recording rules
+ * (data/prometheus/gpufleet-cost.rules.yml) do the same.
+ */
+#define ALLOC_ONCE "max by (namespace,pod,node,gpu,uuid,model,share) (gpufleet_pod_gpu_allocation)"
+#define CAP_ONCE "max by (node,gpu,uuid,model,capacity_type) (gpufleet_gpu_capacity)"
+
 gf_err gf_cost_queries_build(int64_t start, int64_t end, int64_t res,
 			     const struct gf_cost_aggregate *agg, struct gf_cost_queries *out)
 {
@@ -107,9 +118,9 @@ gf_err gf_cost_queries_build(int64_t start, int64_t end, int64_t res,
 		 * the samples start, start + R, ..., end - R whether the range is closed on the left
 		 * (Prometheus 2) or open (Prometheus 3). */
 		long long wm = w * 1000 - r * 500;
-		out->q[GF_COSTQ_ALLOC] = fmt("sum by (node,gpu,uuid,model,share%s) "
-					     "(sum_over_time(gpufleet_pod_gpu_allocation[%lldms:%llds]))", keep, wm, r);
-		out->q[GF_COSTQ_CAP] = fmt("count_over_time(gpufleet_gpu_capacity[%lldms:%llds])", wm, r);
+		out->q[GF_COSTQ_ALLOC] = fmt("sum by (node,gpu,uuid,model,share%s) (sum_over_time((" ALLOC_ONCE
+					     ")[%lldms:%llds]))", keep, wm, r);
+		out->q[GF_COSTQ_CAP] = fmt("count_over_time((" CAP_ONCE ")[%lldms:%llds])", wm, r);
 		out->q[GF_COSTQ_UTIL] = fmt("sum by (UUID,gpu,hostname,Hostname%s) "
 					    "(sum_over_time(DCGM_FI_DEV_GPU_UTIL{pod!=\"\"}[%lldms:%llds]))", keep, wm, r);
 	}

@@ -6,10 +6,14 @@
  * instant queries evaluated at end - R (subqueries sample every R seconds,
  * at multiples of R, in [start - R/2, end - R]: each sample stands for the
  * R seconds after it; a window aligned to R is counted exactly):
- *   alloc   sum by (node,gpu,uuid,model,share,KEEP)
- *             (sum_over_time(gpufleet_pod_gpu_allocation[W-R/2:R]))
+ *   alloc   sum by (node,gpu,uuid,model,share,KEEP) (sum_over_time((ONCE_A)[W-R/2:R]))
  *           -> share-seconds = value x R; seconds = share-seconds / share
- *   cap     count_over_time(gpufleet_gpu_capacity[W-R/2:R])  -> seconds = value x R
+ *   cap     count_over_time((ONCE_C)[W-R/2:R])  -> seconds = value x R
+ *   ONCE_A  max by (namespace,pod,node,gpu,uuid,model,share) (gpufleet_pod_gpu_allocation)
+ *   ONCE_C  max by (node,gpu,uuid,model,capacity_type) (gpufleet_gpu_capacity)
+ *           each GPU and pod's share once however many scheduler replicas
+ *           render the record and are scraped (instance, job and other scrape
+ *           labels dropped); a failover leaves neither a gap nor a double
  *   util    sum by (UUID,gpu,hostname,Hostname,KEEP)
  *             (sum_over_time(DCGM_FI_DEV_GPU_UTIL{pod!=""}[W-R/2:R]))
  *           -> the GPU's busy seconds while the pods were on it = value / 100 x R;

@@ -27,9 +27,16 @@
 # up to 3 real s (0.6 day-hours), so a row's GPU-hours may be off by 0.6 x (pods x share) x 2
 # edges (costs: x their price); capacity is checked to 0.1 %. (Runs on a loaded 2-core machine
 # lost up to 2 s per pod in all.)
+#
+# With "ha" as the third argument (ctest cost_k8s_ha): two `gpufleet schedule --leader-elect`
+# replicas (a leads, b stands by; kube-scheduler's 15 s lease), both scraped by Prometheus as
+# their own targets, and a killed with SIGKILL at hour 12 (b takes over before hour 18, the next
+# pod event). Every figure must hold with the same tolerances: each GPU and share counted once,
+# and no gap at the takeover (capacity to 0.1 %).
 set -euo pipefail
 bin=$1
 src=$2
+mode=${3:-}
 command -v prometheus >/dev/null || { echo "prometheus not installed (scripts/bootstrap test)"; exit 1; }
 command -v jq >/dev/null || { echo "jq not installed (scripts/bootstrap test)"; exit 1; }
 k8s=$src/tests/k8s
@@ -65,15 +72,38 @@ for ns in team-a team-b; do   # pods need the namespace's default service accoun
 done
 pass "control plane with h100-0 (2 x H100) and spot-0 (1 x A100, spot)"
 
+sched() { # sched PORT LOG [ARGS...]: a scheduler replica, healthy and listing the 3 GPUs
+	local port=$1 log=$2
+	shift 2
+	"$bin" schedule --kubeconfig "$KUBECONFIG" --address "127.0.0.1:$port" --extender-address 127.0.0.1:0 \
+		"$@" >"$log" 2>&1 &
+	SPID=$!
+	PIDS="$PIDS $SPID"
+	for _ in $(seq 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.2; done
+	curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || fail "the scheduler on :$port is not healthy"
+	[ "$(curl -sf "http://127.0.0.1:$port/metrics" | grep -c '^gpufleet_gpu_capacity{')" = 3 ] ||
+		fail "the scheduler on :$port does not list 3 GPUs: $(curl -sf "http://127.0.0.1:$port/metrics" | grep capacity)"
+}
+leads() { curl -sf "http://127.0.0.1:$1/metrics" | awk '$1 == "gpufleet_leader" { print $2 }'; }
 SP=$(free_port)
-"$bin" schedule --kubeconfig "$KUBECONFIG" --address "127.0.0.1:$SP" --extender-address 127.0.0.1:0 \
-	>"$T/sched.log" 2>&1 &
-PIDS="$PIDS $!"
-for _ in $(seq 150); do curl -sf "http://127.0.0.1:$SP/healthz" >/dev/null 2>&1 && break; sleep 0.2; done
-curl -sf "http://127.0.0.1:$SP/healthz" >/dev/null || fail "the scheduler is not healthy"
-[ "$(curl -sf "http://127.0.0.1:$SP/metrics" | grep -c '^gpufleet_gpu_capacity{')" = 3 ] ||
-	fail "the scheduler does not list 3 GPUs: $(curl -sf "http://127.0.0.1:$SP/metrics" | grep capacity)"
-pass "gpufleet schedule on 127.0.0.1:$SP lists the 3 GPUs"
+if [ "$mode" = ha ]; then
+	elect() { echo --leader-elect --leader-elect-namespace default --leader-elect-identity "replica-$1"; }
+	# shellcheck disable=SC2046
+	sched "$SP" "$T/sched.log" $(elect a)
+	SPA=$SPID
+	for _ in $(seq 150); do [ "$(leads "$SP")" = 1 ] && break; sleep 0.2; done
+	[ "$(leads "$SP")" = 1 ] || fail "replica a does not lead after 30 s"
+	SP2=$(free_port)
+	# shellcheck disable=SC2046
+	sched "$SP2" "$T/sched-b.log" $(elect b)
+	[ "$(leads "$SP2")" = 0 ] || fail "replica b leads beside a"
+	targets="'127.0.0.1:$SP', '127.0.0.1:$SP2'"
+	pass "gpufleet schedule --leader-elect: a on 127.0.0.1:$SP leads, b on 127.0.0.1:$SP2 stands by; both list the 3 GPUs"
+else
+	sched "$SP" "$T/sched.log"
+	targets="'127.0.0.1:$SP'"
+	pass "gpufleet schedule on 127.0.0.1:$SP lists the 3 GPUs"
+fi
 
 PP=$(free_port)
 cat >"$T/prometheus.yml" <<EOF
@@ -83,7 +113,7 @@ global:
 scrape_configs:
   - job_name: gpufleet-scheduler
     static_configs:
-      - targets: ['127.0.0.1:$SP']
+      - targets: [$targets]
 EOF
 prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" \
 	--web.listen-address="127.0.0.1:$PP" --log.level=warn 2>"$T/prom.log" &
@@ -91,12 +121,12 @@ PIDS="$PIDS $!"
 for _ in $(seq 150); do curl -sf "http://127.0.0.1:$PP/-/ready" >/dev/null 2>&1 && break; sleep 0.2; done
 up=0
 for _ in $(seq 60); do
-	up=$(curl -sf "http://127.0.0.1:$PP/api/v1/query?query=up" | jq -r '.data.result[0].value[1] // 0' || echo 0)
-	[ "$up" = 1 ] && break
+	up=$(curl -sf "http://127.0.0.1:$PP/api/v1/query?query=sum(up)" | jq -r '.data.result[0].value[1] // 0' || echo 0)
+	[ "$up" = "$(echo "$targets" | tr ',' '\n' | grep -c .)" ] && break
 	sleep 0.5
 done
-[ "$up" = 1 ] || fail "prometheus does not scrape the scheduler"
-pass "prometheus on 127.0.0.1:$PP scrapes the scheduler every second"
+[ "$up" = "$(echo "$targets" | tr ',' '\n' | grep -c .)" ] || fail "prometheus does not scrape the scheduler ($up up of $targets)"
+pass "prometheus on 127.0.0.1:$PP scrapes $targets every second"
 
 # ---- the day: 1 hour = 5 s
 H=5
@@ -128,11 +158,25 @@ at 0;  act create -f "$T/a.json"
 at 4;  act create -f "$T/b2.json"
 at 8;  act delete -n team-a pod a1 a2 a3 a4 --wait=false
 at 10; act create -f "$T/b1.json"
+if [ "$mode" = ha ]; then
+	at 12
+	kill -9 "$SPA"
+	wait "$SPA" 2>/dev/null || true
+	tkill=$(date +%s)
+fi
 at 18; act delete -n team-b pod b2 --wait=false
 at 22; act delete -n team-b pod b1 --wait=false
 at 24
 sleep 3   # the last scrapes of the window, and the staleness marker after b1
 pass "the scripted day ran from $t0 (1 hour = $H s)"
+if [ "$mode" = ha ]; then
+	[ "$(leads "$SP2")" = 1 ] || fail "replica b does not lead after a's SIGKILL at hour 12"
+	n=$(curl -sf "http://127.0.0.1:$PP/api/v1/query" --data-urlencode "time=$((t0 + 24 * H))" --data-urlencode \
+		"query=count(count by (instance) (count_over_time(gpufleet_gpu_capacity[$((24 * H))s])))" |
+		jq -r '.data.result[0].value[1]')
+	[ "$n" = 2 ] || fail "the record was scraped from $n replicas, want 2"
+	pass "replica a killed $((tkill - t0)) s into the day (hour 12), b leads; Prometheus holds the record of both replicas"
+fi
 
 printf 'model,on_demand_per_hour,spot_per_hour\nNVIDIA-H100-80GB-HBM3,4.00,1.80\nNVIDIA-A100-SXM4-40GB,2.00,0.80\n' \
 	>"$T/prices.csv"

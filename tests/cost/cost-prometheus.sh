@@ -15,9 +15,13 @@
 # Then the same numbers from `gpufleet cost --serve` (HTTPS, bearer token) in OpenCost's
 # /allocation shape with its field names and JSON types; bad input -> 400 and the server keeps
 # serving; Prometheus down -> 503 and the server keeps serving.
+# With "ha" as the third argument (ctest cost_prometheus_ha) the record of the same day is served
+# by the replicas of a --leader-elect scheduler pair, each its own scrape target, with a failover
+# at 13:00 (data/day.py): every figure above must hold unchanged, each GPU and share counted once.
 set -euo pipefail
 bin=$1
 src=$2
+mode=${3:-}
 command -v prometheus >/dev/null || { echo "prometheus not installed (scripts/bootstrap test)"; exit 1; }
 command -v jq >/dev/null || { echo "jq not installed (scripts/bootstrap test)"; exit 1; }
 T=$(mktemp -d)
@@ -29,7 +33,7 @@ pass() { echo "ok: $*"; }
 . "$src/tests/prometheus.sh"
 
 t0=$(( $(date +%s) / 86400 * 86400 - 2 * 86400 ))   # the day before yesterday, UTC
-python3 "$src/tests/cost/data/day.py" "$t0" >"$T/day.om"
+python3 "$src/tests/cost/data/day.py" "$t0" $mode >"$T/day.om"
 promtool tsdb create-blocks-from openmetrics "$T/day.om" "$T/tsdb" >"$T/promtool.log" 2>&1 ||
 	fail "promtool could not backfill"
 printf 'global:\n  scrape_interval: 1m\nscrape_configs: []\n' >"$T/prometheus.yml"
@@ -38,6 +42,14 @@ printf 'global:\n  scrape_interval: 1m\nscrape_configs: []\n' >"$T/prometheus.ym
 start_prometheus() { prom_start "$T/prom.log" --query.lookback-delta=30s || fail "prometheus did not start"; }
 start_prometheus
 pass "prometheus ready on 127.0.0.1:$PP with the scripted day backfilled"
+if [ "$mode" = ha ]; then
+	# the day really holds three replicas' copies of the record (else the checks below prove nothing)
+	n=$(curl -sf "http://127.0.0.1:$PP/api/v1/query" --data-urlencode "time=$((t0 + 86400))" --data-urlencode \
+		'query=count(count by (instance) (count_over_time(gpufleet_pod_gpu_allocation[1d])))' |
+		jq -r '.data.result[0].value[1]')
+	[ "$n" = 3 ] || fail "the HA day: $n replicas serving the record, want 3"
+	pass "the record is served by 3 scheduler replicas (instance labels), with a failover at 13:00"
+fi
 
 printf 'model,on_demand_per_hour,spot_per_hour\nH100,4.00,1.80\nA100,2.00,0.80\n' >"$T/prices.csv"
 W="$t0,$((t0 + 86400))"

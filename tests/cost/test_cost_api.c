@@ -29,8 +29,10 @@ static void test_queries(void **state)
 	assert_int_equal(gf_cost_queries_build(0, 86400, 60, &agg, &q), GF_OK);
 	/* 86400 s - 30 s, in ms; step 60 s */
 	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum by (node,gpu,uuid,model,share,namespace,pod) "
-						 "(sum_over_time(gpufleet_pod_gpu_allocation[86370000ms:60s]))");
-	assert_string_equal(q.q[GF_COSTQ_CAP], "count_over_time(gpufleet_gpu_capacity[86370000ms:60s])");
+						 "(sum_over_time((max by (namespace,pod,node,gpu,uuid,model,share) "
+						 "(gpufleet_pod_gpu_allocation))[86370000ms:60s]))");
+	assert_string_equal(q.q[GF_COSTQ_CAP], "count_over_time((max by (node,gpu,uuid,model,capacity_type) "
+						"(gpufleet_gpu_capacity))[86370000ms:60s])");
 	assert_non_null(strstr(q.q[GF_COSTQ_UTIL], "DCGM_FI_DEV_GPU_UTIL{pod!=\"\"}[86370000ms:60s]"));
 	assert_null(q.labels[0]);
 	assert_string_equal(q.labels[1], "max by (namespace,pod,label_app_kubernetes_io_team) "
@@ -39,7 +41,8 @@ static void test_queries(void **state)
 	assert_int_equal(gf_cost_parse_aggregate("namespace", &agg, err, sizeof(err)), GF_OK);
 	assert_int_equal(gf_cost_queries_build(0, 3600, 300, &agg, &q), GF_OK);
 	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum by (node,gpu,uuid,model,share,namespace) "
-						 "(sum_over_time(gpufleet_pod_gpu_allocation[3450000ms:300s]))");
+						 "(sum_over_time((max by (namespace,pod,node,gpu,uuid,model,share) "
+						 "(gpufleet_pod_gpu_allocation))[3450000ms:300s]))");
 	assert_string_equal(q.q[GF_COSTQ_UTIL], "sum by (UUID,gpu,hostname,Hostname,namespace) "
 						"(sum_over_time(DCGM_FI_DEV_GPU_UTIL{pod!=\"\"}[3450000ms:300s]))");
 	gf_cost_queries_release(&q);
@@ -61,7 +64,8 @@ static void test_queries(void **state)
 	gf_cost_queries_release(&q);
 	assert_int_equal(gf_cost_queries_build(0, 3600, 300, &agg, &q), GF_OK);
 	assert_string_equal(q.q[GF_COSTQ_ALLOC], "sum by (node,gpu,uuid,model,share) "
-						 "(sum_over_time(gpufleet_pod_gpu_allocation[3450000ms:300s]))");
+						 "(sum_over_time((max by (namespace,pod,node,gpu,uuid,model,share) "
+						 "(gpufleet_pod_gpu_allocation))[3450000ms:300s]))");
 	gf_cost_queries_release(&q);
 }
 
@@ -393,6 +397,36 @@ static void test_bounds(void **state)
 	assert_false(t.cached);
 	gf_obuf_release(&o1);
 	assert_int_equal(fake_queries(), 12);
+
+	/* "today" asked 30 s before a UTC midnight, again a second before it (kept: the same
+	 * window as written, the whole of it as the step) and 20 s after it: the new day is asked
+	 * of Prometheus, not served the day before's answer (whose minute of cache_recent_s would
+	 * still run).  The same with an explicit step. */
+	const int64_t midnight = 1796169600; /* 2026-12-02T00:00:00Z */
+	const char *steps[] = { NULL, "1h" };
+	for (int k = 0; k < 2; k++) {
+		struct gf_cost_request today = { .window = "today", .step = steps[k], .resolution = "10s",
+						 .now = midnight - 30 };
+		int before = fake_queries();
+		assert_int_equal(run(a, &today, &o1, err, sizeof(err), &t), 200);
+		assert_false(t.cached);
+		assert_non_null(strstr(o1.data, "\"start\":\"2026-12-01T00:00:00Z\""));
+		gf_obuf_release(&o1);
+		assert_int_not_equal(fake_queries(), before);
+		before = fake_queries();
+		today.now = midnight - 1;
+		assert_int_equal(run(a, &today, &o1, err, sizeof(err), &t), 200);
+		assert_true(t.cached);
+		gf_obuf_release(&o1);
+		assert_int_equal(fake_queries(), before);
+		today.now = midnight + 20;
+		assert_int_equal(run(a, &today, &o1, err, sizeof(err), &t), 200);
+		assert_false(t.cached);
+		assert_null(strstr(o1.data, "2026-12-01T00:00:00Z"));
+		assert_non_null(strstr(o1.data, "\"start\":\"2026-12-02T00:00:00Z\""));
+		gf_obuf_release(&o1);
+		assert_int_equal(fake_queries(), before + 3);
+	}
 
 	/* one request held reading Prometheus: a second one gets 429, a cached one its answer */
 	pthread_mutex_lock(&fake.mu);

@@ -12,11 +12,23 @@ kube-state-metrics (kube_pod_labels):
   team-b/b2      3/7 of G-3 (MIG 3g.40gb), 00:00-14:00, no team label, no utilization series
 
 tests/cost/cost-prometheus.sh has the hand-computed report of this day.
+
+With "ha" as the second argument, the allocation record (gpufleet_gpu_capacity,
+gpufleet_pod_gpu_allocation) is served by the scheduler replicas of a --leader-elect pair, each
+scraped as its own target (instance, job and the replica's pod name as the scrape adds them):
+sched-a 00:00-13:00 (then killed: a failover), sched-b 02:00-24:00 (its standby, then the leader),
+sched-c 15:00-24:00 (sched-a's replacement, standing by).  Every minute is served by one to two
+of them; the report must be the same day.
 """
 import sys
 
 t0 = int(sys.argv[1])
+ha = len(sys.argv) > 2 and sys.argv[2] == "ha"
 MIN = 60
+# (extra labels, first minute, end minute) of each replica serving the record
+R = 'instance="10.0.0.%d:10260",job="gpufleet-scheduler",'
+replicas = ([(R % 1, "sched-a", 0, 13 * 60), (R % 2, "sched-b", 2 * 60, 24 * 60),
+             (R % 3, "sched-c", 15 * 60, 24 * 60)] if ha else [("", "", 0, 24 * 60)])
 gpus = [("n1", "0", "G-1", "H100", "on-demand"), ("n1", "1", "G-2", "H100", "on-demand"),
         ("n2", "0", "G-3", "A100", "spot")]
 pods = [  # ns, pod, node, gpu, uuid, model, share, start h, end h, team, util
@@ -29,15 +41,19 @@ pods = [  # ns, pod, node, gpu, uuid, model, share, start h, end h, team, util
 ]
 out = sys.stdout
 out.write("# TYPE gpufleet_gpu_capacity gauge\n")
-for node, gpu, uuid, model, kind in gpus:
-    for m in range(24 * 60):
-        out.write('gpufleet_gpu_capacity{node="%s",gpu="%s",uuid="%s",model="%s",capacity_type="%s"} 1 %d\n'
-                  % (node, gpu, uuid, model, kind, t0 + m * MIN))
+for rl, rpod, rs, re in replicas:
+    # the capacity series carry the scrape's pod label too (the replica's own pod)
+    rp = 'pod="%s",' % rpod if rpod else ""
+    for node, gpu, uuid, model, kind in gpus:
+        for m in range(rs, re):
+            out.write('gpufleet_gpu_capacity{%s%snode="%s",gpu="%s",uuid="%s",model="%s",capacity_type="%s"} 1 %d\n'
+                      % (rl, rp, node, gpu, uuid, model, kind, t0 + m * MIN))
 out.write("# TYPE gpufleet_pod_gpu_allocation gauge\n")
-for ns, pod, node, gpu, uuid, model, share, s, e, team, util in pods:
-    for m in range(s * 60, e * 60):
-        out.write('gpufleet_pod_gpu_allocation{namespace="%s",pod="%s",node="%s",gpu="%s",uuid="%s",model="%s",'
-                  'share="%s"} %s %d\n' % (ns, pod, node, gpu, uuid, model, share, share, t0 + m * MIN))
+for rl, rpod, rs, re in replicas:
+    for ns, pod, node, gpu, uuid, model, share, s, e, team, util in pods:
+        for m in range(max(s * 60, rs), min(e * 60, re)):
+            out.write('gpufleet_pod_gpu_allocation{%snamespace="%s",pod="%s",node="%s",gpu="%s",uuid="%s",model="%s",'
+                      'share="%s"} %s %d\n' % (rl, ns, pod, node, gpu, uuid, model, share, share, t0 + m * MIN))
 out.write("# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n")
 for ns, pod, node, gpu, uuid, model, share, s, e, team, util in pods:
     if util is None:

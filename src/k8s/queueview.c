@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "core/obuf.h"
-#include "cost/cost.h"
+#include "core/rfc3339.h"
 #include "k8s/codec.h"
 
 #define QNAME_MAX GF_K8S_NAME_MAX /* Queue names: cluster-scoped object names */
@@ -227,7 +227,7 @@ static void one_line(char *s)
 static int64_t time_of(const cJSON *v)
 {
 	int64_t t;
-	return cJSON_IsString(v) && gf_cost_parse_rfc3339(v->valuestring, &t) ? t : 0;
+	return cJSON_IsString(v) && gf_rfc3339_parse(v->valuestring, &t) ? t : 0;
 }
 
 /* Copy a string value, cut to cap (reasons and messages may be long). */
@@ -307,7 +307,7 @@ gf_err gf_qview_add_pod(gf_qview *v, const cJSON *obj, char *err, size_t errlen)
 	one_line(p->invalid);
 	const cJSON *est = get(ann, GF_ANN_ESTIMATED_START);
 	if (est) {
-		p->est_state = cJSON_IsString(est) && gf_cost_parse_rfc3339(est->valuestring, &p->est) ? 1 : -1;
+		p->est_state = cJSON_IsString(est) && gf_rfc3339_parse(est->valuestring, &p->est) ? 1 : -1;
 		if (p->est_state < 0)
 			copy_cut(p->est_raw, sizeof(p->est_raw), est);
 	}
@@ -540,7 +540,7 @@ static void est_text(const gf_qview *v, const struct qv_pod *p, char out[64])
 		snprintf(out, 64, "unreadable");
 		return;
 	}
-	gf_cost_rfc3339(p->est, ts);
+	gf_rfc3339(p->est, ts);
 	human_duration(p->est >= v->now ? p->est - v->now : v->now - p->est, d);
 	snprintf(out, 64, "%s (%s%s)", ts, p->est >= v->now ? "in " : "passed ", d);
 }
@@ -586,7 +586,7 @@ static cJSON *pod_json(const gf_qview *v, const struct qv_pod *p)
 	cJSON_AddNumberToObject(j, "gpus", p->gpus);
 	cJSON_AddNumberToObject(j, "gpuMilli", p->milli);
 	if (p->created) {
-		gf_cost_rfc3339(p->created, ts);
+		gf_rfc3339(p->created, ts);
 		cJSON_AddStringToObject(j, "created", ts);
 		cJSON_AddNumberToObject(j, "waitingSeconds", (double)(v->now - p->created));
 	} else {
@@ -594,7 +594,7 @@ static cJSON *pod_json(const gf_qview *v, const struct qv_pod *p)
 		cJSON_AddNullToObject(j, "waitingSeconds");
 	}
 	if (p->est_state > 0) {
-		gf_cost_rfc3339(p->est, ts);
+		gf_rfc3339(p->est, ts);
 		cJSON_AddStringToObject(j, "estimatedStart", ts);
 	} else {
 		cJSON_AddNullToObject(j, "estimatedStart");
@@ -631,7 +631,7 @@ gf_err gf_qview_render_json(const gf_qview *v, struct gf_obuf *o)
 {
 	cJSON *doc = cJSON_CreateObject();
 	char ts[21];
-	gf_cost_rfc3339(v->now, ts);
+	gf_rfc3339(v->now, ts);
 	cJSON_AddStringToObject(doc, "time", ts);
 	cJSON *qs = cJSON_AddArrayToObject(doc, "queues");
 	size_t none = 0;

@@ -48,7 +48,7 @@
 #include "k8s/gangs.h"
 #include "k8s/live.h"
 #include "queue/loop.h"
-#include "sim/queues.h"
+#include "queue/queuedef.h"
 
 #define GANG 4
 

@@ -1,9 +1,11 @@
 /*
- * fuzz/fuzz_queues.c - libFuzzer harness for the queue file parser
- * (sim/queues.h, over libyaml).
+ * fuzz/fuzz_queues.c - libFuzzer harness for the queue file decoder
+ * (yaml/queues.h, over libyaml) and the Queue validator behind it
+ * (queue/queuedef.h).
  *
  * A parse must fail with a message naming the file, or give 1..256 queues
- * with names, non-negative quantities, weights >= 1 and a lending limit
+ * with names, non-negative quantities, weights within the CRD's range, a
+ * known ordering and a lending limit
  * within the nominal quota; the quotas must then convert (models interned
  * first, so that every model is known) into what the engine accepts.
  */
@@ -11,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/queues.h"
+#include "yaml/queues.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -36,7 +38,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const struct gf_queue_def *d = &f.q[i];
 		int id;
 
-		if (!d->name[0] || d->nominal < 0 || d->weight < 1 || d->borrowing_limit < 0 ||
+		if (!d->name[0] || d->nominal < 0 || d->weight < GF_QUEUE_WEIGHT_MIN ||
+		    d->weight > GF_QUEUE_WEIGHT_MAX || d->ordering > GF_ORDER_SKIP_AHEAD || d->borrowing_limit < 0 ||
+		    d->nmodels > GF_QUEUE_MODELS_MAX ||
 		    (d->lending_limit != GF_QUOTA_UNLIMITED && d->lending_limit > d->nominal))
 			abort();
 		for (uint32_t m = 0; m < d->nmodels; m++)

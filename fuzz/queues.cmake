@@ -1,2 +1,3 @@
-# The queue file parser (sim/queues.c, libyaml); corpus in fuzz/corpus/queues.
-gf_add_fuzzer(queues gfengine)
+# The queue file decoder (src/yaml/queues.c, libyaml) and the Queue
+# validator behind it (src/queue/queuedef.c); corpus in fuzz/corpus/queues.
+gf_add_fuzzer(queues gfyaml gfengine)

@@ -1,6 +1,7 @@
 /*
- * tests/test_queues.c - sim/queues.c: the queue file (YAML Queue objects)
- * into quotas: every field, cohort numbering, model lookup, and one exact
+ * tests/test_queues.c - yaml/queues.c: the queue file (YAML Queue objects in
+ * the CRD's shape, as `kubectl apply` takes them) into quotas: every field,
+ * the CRD's defaults, a List, cohort numbering, model lookup, and one exact
  * message per kind of bad input (file, line, field, what).
  */
 #include <setjmp.h>
@@ -12,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "sim/queues.h"
+#include "yaml/queues.h"
 
 static const char good[] =
 	"apiVersion: gpufleet.io/v1alpha1\n"
@@ -23,10 +24,10 @@ static const char good[] =
 	"  nominalQuota:\n"
 	"    gpus: 64\n"
 	"    gpuMilli: 500\n"
-	"    perModel:\n"
-	"      - {model: V100M32, gpus: 32}\n"
-	"      - model: A100\n"
-	"        gpus: 8\n"
+	"  models:\n"
+	"    - {model: V100M32, nominalQuota: {gpus: 32}}\n"
+	"    - model: A100\n"
+	"      nominalQuota: {gpus: 8, gpuMilli: 250}\n"
 	"  borrowingLimit: {gpus: 16}\n"
 	"  lendingLimit: {gpus: 8, gpuMilli: 250}\n"
 	"  cohort: research\n"
@@ -57,6 +58,7 @@ static void parses_every_field(void **state)
 	assert_string_equal(f.q[0].models[0].model, "V100M32");
 	assert_int_equal(f.q[0].models[0].nominal, 32000);
 	assert_string_equal(f.q[0].models[1].model, "A100");
+	assert_int_equal(f.q[0].models[1].nominal, 8250);
 	assert_int_equal(f.q[0].models[1].line, 11);
 	assert_int_equal(f.q[0].borrowing_limit, 16000);
 	assert_int_equal(f.q[0].lending_limit, 8250);
@@ -69,7 +71,7 @@ static void parses_every_field(void **state)
 	assert_int_equal(f.q[1].lending_limit, GF_QUOTA_UNLIMITED);
 	assert_string_equal(f.q[1].cohort, "");
 	assert_int_equal(f.q[1].weight, 1);
-	assert_int_equal(f.q[1].ordering, GF_ORDER_BACKFILL);
+	assert_int_equal(f.q[1].ordering, GF_ORDER_SKIP_AHEAD);	/* the CRD's default */
 	assert_int_equal(f.q[1].line, 19);
 	assert_int_equal(gf_queue_file_find(&f, "BATCH"), 2);
 	assert_int_equal(gf_queue_file_find(&f, "nope"), -1);
@@ -93,7 +95,7 @@ static void parses_every_field(void **state)
 	/* a model no node has */
 	gf_catalog_init(&cat);
 	assert_int_equal(gf_queues_to_quota(&f, &cat, "q.yaml", q, &e), GF_PARSE);
-	assert_string_equal(e.msg, "q.yaml:10: spec.nominalQuota.perModel[0].model: no node has GPU model V100M32");
+	assert_string_equal(e.msg, "q.yaml:10: spec.models[0].model: no node has GPU model V100M32");
 	gf_catalog_release(&cat);
 	gf_queue_file_release(&f);
 }
@@ -128,35 +130,50 @@ static void bad_input_gets_one_precise_message(void **state)
 		const char *text, *msg;
 	} cases[] = {
 		{ HEAD "spec: {nominalQuota: {gpus: -1}}\n",
-		  "f.yaml:4: spec.nominalQuota.gpus: expected a non-negative integer" },
+		  "f.yaml:4: spec.nominalQuota.gpus: -1 is outside 0..1000000" },
 		{ HEAD "spec: {nominalQuota: {gpus: 2.5}}\n",
-		  "f.yaml:4: spec.nominalQuota.gpus: expected a non-negative integer" },
+		  "f.yaml:4: spec.nominalQuota.gpus: expected an integer" },
+		{ HEAD "spec: {nominalQuota: {gpus: \"2\"}}\n",
+		  "f.yaml:4: spec.nominalQuota.gpus: expected an integer" },
 		{ HEAD "spec: {nominalQuota: {gpus: 99999999999}}\n",
-		  "f.yaml:4: spec.nominalQuota.gpus: 99999999999 is above the limit 1000000" },
+		  "f.yaml:4: spec.nominalQuota.gpus: 99999999999 is outside 0..1000000" },
+		{ HEAD "spec: {nominalQuota: {gpuMilli: 99999999999999999999999}}\n",
+		  "f.yaml:4: spec.nominalQuota.gpuMilli: out of range, expected 0..1000000000" },
 		{ HEAD "spec:\n  nominalQuota: {gpus: 1}\n  color: red\n",
 		  "f.yaml:6: spec.color: unknown field" },
-		{ HEAD "spec: {weight: 0}\n", "f.yaml:4: spec.weight: expected a weight of 1 or more" },
+		{ HEAD "spec: {weight: 0}\n", "f.yaml:4: spec.weight: 0 is outside 1..1000000" },
+		{ HEAD "spec: {weight: 1000001}\n", "f.yaml:4: spec.weight: 1000001 is outside 1..1000000" },
 		{ HEAD "spec: {ordering: lifo}\n",
 		  "f.yaml:4: spec.ordering: expected strict, skip-ahead or backfill" },
-		{ HEAD "spec: {nominalQuota: {gpus: 1}, lendingLimit: {gpus: 2}, cohort: c}\n",
-		  "f.yaml:1: spec.lendingLimit: above the nominal quota" },
+		{ HEAD "spec:\n  nominalQuota: {gpus: 1}\n  lendingLimit: {gpus: 2}\n  cohort: c\n",
+		  "f.yaml:6: spec.lendingLimit: above the nominal quota" },
 		{ HEAD "spec: {nominalQuota: {gpus: 1}, borrowingLimit: {gpus: 2}}\n",
-		  "f.yaml:1: spec.borrowingLimit: needs spec.cohort (a queue outside a cohort neither lends nor borrows)" },
-		{ HEAD "spec: {nominalQuota: {perModel: [{model: A100}]}}\n",
-		  "f.yaml:4: spec.nominalQuota.perModel[0]: gpus is missing" },
-		{ HEAD "spec: {nominalQuota: {perModel: {model: A100}}}\n",
-		  "f.yaml:4: spec.nominalQuota.perModel: expected a list of {model, gpus}" },
+		  "f.yaml:4: spec.borrowingLimit: needs spec.cohort (a queue outside a cohort neither lends nor borrows)" },
+		{ HEAD "spec: {nominalQuota: {perModel: [{model: A100, gpus: 1}]}}\n",
+		  "f.yaml:4: spec.nominalQuota.perModel: unknown field (per-model quotas are spec.models: [{model, "
+		  "nominalQuota: {gpus, gpuMilli}}], the CRD's shape)" },
+		{ HEAD "spec: {models: [{nominalQuota: {gpus: 1}}]}\n", "f.yaml:4: spec.models[0].model: missing" },
+		{ HEAD "spec:\n  models:\n  - {model: A100}\n  - {model: A100}\n",
+		  "f.yaml:7: spec.models[1].model: the model is listed twice" },
+		{ HEAD "spec: {models: [{model: A100, lendingLimit: {gpus: 1}}]}\n",
+		  "f.yaml:4: spec.models[0].lendingLimit: unknown field" },
+		{ HEAD "spec: {models: {model: A100}}\n",
+		  "f.yaml:4: spec.models: expected a list of {model, nominalQuota}" },
+		{ HEAD "spec: {models: [{model: a}, {model: b}, {model: c}, {model: d}, {model: e}, {model: f}, "
+		  "{model: g}, {model: h}, {model: i}]}\n", "f.yaml:4: spec.models: more than 8 models" },
 		{ HEAD "spec: {cohort: Research}\n",
 		  "f.yaml:4: spec.cohort: expected lower-case letters, digits, '-' and '.' (not at the ends)" },
+		{ HEAD "\n", "f.yaml:1: spec: missing" },
 		{ "apiVersion: gpufleet.io/v1alpha1\nkind: Queue\nspec: {}\n", "f.yaml:1: metadata.name: missing" },
 		{ "apiVersion: v1\nkind: Queue\nmetadata: {name: a}\n",
 		  "f.yaml:1: apiVersion: expected gpufleet.io/v1alpha1" },
 		{ "apiVersion: gpufleet.io/v1alpha1\nkind: ClusterQueue\nmetadata: {name: a}\n",
 		  "f.yaml:2: kind: expected Queue" },
-		{ HEAD "---\n" HEAD, "f.yaml:5: metadata.name: a second queue of this name" },
+		{ HEAD "spec: {}\n---\n" HEAD "spec: {}\n", "f.yaml:6: metadata.name: a second queue of this name" },
 		{ HEAD "spec: {weight: 1, weight: 2}\n", "f.yaml:4: spec.weight: given twice" },
 		{ HEAD "spec: [1, 2]\n", "f.yaml:4: spec: expected a mapping" },
 		{ "- a\n- b\n", "f.yaml:1: expected a mapping (a Queue object)" },
+		{ "kind: List\nitems: {a: 1}\n", "f.yaml:2: items: expected a list of Queue objects" },
 		{ "", "f.yaml:1: kind: no Queue in the file" },
 		{ HEAD "spec: {nominalQuota: {gpus: 1}\n", "f.yaml:5: YAML: did not find expected ',' or '}'" },
 	};
@@ -173,12 +190,48 @@ static void bad_input_gets_one_precise_message(void **state)
 	}
 }
 
+/* A List (what `kubectl get queues -o yaml` prints) and a document of one Queue, in one file. */
+static void a_list_and_a_queue(void **state)
+{
+	static const char text[] =
+		"apiVersion: v1\n"
+		"kind: List\n"
+		"items:\n"
+		"  - apiVersion: gpufleet.io/v1alpha1\n"
+		"    kind: Queue\n"
+		"    metadata: {name: a, uid: 1234}\n"
+		"    spec: {nominalQuota: {gpus: 2}, cohort: c, ordering: backfill}\n"
+		"    status: {used: {gpus: 1}}\n"
+		"  - apiVersion: gpufleet.io/v1alpha1\n"
+		"    kind: Queue\n"
+		"    metadata: {name: b}\n"
+		"    spec: {cohort: ~, weight: 4}\n"
+		"---\n"
+		"apiVersion: gpufleet.io/v1alpha1\nkind: Queue\nmetadata: {name: c}\nspec: {cohort: \"\"}\n";
+	struct gf_queue_file f;
+	struct gf_queues_error e;
+
+	(void)state;
+	if (gf_queues_parse(text, strlen(text), "l.yaml", &f, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(f.n, 3);
+	assert_string_equal(f.q[0].name, "a");
+	assert_int_equal(f.q[0].ordering, GF_ORDER_BACKFILL);
+	assert_int_equal(f.q[0].line, 4);
+	assert_string_equal(f.q[1].cohort, "");
+	assert_int_equal(f.q[1].weight, 4);
+	assert_string_equal(f.q[2].name, "c");
+	assert_string_equal(f.q[2].cohort, "");
+	gf_queue_file_release(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(parses_every_field),
 		cmocka_unit_test(the_bundled_example_parses),
 		cmocka_unit_test(bad_input_gets_one_precise_message),
+		cmocka_unit_test(a_list_and_a_queue),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,7 +23,7 @@
 #include "cli/experiment.h"
 #include "cli/files.h"
 #include "core/obuf.h"
-#include "sim/queues.h"
+#include "yaml/queues.h"
 #include "sim/replay.h"
 #include "sim/trace.h"
 

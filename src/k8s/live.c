@@ -75,7 +75,7 @@
 #include "queue/requeue.h"
 #include "k8s/pdb.h"
 #include "k8s/queues.h"
-#include "sim/queues.h"
+#include "queue/queuedef.h"
 
 /* ---- string -> index map ------------------------------------------------ */
 

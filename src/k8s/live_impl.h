@@ -29,7 +29,7 @@
 #include "queue/loop.h"
 #include "queue/podstate.h"
 #include "queue/requeue.h"
-#include "sim/queues.h"
+#include "queue/queuedef.h"
 
 /* ---- string -> index map ------------------------------------------------ */
 

@@ -1,12 +1,12 @@
 /*
  * k8s/queues.c - Queue objects from the API server (queues.h).
  *
- * A small walker over cJSON: each level lists the keys it knows, anything
- * else in spec is refused with its path (the CRD's schema makes the API
- * server prune unknown fields, so in a cluster that means a newer CRD than
- * this binary).  Numbers must be integers in range; the limits are the
- * YAML file's (sim/queues.c): gpus 0..1000000, gpuMilli 0..1000000000,
- * weight 1..1000000.  Names follow the YAML file's rule too.
+ * A syntax mapper over cJSON: each level lists the keys it knows (anything
+ * else is refused with its path: the CRD's schema makes the API server
+ * prune unknown fields, so in a cluster that means a newer CRD than this
+ * binary), numbers must be integers, strings strings, null is absent.  What
+ * the values may be, and the defaults, are the one validator's
+ * (queue/queuedef.c), which the replay's YAML file goes through too.
  */
 #include "k8s/queues.h"
 
@@ -15,9 +15,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-#define MAX_GPUS 1000000.0
-#define MAX_MILLI 1000000000.0
 
 struct qdec {
 	char *err;
@@ -46,224 +43,148 @@ static const char *kind_of(const cJSON *v)
 	       : cJSON_IsNumber(v) ? "a number" : cJSON_IsBool(v) ? "a boolean" : "null";
 }
 
-/* Every key of obj is one of keys[0..n) (NULL-free list). */
-static gf_err known_keys(struct qdec *d, const cJSON *obj, const char *path, const char *const *keys, size_t n)
+static bool given(const cJSON *v)
 {
+	return v && !cJSON_IsNull(v);
+}
+
+/* obj as an object whose keys are all in keys[0..n); hint added for an unknown key of that name. */
+static gf_err known_keys(struct qdec *d, const cJSON *obj, const char *path, const char *const *keys, size_t n,
+			 const char *hint_key, const char *hint)
+{
+	if (!cJSON_IsObject(obj))
+		return qfail(d, path, "expected an object, got %s", kind_of(obj));
 	for (const cJSON *c = obj->child; c; c = c->next) {
-		size_t k = 0;
-		while (k < n && strcmp(c->string ? c->string : "", keys[k]))
-			k++;
-		if (k == n) {
+		const char *k = c->string ? c->string : "?";
+		size_t i = 0;
+		while (i < n && strcmp(k, keys[i]))
+			i++;
+		if (i == n) {
 			char sub[160];
-			snprintf(sub, sizeof(sub), "%.50s.%.100s", path, c->string ? c->string : "?");
-			return qfail(d, sub, "unknown field");
+			bool h = hint_key && !strcmp(k, hint_key);
+			snprintf(sub, sizeof(sub), "%.50s%s%.100s", path, *path ? "." : "", k);
+			return qfail(d, sub, "unknown field%s%s", h ? " " : "", h ? hint : "");
 		}
 	}
 	return GF_OK;
 }
 
-/* obj[key] as an integer in [lo, hi]; absent: *out unchanged, *found false. */
-static gf_err int_field(struct qdec *d, const cJSON *obj, const char *path, const char *key, double lo, double hi,
-			int64_t *out, bool *found)
+/* An integer (clamped to int64_t). */
+static gf_err integer(struct qdec *d, const cJSON *v, const char *path, int64_t *out)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	char sub[160];
-	if (found)
-		*found = false;
-	if (!v || cJSON_IsNull(v))
-		return GF_OK;
-	snprintf(sub, sizeof(sub), "%.50s.%.60s", path, key);
 	if (!cJSON_IsNumber(v))
-		return qfail(d, sub, "expected an integer, got %s", kind_of(v));
+		return qfail(d, path, "expected an integer, got %s", kind_of(v));
 	double x = v->valuedouble;
 	if (!isfinite(x) || x != floor(x))
-		return qfail(d, sub, "expected an integer, got %g", x);
-	if (x < lo || x > hi)
-		return qfail(d, sub, "%.0f is outside %.0f..%.0f", x, lo, hi);
-	*out = (int64_t)x;
-	if (found)
-		*found = true;
+		return qfail(d, path, "expected an integer, got %g", x);
+	*out = x >= 9.2e18 ? INT64_MAX : x <= -9.2e18 ? INT64_MIN : (int64_t)x;
 	return GF_OK;
 }
 
-/* A name: [a-z0-9]([-a-z0-9.]*[a-z0-9])?, 1..63 bytes (sim/queues.c's rule). */
-static gf_err name_field(struct qdec *d, const cJSON *v, const char *path, char *out)
+static gf_err string(struct qdec *d, const cJSON *v, const char *path, char out[GF_QUEUE_NAME_MAX + 1])
 {
 	if (!cJSON_IsString(v))
 		return qfail(d, path, "expected a string, got %s", kind_of(v));
-	const char *s = v->valuestring;
-	size_t len = strlen(s);
-	if (len == 0 || len >= GF_QUEUE_NAME_MAX)
-		return qfail(d, path, "expected a name of 1 to 63 characters");
-	for (size_t i = 0; i < len; i++) {
-		char ch = s[i];
-		bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
-		if (!alnum && !((ch == '-' || ch == '.') && i > 0 && i + 1 < len))
-			return qfail(d, path, "expected lower-case letters, digits, '-' and '.' (not at the ends)");
-	}
-	memcpy(out, s, len + 1);
+	gf_queue_object_str(out, v->valuestring, strlen(v->valuestring));
 	return GF_OK;
 }
 
-/* {gpus, gpuMilli} (and, for the nominal quota, perModel) into milli-GPU. */
-static gf_err quantity(struct qdec *d, const cJSON *v, const char *path, bool per_model, int64_t *out)
+static gf_err amount(struct qdec *d, const cJSON *v, const char *path, struct gf_queue_amount *a,
+		     const char *hint_key, const char *hint)
 {
-	static const char *const keys[] = { "gpus", "gpuMilli", "perModel" };
-	if (!cJSON_IsObject(v))
-		return qfail(d, path, "expected an object, got %s", kind_of(v));
+	static const char *const keys[] = { "gpus", "gpuMilli" };
+	char sub[160];
 	gf_err e;
-	int64_t g = 0, m = 0;
-	if ((e = known_keys(d, v, path, keys, per_model ? 3 : 2)) ||
-	    (e = int_field(d, v, path, "gpus", 0, MAX_GPUS, &g, NULL)) ||
-	    (e = int_field(d, v, path, "gpuMilli", 0, MAX_MILLI, &m, NULL)))
+	if ((e = known_keys(d, v, path, keys, 2, hint_key, hint)))
 		return e;
-	*out = g * 1000 + m;
+	a->set = true;
+	const cJSON *g = cJSON_GetObjectItemCaseSensitive(v, "gpus");
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(v, "gpuMilli");
+	snprintf(sub, sizeof(sub), "%.120s.gpus", path);
+	if (given(g) && (e = integer(d, g, sub, &a->gpus)))
+		return e;
+	snprintf(sub, sizeof(sub), "%.120s.gpuMilli", path);
+	if (given(m) && (e = integer(d, m, sub, &a->gpu_milli)))
+		return e;
 	return GF_OK;
 }
 
-static gf_err per_model(struct qdec *d, const cJSON *v, const char *path, struct gf_queue_def *q)
+static gf_err models(struct qdec *d, const cJSON *v, struct gf_queue_object *o)
 {
-	static const char *const keys[] = { "model", "gpus" };
-	char sub[160];
-	if (!v || cJSON_IsNull(v))
-		return GF_OK;
-	if (!cJSON_IsArray(v))
-		return qfail(d, path, "expected a list of {model, gpus}, got %s", kind_of(v));
-	for (const cJSON *e = v->child; e; e = e->next) {
-		gf_err r;
-		snprintf(sub, sizeof(sub), "%.100s[%u]", path, q->nmodels);
-		if (q->nmodels == GF_QUOTA_MAX_MODELS)
-			return qfail(d, sub, "more than %d models", GF_QUOTA_MAX_MODELS);
-		if (!cJSON_IsObject(e))
-			return qfail(d, sub, "expected an object, got %s", kind_of(e));
-		if ((r = known_keys(d, e, sub, keys, 2)))
-			return r;
-		const cJSON *mo = cJSON_GetObjectItemCaseSensitive(e, "model");
-		int64_t g = 0;
-		bool has_g;
-		if ((r = int_field(d, e, sub, "gpus", 0, MAX_GPUS, &g, &has_g)))
-			return r;
-		if (!mo || !cJSON_IsString(mo) || !mo->valuestring[0] ||
-		    strlen(mo->valuestring) >= GF_QUEUE_NAME_MAX)
-			return qfail(d, sub, "model: expected a GPU model name of 1 to 63 characters");
-		if (!has_g)
-			return qfail(d, sub, "gpus is missing");
-		for (uint32_t k = 0; k < q->nmodels; k++)
-			if (!strcmp(q->models[k].model, mo->valuestring))
-				return qfail(d, sub, "the model is listed twice");
-		snprintf(q->models[q->nmodels].model, GF_QUEUE_NAME_MAX, "%s", mo->valuestring);
-		q->models[q->nmodels].nominal = g * 1000;
-		q->models[q->nmodels].line = 0;
-		q->nmodels++;
-	}
-	return GF_OK;
-}
-
-/*
- * The CRD's spec.models[{model, nominalQuota, borrowingLimit, lendingLimit}]
- * (deploy/crds/queue.yaml; the file's spec.nominalQuota.perModel is the same
- * quota).  The engine lends a model's quota whole and borrows it without
- * limit (queue/loop.h), so a per-model limit is refused, not ignored.
- */
-static gf_err crd_models(struct qdec *d, const cJSON *v, struct gf_queue_def *q)
-{
-	static const char *const keys[] = { "model", "nominalQuota", "borrowingLimit", "lendingLimit" };
-	char sub[160];
+	static const char *const keys[] = { "model", "nominalQuota" };
+	char sub[96], sub2[128];
+	gf_err e;
 	if (!cJSON_IsArray(v))
 		return qfail(d, "spec.models", "expected a list of {model, nominalQuota}, got %s", kind_of(v));
-	unsigned i = 0;
-	for (const cJSON *e = v->child; e; e = e->next, i++) {
-		gf_err r;
+	for (const cJSON *it = v->child; it; it = it->next) {
+		uint32_t i = o->nmodels++;
+		if (i >= GF_QUEUE_MODELS_MAX)
+			continue; /* counted: the validator refuses the list */
 		snprintf(sub, sizeof(sub), "spec.models[%u]", i);
-		if (q->nmodels == GF_QUOTA_MAX_MODELS)
-			return qfail(d, sub, "more than %d models", GF_QUOTA_MAX_MODELS);
-		if (!cJSON_IsObject(e))
-			return qfail(d, sub, "expected an object, got %s", kind_of(e));
-		if ((r = known_keys(d, e, sub, keys, 4)))
-			return r;
-		for (int k = 2; k < 4; k++) {
-			const cJSON *lim = cJSON_GetObjectItemCaseSensitive(e, keys[k]);
-			if (lim && !cJSON_IsNull(lim))
-				return qfail(d, sub, "%s per model is not supported (a model's quota is lent whole and "
-					     "borrowed without limit in the cohort): leave it out", keys[k]);
+		if ((e = known_keys(d, it, sub, keys, 2, NULL, NULL)))
+			return e;
+		const cJSON *mo = cJSON_GetObjectItemCaseSensitive(it, "model");
+		const cJSON *nq = cJSON_GetObjectItemCaseSensitive(it, "nominalQuota");
+		snprintf(sub2, sizeof(sub2), "%s.model", sub);
+		if (given(mo)) {
+			if ((e = string(d, mo, sub2, o->models[i].model)))
+				return e;
+			o->models[i].has_model = true;
 		}
-		const cJSON *mo = cJSON_GetObjectItemCaseSensitive(e, "model");
-		if (!mo || !cJSON_IsString(mo) || !mo->valuestring[0] || strlen(mo->valuestring) >= GF_QUEUE_NAME_MAX)
-			return qfail(d, sub, "model: expected a GPU model name of 1 to 63 characters");
-		for (uint32_t k = 0; k < q->nmodels; k++)
-			if (!strcmp(q->models[k].model, mo->valuestring))
-				return qfail(d, sub, "the model is listed twice");
-		const cJSON *nq = cJSON_GetObjectItemCaseSensitive(e, "nominalQuota");
-		int64_t milli = 0;
-		char np[180];
-		snprintf(np, sizeof(np), "%s.nominalQuota", sub);
-		if (nq && !cJSON_IsNull(nq) && (r = quantity(d, nq, np, false, &milli)))
-			return r;
-		snprintf(q->models[q->nmodels].model, GF_QUEUE_NAME_MAX, "%s", mo->valuestring);
-		q->models[q->nmodels].nominal = milli;
-		q->models[q->nmodels].line = 0;
-		q->nmodels++;
+		snprintf(sub2, sizeof(sub2), "%s.nominalQuota", sub);
+		if (given(nq) && (e = amount(d, nq, sub2, &o->models[i].nominal, NULL, NULL)))
+			return e;
 	}
 	return GF_OK;
 }
 
-static gf_err spec(struct qdec *d, const cJSON *s, struct gf_queue_def *q)
+static gf_err spec(struct qdec *d, const cJSON *s, struct gf_queue_object *o)
 {
 	static const char *const keys[] = { "nominalQuota", "borrowingLimit", "lendingLimit",
 					     "cohort", "weight", "ordering", "models" };
 	const cJSON *v;
 	gf_err e;
-	if (!cJSON_IsObject(s))
-		return qfail(d, "spec", "expected an object, got %s", kind_of(s));
-	if ((e = known_keys(d, s, "spec", keys, 7)))
+	if ((e = known_keys(d, s, "spec", keys, 7, NULL, NULL)))
 		return e;
-	if ((v = cJSON_GetObjectItemCaseSensitive(s, "nominalQuota")) && !cJSON_IsNull(v)) {
-		if ((e = quantity(d, v, "spec.nominalQuota", true, &q->nominal)) ||
-		    (e = per_model(d, cJSON_GetObjectItemCaseSensitive(v, "perModel"), "spec.nominalQuota.perModel", q)))
+	o->has_spec = true;
+	if (given(v = cJSON_GetObjectItemCaseSensitive(s, "nominalQuota")) &&
+	    (e = amount(d, v, "spec.nominalQuota", &o->nominal, "perModel",
+			"(per-model quotas are spec.models: [{model, nominalQuota: {gpus, gpuMilli}}], "
+			"the CRD's shape)")))
+		return e;
+	if (given(v = cJSON_GetObjectItemCaseSensitive(s, "borrowingLimit")) &&
+	    (e = amount(d, v, "spec.borrowingLimit", &o->borrowing, NULL, NULL)))
+		return e;
+	if (given(v = cJSON_GetObjectItemCaseSensitive(s, "lendingLimit")) &&
+	    (e = amount(d, v, "spec.lendingLimit", &o->lending, NULL, NULL)))
+		return e;
+	if (given(v = cJSON_GetObjectItemCaseSensitive(s, "cohort"))) {
+		if ((e = string(d, v, "spec.cohort", o->cohort)))
 			return e;
+		o->has_cohort = true;
 	}
-	if ((v = cJSON_GetObjectItemCaseSensitive(s, "models")) && !cJSON_IsNull(v) && (e = crd_models(d, v, q)))
-		return e;
-	if ((v = cJSON_GetObjectItemCaseSensitive(s, "borrowingLimit")) && !cJSON_IsNull(v) &&
-	    (e = quantity(d, v, "spec.borrowingLimit", false, &q->borrowing_limit)))
-		return e;
-	if ((v = cJSON_GetObjectItemCaseSensitive(s, "lendingLimit")) && !cJSON_IsNull(v) &&
-	    (e = quantity(d, v, "spec.lendingLimit", false, &q->lending_limit)))
-		return e;
-	if ((v = cJSON_GetObjectItemCaseSensitive(s, "cohort")) && !cJSON_IsNull(v) &&
-	    !(cJSON_IsString(v) && !v->valuestring[0]) && /* the CRD allows "": none */
-	    (e = name_field(d, v, "spec.cohort", q->cohort)))
-		return e;
-	int64_t w = q->weight;
-	if ((e = int_field(d, s, "spec", "weight", 1, 1000000, &w, NULL)))
-		return e;
-	q->weight = (uint32_t)w;
-	if ((v = cJSON_GetObjectItemCaseSensitive(s, "ordering")) && !cJSON_IsNull(v)) {
-		const char *o = cJSON_IsString(v) ? v->valuestring : "";
-		if (!strcmp(o, "backfill"))
-			q->ordering = GF_ORDER_BACKFILL;
-		else if (!strcmp(o, "strict"))
-			q->ordering = GF_ORDER_STRICT;
-		else if (!strcmp(o, "skip-ahead"))
-			q->ordering = GF_ORDER_SKIP_AHEAD;
-		else
-			return qfail(d, "spec.ordering", "expected strict, skip-ahead or backfill");
+	if (given(v = cJSON_GetObjectItemCaseSensitive(s, "weight"))) {
+		if ((e = integer(d, v, "spec.weight", &o->weight)))
+			return e;
+		o->has_weight = true;
 	}
-	if (q->lending_limit != GF_QUOTA_UNLIMITED && q->lending_limit > q->nominal)
-		return qfail(d, "spec.lendingLimit", "above the nominal quota");
-	if (!q->cohort[0] && (q->lending_limit != GF_QUOTA_UNLIMITED || q->borrowing_limit != GF_QUOTA_UNLIMITED))
-		return qfail(d, q->lending_limit != GF_QUOTA_UNLIMITED ? "spec.lendingLimit" : "spec.borrowingLimit",
-			     "needs spec.cohort (a queue outside a cohort neither lends nor borrows)");
+	if (given(v = cJSON_GetObjectItemCaseSensitive(s, "ordering"))) {
+		if ((e = string(d, v, "spec.ordering", o->ordering)))
+			return e;
+		o->has_ordering = true;
+	}
+	if (given(v = cJSON_GetObjectItemCaseSensitive(s, "models")) && (e = models(d, v, o)))
+		return e;
 	return GF_OK;
 }
 
 gf_err gf_k8s_queue_decode(const cJSON *obj, struct gf_queue_def *out, char *err, size_t errlen)
 {
 	struct qdec d = { err, errlen, NULL };
+	struct gf_queue_object o;
+	struct gf_queue_verr ve;
 	memset(out, 0, sizeof(*out));
-	out->borrowing_limit = out->lending_limit = GF_QUOTA_UNLIMITED;
-	out->weight = 1;
-	out->ordering = GF_ORDER_SKIP_AHEAD; /* the CRD's default */
+	memset(&o, 0, sizeof(o));
 	if (!cJSON_IsObject(obj))
 		return qfail(&d, "(object)", "expected a Queue object, got %s", kind_of(obj));
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "apiVersion");
@@ -273,19 +194,30 @@ gf_err gf_k8s_queue_decode(const cJSON *obj, struct gf_queue_def *out, char *err
 	if (v && !(cJSON_IsString(v) && !strcmp(v->valuestring, "Queue")))
 		return qfail(&d, "kind", "expected Queue");
 	const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-	if (!cJSON_IsObject(md))
-		return qfail(&d, "metadata", md ? "expected an object" : "missing");
-	v = cJSON_GetObjectItemCaseSensitive(md, "name");
-	if (!v)
-		return qfail(&d, "metadata.name", "missing");
-	gf_err e = name_field(&d, v, "metadata.name", out->name);
-	if (e)
-		return e;
-	d.name = out->name;
+	if (given(md)) {
+		if (!cJSON_IsObject(md))
+			return qfail(&d, "metadata", "expected an object, got %s", kind_of(md));
+		/* metadata beyond the name is the API server's: not read */
+		if (given(v = cJSON_GetObjectItemCaseSensitive(md, "name"))) {
+			gf_err e = string(&d, v, "metadata.name", o.name);
+			if (e)
+				return e;
+			o.has_name = true;
+			d.name = o.name; /* named in later messages */
+		}
+	}
 	v = cJSON_GetObjectItemCaseSensitive(obj, "spec");
-	if (!v || cJSON_IsNull(v))
-		return qfail(&d, "spec", "missing");
-	return spec(&d, v, out);
+	if (given(v)) {
+		gf_err e = spec(&d, v, &o);
+		if (e)
+			return e;
+	}
+	if (gf_queue_validate(&o, out, &ve)) {
+		if (!strcmp(ve.path, "metadata.name"))
+			d.name = NULL; /* not a name to print */
+		return qfail(&d, ve.path, "%s", ve.what);
+	}
+	return GF_OK;
 }
 
 gf_err gf_k8s_queue_decode_text(const char *text, size_t len, struct gf_queue_def *out, char *err, size_t errlen)

@@ -1,21 +1,15 @@
 /*
  * k8s/queues.h - Queue custom resources (gpufleet.io/v1alpha1) as the API
- * server serves them (JSON), into the same definitions `gpufleet replay
- * --queues` reads from YAML (sim/queues.h: struct gf_queue_def, turned
- * into engine quotas by gf_queues_to_quota), and which Queue a pod is
+ * server serves them (JSON), into the one Queue definition
+ * (queue/queuedef.h: the CRD's shape, its rules and defaults, the same
+ * `gpufleet replay --queues` reads from YAML), and which Queue a pod is
  * charged to.
  *
- * The JSON rules are the YAML file's (sim/queues.c): spec.nominalQuota
- * {gpus, gpuMilli, perModel[{model, gpus}]}, spec.borrowingLimit and
- * spec.lendingLimit {gpus, gpuMilli}, spec.cohort, spec.weight (1..1000000),
- * spec.ordering (strict | skip-ahead | backfill); the CRD's per-model form
- * spec.models[{model, nominalQuota}] too (what the API server keeps: its
- * schema prunes nominalQuota.perModel; per-model borrowing and lending
- * limits are refused: the engine has none); non-negative integers,
- * lendingLimit <= nominal, limits only with a cohort, unknown spec fields
- * refused.  metadata beyond name and status are not read.  An error names
- * the JSON path and what is wrong ("spec.nominalQuota.gpus: expected a
- * non-negative integer, got -1"): the Queue is then refused as a whole.
+ * The decoder maps JSON syntax only (integers, strings, objects, unknown
+ * keys refused); gf_queue_validate() decides the rest.  metadata beyond
+ * name and status are not read.  An error names the JSON path and what is
+ * wrong ("queue a: spec.nominalQuota.gpus: -1 is outside 0..1000000"): the
+ * Queue is then refused as a whole.
  *
  * A pod's Queue (the rule `gpufleet queue` shows, k8s/queueview.h): its
  * label GF_LABEL_QUEUE, else its namespace's label of the same name, else
@@ -31,7 +25,7 @@
 
 #include "core/error.h"
 #include "k8s/codec.h"
-#include "sim/queues.h"
+#include "queue/queuedef.h"
 
 struct cJSON;
 

@@ -71,11 +71,18 @@ static void test_decode_errors(void **st)
 		{ "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"cohort\":\"c\",\"nominalQuota\":{\"gpus\":1},"
 		  "\"lendingLimit\":{\"gpus\":2}}}", "queue a: spec.lendingLimit: above the nominal quota" },
 		{ "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"nominalQuota\":{\"perModel\":[{\"model\":\"H100\"}]}}}",
-		  "queue a: spec.nominalQuota.perModel[0]: gpus is missing" },
-		{ "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"nominalQuota\":{\"perModel\":[{\"model\":\"X\",\"gpus\":1},"
-		  "{\"model\":\"X\",\"gpus\":1}]}}}", "queue a: spec.nominalQuota.perModel[1]: the model is listed twice" },
+		  "queue a: spec.nominalQuota.perModel: unknown field (per-model quotas are spec.models: [{model, "
+		  "nominalQuota: {gpus, gpuMilli}}], the CRD's shape)" },
+		{ "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"models\":[{\"model\":\"X\"},{\"model\":\"X\"}]}}",
+		  "queue a: spec.models[1].model: the model is listed twice" },
+		{ "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"models\":[{\"nominalQuota\":{\"gpus\":1}}]}}",
+		  "queue a: spec.models[0].model: missing" },
 		{ "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"models\":[{\"model\":\"H100\",\"borrowingLimit\":{\"gpus\":0}}]}}",
-		  "queue a: spec.models[0]: borrowingLimit per model is not supported" },
+		  "queue a: spec.models[0].borrowingLimit: unknown field" },
+		{ "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"weight\":1000001}}",
+		  "queue a: spec.weight: 1000001 is outside 1..1000000" },
+		{ "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"nominalQuota\":{\"gpuMilli\":1e30}}}",
+		  "queue a: spec.nominalQuota.gpuMilli: out of range, expected 0..1000000000" },
 		{ "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"models\":[{\"model\":\"H100\",\"nominalQuota\":{\"gpus\":-2}}]}}",
 		  "queue a: spec.models[0].nominalQuota.gpus: -2 is outside" },
 		{ "{\"metadata\":{\"name\":\"A\"},\"spec\":{}}", "metadata.name: expected lower-case" },
@@ -110,6 +117,7 @@ static void test_decode_errors(void **st)
 	assert_int_equal(q.nominal, 0);
 	assert_true(q.borrowing_limit == GF_QUOTA_UNLIMITED);
 	assert_int_equal(q.weight, 1);
+	assert_int_equal(q.ordering, GF_ORDER_SKIP_AHEAD);
 	assert_string_equal(q.cohort, "");
 }
 

@@ -15,7 +15,7 @@
 #include "k8s/live.h"
 #include "k8s/pdb.h"
 #include "queue/loop.h"
-#include "sim/queues.h"
+#include "queue/queuedef.h"
 
 static struct gf_k8s_node mknode(const char *name, int gpus, const char *model, int gpu_mem, bool topo)
 {

@@ -10,7 +10,7 @@ GCC_RELEASE_BUILD   ?= build-release-gcc
 CLANG_RELEASE_BUILD ?= build-release-clang
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps deps-test build run check test test-asan test-fuzz test-release bench bench-bound image clean
+.PHONY: all deps deps-test build run demo check test test-asan test-fuzz test-release bench bench-bound image clean
 
 all: build
 
@@ -36,6 +36,16 @@ build:
 run: deps
 	$(MAKE) build TESTS=OFF
 	./$(BUILD)/gpufleet simulate
+
+# The scheduler on a laptop (scripts/demo, docs/demo.md): a test control plane
+# with fake GPU nodes, `gpufleet schedule`, a weekly burst with gangs, `gpufleet
+# queue`, then everything torn down.  DEMO_KEEP=1 leaves it running.  Builds
+# the binary only, in the build directory as it is configured; the Kubernetes
+# components are built once per machine (tests/k8s/build-components, Go).
+demo: deps-test
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(BUILD) -j $(JOBS) --target gpufleet
+	./scripts/demo ./$(BUILD)/gpufleet
 
 # The fast tier a developer runs on every change (ctest label `check`: unit,
 # golden, CLI, fuzz-corpus replays and every other test that needs no

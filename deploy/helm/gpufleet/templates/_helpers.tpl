@@ -54,3 +54,15 @@ else the global podSecurityContext. include "gpufleet.podSecurityContext" (list 
 {{- $ctx := index . 0 -}}
 {{- toYaml (default $ctx.Values.podSecurityContext (index . 1).podSecurityContext) -}}
 {{- end -}}
+
+{{/*
+The ServiceAccount a component runs as and the chart's RBAC bindings name:
+its serviceAccount.name, else the component's name, whether the chart creates
+it (serviceAccount.create) or not; never the namespace's "default" account.
+include "gpufleet.serviceAccountName" (list . "agent")
+*/}}
+{{- define "gpufleet.serviceAccountName" -}}
+{{- $ctx := index . 0 -}}
+{{- $c := index . 1 -}}
+{{- default (include (printf "gpufleet.%s.name" $c) $ctx) (index $ctx.Values $c).serviceAccount.name -}}
+{{- end -}}

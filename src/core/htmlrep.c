@@ -84,7 +84,7 @@ static const char style[] =
 	"svg.c circle.p{opacity:0}svg.c circle.p:hover{opacity:1}\n"
 	".tw{background:#fff;border:1px solid #ddd;border-radius:6px;margin:10px 0}\n"
 	"table{border-collapse:collapse;font-variant-numeric:tabular-nums;width:100%;font-size:.93em;overflow-wrap:normal}\n"
-	"caption{text-align:left;padding:8px 10px;color:#444;font-size:.92em}\n"
+	"p.cap{color:#444;font-size:.92em;margin:10px 0 -4px}\n"
 	"th,td{padding:5px 8px;border-top:1px solid #eee;white-space:nowrap}\n"
 	"th{background:#f1f1f3;font-weight:600;text-align:left;white-space:normal;vertical-align:bottom}"
 	"td.n,th.n{text-align:right}th.rh{background:#fff;vertical-align:top;white-space:nowrap}\n"
@@ -113,13 +113,13 @@ void gf_html_end(struct gf_obuf *out)
 /* Table state lives in the output itself: a row is open after gf_html_tr until the next or the end. */
 void gf_html_table_begin(struct gf_obuf *out, const char *caption)
 {
-	gf_obuf_puts(out, "<div class=\"tw\"><table>");
+	/* the caption above the box, not in the table, so it wraps to the page rather than the table */
 	if (caption) {
-		gf_obuf_puts(out, "<caption>");
+		gf_obuf_puts(out, "<p class=\"cap\">");
 		gf_html_text(out, caption);
-		gf_obuf_puts(out, "</caption>");
+		gf_obuf_puts(out, "</p>\n");
 	}
-	gf_obuf_puts(out, "\n<tr>");
+	gf_obuf_puts(out, "<div class=\"tw\"><table>\n<tr>");
 }
 
 void gf_html_table_end(struct gf_obuf *out)
@@ -252,10 +252,10 @@ static void figure_end(struct gf_obuf *out)
 	gf_obuf_puts(out, "</svg></div></figure>\n");
 }
 
-/* Width in viewBox units that a label of s takes at 12.5 px (a generous mean glyph width). */
+/* Width in viewBox units that a label of s takes at 12.5 px bold (a generous mean glyph width). */
 static double text_width(const char *s)
 {
-	return 7.2 * (double)strlen(s);
+	return 7.8 * (double)strlen(s);
 }
 
 struct endlabel {
@@ -409,7 +409,7 @@ void gf_html_dot_chart(struct gf_obuf *out, const struct gf_dot_chart *c)
 			lo = fmin(lo, r->mark);
 			hi = fmax(hi, r->mark);
 		}
-		ml = fmax(ml, text_width(r->label) + 14);
+		ml = fmax(ml, text_width(r->label) + 18);
 	}
 	ml = fmin(ml, 240);
 	struct axis a = make_axis(lo, hi, true, c->x_zero, c->x_floor, c->x_ceil);

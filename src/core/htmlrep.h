@@ -28,7 +28,8 @@ void gf_html_begin(struct gf_obuf *out, const char *title, const char *h1);
 void gf_html_end(struct gf_obuf *out);
 
 /*
- * A table: gf_html_table_begin opens the scrolling box and the table,
+ * A table: gf_html_table_begin writes caption (NULL: none) as a paragraph
+ * above, then opens the scrolling box and the table,
  * then rows of cells.  A numeric cell (gf_html_td_num) is right-aligned;
  * NAN prints "-".  Cell text is escaped.
  */

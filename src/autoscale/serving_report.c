@@ -246,25 +246,6 @@ static void cost_chart(const struct gf_serving_report *r, struct gf_obuf *out)
 	free(rows);
 }
 
-/* text's lines, each as a paragraph of class cls. */
-static void paragraphs(struct gf_obuf *out, const char *text, const char *cls)
-{
-	while (text && *text) {
-		const char *nl = strchr(text, '\n');
-		size_t len = nl ? (size_t)(nl - text) : strlen(text);
-		char line[1024];
-
-		if (len && len < sizeof(line)) {
-			memcpy(line, text, len);
-			line[len] = '\0';
-			gf_obuf_printf(out, "<p class=\"%s\">", cls);
-			gf_html_text(out, line);
-			gf_obuf_puts(out, "</p>\n");
-		}
-		text += len + (nl ? 1 : 0);
-	}
-}
-
 static void html_table(const struct gf_serving_report *r, struct gf_obuf *out)
 {
 	const struct gf_serving_result *o = oracle_of(r);
@@ -322,7 +303,7 @@ void gf_serving_html(const struct gf_serving_report *r, struct gf_obuf *out)
 	gf_html_begin(out, title, "gpufleet replay --serving");
 	gf_obuf_init(&head, 1 << 16);
 	header(r, &head);
-	paragraphs(out, head.data, "meta");
+	gf_html_paragraphs(out, head.data, "meta");
 	gf_obuf_release(&head);
 	gf_obuf_puts(out, "<h2>Summary</h2>\n");
 	html_table(r, out);

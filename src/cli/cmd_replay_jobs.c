@@ -484,20 +484,7 @@ static void report_html(struct gf_obuf *b, const char *title, const char *notes,
 	gf_html_text(b, title);
 	gf_obuf_puts(b, ".</p>\n<h2>Summary</h2>\n");
 	html_table(b, runs, qps, nqp, nseeds);
-	while (*notes) {
-		const char *nl = strchr(notes, '\n');
-		size_t len = nl ? (size_t)(nl - notes) : strlen(notes);
-		char line[2048];
-
-		if (len && len < sizeof(line)) {
-			memcpy(line, notes, len);
-			line[len] = '\0';
-			gf_obuf_puts(b, "<p class=\"note\">");
-			gf_html_text(b, line);
-			gf_obuf_puts(b, "</p>\n");
-		}
-		notes += len + (nl ? 1 : 0);
-	}
+	gf_html_paragraphs(b, notes, "note");
 	gf_obuf_puts(b, "<h2>Charts</h2>\n");
 	html_timeline(b, runs, nqp, nseeds, ngpus, false);
 	html_timeline(b, runs, nqp, nseeds, ngpus, true);

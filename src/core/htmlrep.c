@@ -51,9 +51,14 @@ const char *gf_html_colour(int i)
 
 void gf_html_text(struct gf_obuf *out, const char *s)
 {
-	const char *run = s;
+	gf_html_textn(out, s, strlen(s));
+}
 
-	for (; *s; s++) {
+void gf_html_textn(struct gf_obuf *out, const char *s, size_t n)
+{
+	const char *run = s, *end = s + n;
+
+	for (; s < end; s++) {
 		const char *rep = *s == '<' ? "&lt;" : *s == '>' ? "&gt;" : *s == '&' ? "&amp;"
 				: *s == '"' ? "&quot;" : NULL;
 
@@ -64,6 +69,21 @@ void gf_html_text(struct gf_obuf *out, const char *s)
 		run = s + 1;
 	}
 	gf_obuf_append(out, run, (size_t)(s - run));
+}
+
+void gf_html_paragraphs(struct gf_obuf *out, const char *text, const char *cls)
+{
+	while (text && *text) {
+		const char *nl = strchr(text, '\n');
+		size_t len = nl ? (size_t)(nl - text) : strlen(text);
+
+		if (len) {
+			gf_obuf_printf(out, "<p class=\"%s\">", cls);
+			gf_html_textn(out, text, len);
+			gf_obuf_puts(out, "</p>\n");
+		}
+		text += len + (nl ? 1 : 0);
+	}
 }
 
 static const char style[] =
@@ -311,7 +331,7 @@ void gf_html_line_chart(struct gf_obuf *out, const struct gf_line_chart *c)
 
 		gf_obuf_printf(out, "<line class=\"g\" x1=\"%d\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
 				    "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.*f</text>\n",
-			       ml, ml + pw, y, y, ml - 6, y + 4, ya.decimals, v);
+			       ml, ml + pw, y, y, ml - 6, y + 4, ya.decimals, fabs(v) < 1e-12 ? 0.0 : v);
 	}
 	/* x ticks: multiples of the step inside the data range */
 	for (double v = ceil(xa.lo / xa.step - 1e-9) * xa.step; v <= xa.hi + xa.step * 1e-6; v += xa.step) {
@@ -426,7 +446,7 @@ void gf_html_dot_chart(struct gf_obuf *out, const struct gf_dot_chart *c)
 
 		gf_obuf_printf(out, "<line class=\"g\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%.1f\"/>"
 				    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.*f</text>\n",
-			       x, x, mt, bottom, x, bottom + 16, a.decimals, v);
+			       x, x, mt, bottom, x, bottom + 16, a.decimals, fabs(v) < 1e-12 ? 0.0 : v);
 	}
 	gf_obuf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", ml + pw / 2, bottom + 34);
 	gf_html_text(out, c->x_label);

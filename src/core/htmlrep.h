@@ -21,6 +21,10 @@ const char *gf_html_colour(int i);
 
 /* s with < > & " escaped. */
 void gf_html_text(struct gf_obuf *out, const char *s);
+/* The same for the n bytes at s (no NUL needed). */
+void gf_html_textn(struct gf_obuf *out, const char *s, size_t n);
+/* Each non-empty line of text (lines end in '\n') as <p class="cls">, escaped. */
+void gf_html_paragraphs(struct gf_obuf *out, const char *text, const char *cls);
 
 /* <!DOCTYPE html> ... <body><main><h1>h1</h1>; title and h1 are escaped. */
 void gf_html_begin(struct gf_obuf *out, const char *title, const char *h1);

@@ -8,6 +8,7 @@
 
 #include "core/csv.h"
 #include "core/error.h"
+#include "core/htmlrep.h"
 #include "core/rng.h"
 #include "core/sort.h"
 #include "core/text.h"
@@ -198,6 +199,61 @@ static void test_zpack_roundtrip(void **state)
 	free(back);
 }
 
+/*
+ * The report charts: the y axis is zoomed to the data (two lines between 90
+ * and 96 % get ticks 88-98, not 0-100), each line is named beside its end,
+ * points carry hover titles, text is escaped, and the bytes are the same
+ * every time.
+ */
+static void render_chart(struct gf_obuf *b)
+{
+	static const double x[] = { 0, 1, 2 }, ya[] = { 90, 93, 96 }, yb[] = { 91, 91.5, 92 };
+	const struct gf_chart_line lines[] = {
+		{ .label = "A<b>", .n = 3, .x = x, .y = ya },
+		{ .label = "B", .n = 3, .x = x, .y = yb },
+	};
+	const struct gf_line_chart c = {
+		.title = "t", .summary = "A ends 4 points above B.", .x_label = "time, hours",
+		.y_label = "allocated, %", .x_unit = " h", .y_unit = " %", .y_decimals = 2,
+		.y_floor = 0, .y_ceil = 100, .nlines = 2, .lines = lines,
+	};
+
+	gf_html_line_chart(b, &c);
+}
+
+static void test_html_line_chart(void **state)
+{
+	struct gf_obuf a, b;
+
+	(void)state;
+	gf_obuf_init(&a, 1 << 20);
+	gf_obuf_init(&b, 1 << 20);
+	render_chart(&a);
+	render_chart(&b);
+	assert_int_equal(gf_obuf_error(&a), GF_OK);
+	assert_int_equal(a.len, b.len);
+	assert_memory_equal(a.data, b.data, a.len);
+	/* zoomed: 89.52..96.48 with the 8 % margins, nice step 2: ticks 88..98, no 0 or 100 tick */
+	assert_non_null(strstr(a.data, "text-anchor=\"end\">88</text>"));
+	assert_non_null(strstr(a.data, "text-anchor=\"end\">98</text>"));
+	assert_null(strstr(a.data, "text-anchor=\"end\">0</text>"));
+	assert_null(strstr(a.data, "text-anchor=\"end\">100</text>"));
+	/* labels beside the ends, escaped; hover values; the sentence */
+	assert_non_null(strstr(a.data, "<text class=\"lb\""));
+	assert_non_null(strstr(a.data, ">A&lt;b&gt;</text>"));
+	assert_null(strstr(a.data, "A<b>"));
+	assert_non_null(strstr(a.data, "<title>B: 92.00 % at 2 h</title>"));
+	assert_non_null(strstr(a.data, "<p class=\"s\">A ends 4 points above B.</p>"));
+	assert_null(strstr(a.data, "<script"));
+	gf_obuf_release(&a);
+	gf_obuf_release(&b);
+	/* the cap holds */
+	gf_obuf_init(&a, 100);
+	render_chart(&a);
+	assert_int_equal(gf_obuf_error(&a), GF_TOOBIG);
+	gf_obuf_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -208,6 +264,7 @@ int main(void)
 		cmocka_unit_test(test_csv_reader),
 		cmocka_unit_test(test_qsort_empty),
 		cmocka_unit_test(test_zpack_roundtrip),
+		cmocka_unit_test(test_html_line_chart),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -139,6 +139,11 @@ static void test_seeds_differ_and_fgd_leads(void **state)
 	assert_non_null(strstr(b.data, "<svg"));
 	assert_null(strstr(b.data, "<script"));	/* no scripts, nothing fetched */
 	assert_null(strstr(b.data, "src=\"http"));
+	/* a real table, not preformatted text wider than the page; a sentence per chart; a phone's viewport */
+	assert_non_null(strstr(b.data, "<table>"));
+	assert_null(strstr(b.data, "<pre"));
+	assert_non_null(strstr(b.data, "<p class=\"s\">FGD: allocation "));
+	assert_non_null(strstr(b.data, "<meta name=\"viewport\""));
 	gf_obuf_release(&b);
 
 	gf_openb_result_release(&f1);

@@ -201,7 +201,10 @@ void gf_serving_table(const struct gf_serving_report *r, struct gf_obuf *out);
 void gf_serving_csv(const struct gf_serving_report *r, struct gf_obuf *out);
 /* Per step: t (Unix seconds), demand, then replicas and ready per scaler (header names them). */
 void gf_serving_timeline_csv(const struct gf_serving_report *r, struct gf_obuf *out);
-/* A self-contained HTML page: the table, and per scaler demand, ready and replicas over time (inline SVG). */
+/*
+ * A self-contained HTML page (core/htmlrep.h): the table, each scaler's GPU-hours, and per scaler
+ * demand, ready and replicas over time (inline SVG), each chart with a sentence from the figures.
+ */
 void gf_serving_html(const struct gf_serving_report *r, struct gf_obuf *out);
 
 #endif /* GF_AUTOSCALE_SERVING_H */

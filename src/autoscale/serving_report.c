@@ -2,16 +2,21 @@
  * autoscale/serving_report.c - the serving replay's table, summary CSV and
  * HTML report.
  *
- * The HTML page draws, per scaler, demand (busy GPUs), ready replicas and
- * replicas held over time as inline SVG (the house style of sim/report.c:
- * no script, nothing loaded from the network).  Long traces are drawn at
- * most PLOT_POINTS points per line, each the max of its bucket, so a short
- * shortfall stays visible.
+ * The HTML page (core/htmlrep: no script, nothing loaded from the network)
+ * holds the table as an HTML table, a dot chart of each scaler's GPU-hours,
+ * and per scaler demand (busy GPUs), ready replicas and replicas held over
+ * time, each chart with a sentence computed from the same figures.  Long
+ * traces are drawn at most PLOT_POINTS points per line, each the max of
+ * its bucket, so a short shortfall stays visible.
  */
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "autoscale/serving.h"
+#include "core/htmlrep.h"
 
 #define PLOT_POINTS 1200
 
@@ -100,22 +105,6 @@ void gf_serving_timeline_csv(const struct gf_serving_report *r, struct gf_obuf *
 	}
 }
 
-static void html_text(struct gf_obuf *out, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '<')
-			gf_obuf_puts(out, "&lt;");
-		else if (*s == '>')
-			gf_obuf_puts(out, "&gt;");
-		else if (*s == '&')
-			gf_obuf_puts(out, "&amp;");
-		else if (*s == '"')
-			gf_obuf_puts(out, "&quot;");
-		else
-			gf_obuf_append(out, s, 1);
-	}
-}
-
 enum series { DEMAND, READY, HELD };
 
 static double value(const struct gf_serving_report *r, const struct gf_serving_result *x, enum series s,
@@ -132,12 +121,13 @@ static double value(const struct gf_serving_report *r, const struct gf_serving_r
 	return 0;
 }
 
-static void path(const struct gf_serving_report *r, const struct gf_serving_result *x, enum series s,
-		 struct gf_obuf *out, const char *colour, double ymax, int W, int H, int L, int T)
+/* pts points of series s, each the max over its span of steps; x in hours since the start. */
+static void sample(const struct gf_serving_report *r, const struct gf_serving_result *x, enum series s,
+		   size_t pts, double *xs, double *ys)
 {
-	size_t n = r->d->nsteps, pts = n < PLOT_POINTS ? n : PLOT_POINTS;
+	size_t n = r->d->nsteps;
+	double hours = (double)r->d->nminutes / 60.0;
 
-	gf_obuf_printf(out, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.2\" d=\"", colour);
 	for (size_t p = 0; p < pts; p++) {
 		size_t from = p * n / pts, to = (p + 1) * n / pts;
 		double m = 0;
@@ -145,67 +135,183 @@ static void path(const struct gf_serving_report *r, const struct gf_serving_resu
 		for (size_t k = from; k < to; k++)
 			if (value(r, x, s, k) > m)
 				m = value(r, x, s, k);
-		gf_obuf_printf(out, "%c%.1f %.1f", p ? 'L' : 'M', L + (double)W * (double)p / (double)(pts > 1 ? pts - 1 : 1),
-			       T + H - H * m / ymax);
+		xs[p] = hours * (double)p / (double)(pts > 1 ? pts - 1 : 1);
+		ys[p] = m;
 	}
-	gf_obuf_puts(out, "\"/>\n");
 }
 
 static void chart(const struct gf_serving_report *r, const struct gf_serving_result *x, struct gf_obuf *out)
 {
-	const int W = 900, H = 220, L = 50, T = 28;
-	double ymax = 1;
-	double hours = (double)r->d->nminutes / 60.0;
+	size_t n = r->d->nsteps, pts = n < PLOT_POINTS ? n : PLOT_POINTS;
+	double *buf = malloc(6 * (pts ? pts : 1) * sizeof(*buf));
+	const struct gf_serving_result *o = oracle_of(r);
+	char title[256], summary[512];
+	int len;
 
-	for (size_t k = 0; k < r->d->nsteps; k++) {
-		if (r->d->busy[k] > ymax)
-			ymax = r->d->busy[k];
-		if (x->replicas[k] > ymax)
-			ymax = x->replicas[k];
+	if (!buf) {
+		out->err = out->err ? out->err : GF_NOMEM;
+		return;
 	}
-	ymax = ceil(ymax * 1.05);
-	gf_obuf_printf(out, "<svg viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\">\n", W + L + 20,
-		       H + T + 40, W + L + 20, H + T + 40);
-	gf_obuf_puts(out, "<text class=\"t\" x=\"50\" y=\"18\">");
-	html_text(out, x->scaler.name);
-	gf_obuf_printf(out, ": %.1f GPU-hours, %lld minutes under capacity, %lld starts</text>\n",
-		       x->gpu_hours, (long long)x->under_min, (long long)x->starts);
-	for (int g = 0; g <= 4; g++) {
-		double y = T + H - H * g / 4.0;
+	sample(r, x, HELD, pts, buf, buf + pts);
+	sample(r, x, READY, pts, buf + 2 * pts, buf + 3 * pts);
+	sample(r, x, DEMAND, pts, buf + 4 * pts, buf + 5 * pts);
+	struct gf_chart_line lines[3] = {
+		{ .label = "held (ready or starting)", .colour = "#888888", .n = pts, .x = buf, .y = buf + pts,
+		  .thin = true },
+		{ .label = "ready replicas", .colour = "#1f77b4", .n = pts, .x = buf + 2 * pts, .y = buf + 3 * pts },
+		{ .label = "demand (busy GPUs)", .colour = "#d62728", .n = pts, .x = buf + 4 * pts, .y = buf + 5 * pts },
+	};
 
-		gf_obuf_printf(out, "<line class=\"g\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>", L, L + W, y, y);
-		gf_obuf_printf(out, "<text class=\"a\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.0f</text>\n", L - 4,
-			       y + 4, ymax * g / 4.0);
+	snprintf(title, sizeof(title), "%s: demand, ready and held replicas over time", x->scaler.name);
+	len = snprintf(summary, sizeof(summary), "%s holds %.1f GPU-hours", x->scaler.name, x->gpu_hours);
+	if (o && o != x && o->gpu_hours > 0 && len > 0 && (size_t)len < sizeof(summary))
+		len += snprintf(summary + len, sizeof(summary) - (size_t)len, ", %.1f %% %s than the oracle",
+				fabs(100.0 * (x->gpu_hours / o->gpu_hours - 1)),
+				x->gpu_hours >= o->gpu_hours ? "more" : "fewer");
+	if (len > 0 && (size_t)len < sizeof(summary))
+		snprintf(summary + len, sizeof(summary) - (size_t)len,
+			 "; ready replicas were below demand %lld minutes (%.2f %% of the time), with %lld starts.",
+			 (long long)x->under_min,
+			 x->minutes ? 100.0 * (double)x->under_min / (double)x->minutes : 0.0, (long long)x->starts);
+	struct gf_line_chart ch = {
+		.title = title, .summary = summary, .x_label = "time since the trace's start, hours",
+		.y_label = "GPUs (replicas)", .x_unit = " h", .y_unit = " GPUs", .x_decimals = 2, .y_decimals = 1,
+		.y_zero = true, .y_floor = 0, .y_ceil = NAN, .hover_points = 60, .nlines = 3, .lines = lines,
+	};
+
+	gf_html_line_chart(out, &ch);
+	free(buf);
+}
+
+/* Whether row i is a scaler that reacts to demand (not static, not the oracle's perfect foresight). */
+static bool reacts(const struct gf_serving_report *r, size_t i)
+{
+	return r->rows[i].scaler.kind != GF_SCALER_STATIC && r->rows[i].scaler.kind != GF_SCALER_ORACLE;
+}
+
+/*
+ * A dot per scaler at its GPU-hours.  The sentence names, among the
+ * scalers that react, the one holding the fewest GPU-hours and the one
+ * missing the SLO least (ties: fewer GPU-hours), with the oracle as the
+ * floor when it ran.
+ */
+static void cost_chart(const struct gf_serving_report *r, struct gf_obuf *out)
+{
+	struct gf_dot_row *rows = calloc(r->nrows ? r->nrows : 1, sizeof(*rows));
+	const struct gf_serving_result *o = oracle_of(r);
+	ptrdiff_t cheap = -1, safe = -1;
+	char summary[768] = "";
+	int len = 0;
+
+	if (!rows) {
+		out->err = out->err ? out->err : GF_NOMEM;
+		return;
 	}
-	for (int g = 0; g <= 6; g++)
-		gf_obuf_printf(out, "<text class=\"a\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.1f h</text>\n",
-			       L + W * g / 6.0, T + H + 16, hours * g / 6.0);
-	path(r, x, HELD, out, "#999", ymax, W, H, L, T);
-	path(r, x, READY, out, "#1f77b4", ymax, W, H, L, T);
-	path(r, x, DEMAND, out, "#d62728", ymax, W, H, L, T);
-	gf_obuf_printf(out, "<text class=\"a\" x=\"%d\" y=\"%d\"><tspan fill=\"#d62728\">demand (busy GPUs)</tspan>"
-			    "  <tspan fill=\"#1f77b4\">ready replicas</tspan>  <tspan fill=\"#999\">replicas held"
-			    " (ready or starting)</tspan></text>\n", L, T + H + 34);
-	gf_obuf_puts(out, "</svg>\n");
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct gf_serving_result *x = &r->rows[i];
+
+		rows[i] = (struct gf_dot_row){ .label = x->scaler.name, .value = x->gpu_hours, .mark = NAN };
+		if (!reacts(r, i))
+			continue;
+		if (cheap < 0 || x->gpu_hours < r->rows[cheap].gpu_hours)
+			cheap = (ptrdiff_t)i;
+		if (safe < 0 || x->slo_miss_pct < r->rows[safe].slo_miss_pct ||
+		    (x->slo_miss_pct == r->rows[safe].slo_miss_pct && x->gpu_hours < r->rows[safe].gpu_hours))
+			safe = (ptrdiff_t)i;
+	}
+	if (o)
+		len = snprintf(summary, sizeof(summary), "The oracle (perfect foresight) sets the floor at %.1f "
+							 "GPU-hours. ", o->gpu_hours);
+	if (cheap >= 0 && len >= 0 && (size_t)len < sizeof(summary)) {
+		const struct gf_serving_result *c = &r->rows[cheap], *f = &r->rows[safe];
+
+		len += snprintf(summary + len, sizeof(summary) - (size_t)len,
+				"Of the scalers that react, %s holds the fewest GPU-hours, %.1f (SLO miss %.2f %%)",
+				c->scaler.name, c->gpu_hours, c->slo_miss_pct);
+		if (safe != cheap && len > 0 && (size_t)len < sizeof(summary))
+			len += snprintf(summary + len, sizeof(summary) - (size_t)len,
+					", and %s misses the SLO least, %.2f %%, holding %.1f GPU-hours",
+					f->scaler.name, f->slo_miss_pct, f->gpu_hours);
+		if (len > 0 && (size_t)len + 1 < sizeof(summary))
+			snprintf(summary + len, sizeof(summary) - (size_t)len, ".");
+	}
+	struct gf_dot_chart ch = {
+		.title = "GPU-hours held per scaler", .summary = summary[0] ? summary : NULL,
+		.x_label = "GPU-hours held (ready or starting replicas)", .unit = " GPU-h",
+		.value_name = "GPU-hours", .decimals = 1, .x_floor = 0, .x_ceil = NAN,
+		.nrows = (int)r->nrows, .rows = rows,
+	};
+
+	gf_html_dot_chart(out, &ch);
+	free(rows);
+}
+
+static void html_table(const struct gf_serving_report *r, struct gf_obuf *out)
+{
+	const struct gf_serving_result *o = oracle_of(r);
+
+	gf_html_table_begin(out, NULL);
+	gf_obuf_puts(out, "<th>scaler</th><th class=\"n\">GPU-hours</th><th class=\"n\">vs oracle</th>"
+			  "<th class=\"n\">under capacity, minutes</th><th class=\"n\">% of minutes</th>"
+			  "<th class=\"n\">SLO miss %</th><th class=\"n\">starts</th>");
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct gf_serving_result *x = &r->rows[i];
+
+		gf_html_tr(out);
+		gf_html_td(out, x->scaler.name);
+		gf_html_td_num(out, x->gpu_hours, 1);
+		if (o && o->gpu_hours > 0)
+			gf_obuf_printf(out, "<td class=\"n\">%+.1f %%</td>", 100.0 * (x->gpu_hours / o->gpu_hours - 1));
+		else
+			gf_html_td(out, "-");
+		gf_obuf_printf(out, "<td class=\"n\">%lld</td>", (long long)x->under_min);
+		gf_html_td_num(out, x->minutes ? 100.0 * (double)x->under_min / (double)x->minutes : 0.0, 2);
+		gf_html_td_num(out, x->slo_miss_pct, 2);
+		gf_obuf_printf(out, "<td class=\"n\">%lld</td>", (long long)x->starts);
+	}
+	gf_html_table_end(out);
+	if (!r->c->cache_ttl_s)
+		return;
+	gf_obuf_printf(out, "<p class=\"note\">Model cache: a removed replica's node keeps the model %d s; a start "
+			    "on it: ", r->c->cache_ttl_s);
+	gf_html_text(out, r->warm_desc ? r->warm_desc : "a warm start");
+	gf_obuf_puts(out, ".</p>\n");
+	gf_html_table_begin(out, NULL);
+	gf_obuf_puts(out, "<th>scaler</th><th class=\"n\">starts on a node holding the model</th>"
+			  "<th class=\"n\">of starts</th><th class=\"n\">%</th><th class=\"n\">mean cold start (s)</th>");
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct gf_serving_result *x = &r->rows[i];
+
+		if (x->scaler.kind == GF_SCALER_STATIC || x->scaler.kind == GF_SCALER_ORACLE)
+			continue;
+		gf_html_tr(out);
+		gf_html_td(out, x->scaler.name);
+		gf_obuf_printf(out, "<td class=\"n\">%lld</td><td class=\"n\">%lld</td>", (long long)x->cache_hits,
+			       (long long)x->starts);
+		gf_html_td_num(out, x->starts ? 100.0 * (double)x->cache_hits / (double)x->starts : 0.0, 1);
+		gf_html_td_num(out, x->mean_start_s, 0);
+	}
+	gf_html_table_end(out);
 }
 
 void gf_serving_html(const struct gf_serving_report *r, struct gf_obuf *out)
 {
-	gf_obuf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>gpufleet replay --serving: ");
-	html_text(out, r->trace);
-	gf_obuf_puts(out, "</title>\n<style>body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}"
-			  "svg{background:#fff;border:1px solid #ddd;margin:8px 8px 0 0}"
-			  ".t{font-weight:600;font-size:14px}.a{font-size:11px;fill:#444}"
-			  ".g{stroke:#eee}pre{background:#f6f6f6;padding:12px;overflow:auto}"
-			  "</style></head><body>\n<h1>gpufleet replay --serving</h1>\n<pre>");
-	struct gf_obuf table;
-	gf_obuf_init(&table, 1 << 20);
-	gf_serving_table(r, &table);
-	if (table.data)
-		html_text(out, table.data);
-	gf_obuf_release(&table);
-	gf_obuf_puts(out, "</pre>\n<p>Each line is drawn at most 1200 points wide, each point the maximum of its span.</p>\n");
+	char title[512];
+	struct gf_obuf head;
+
+	snprintf(title, sizeof(title), "gpufleet replay --serving: %s", r->trace);
+	gf_html_begin(out, title, "gpufleet replay --serving");
+	gf_obuf_init(&head, 1 << 16);
+	header(r, &head);
+	gf_html_paragraphs(out, head.data, "meta");
+	gf_obuf_release(&head);
+	gf_obuf_puts(out, "<h2>Summary</h2>\n");
+	html_table(r, out);
+	gf_obuf_printf(out, "<h2>Charts</h2>\n<p class=\"note\">Each line is drawn at most %d points wide, each "
+			    "point the maximum of its span, so a short shortfall stays visible; hover a line for "
+			    "its values.</p>\n", PLOT_POINTS);
+	cost_chart(r, out);
 	for (size_t i = 0; i < r->nrows; i++)
 		chart(r, &r->rows[i], out);
-	gf_obuf_puts(out, "</body></html>\n");
+	gf_html_end(out);
 }

@@ -6,7 +6,9 @@
  * of threads (runs share the prepared experiment read-only and are
  * independent, so the output does not depend on the thread count), then
  * prints the per-class table (means over seeds) and writes the files asked
- * for.  Nothing is printed as a result unless every run succeeded.  Wall
+ * for (the HTML report through core/htmlrep: the table, allocation and
+ * pending jobs over time, the burst's waits, a sentence per chart).
+ * Nothing is printed as a result unless every run succeeded.  Wall
  * time and events per second go to stderr (not part of the result).
  */
 #include <errno.h>
@@ -22,14 +24,13 @@
 #include "cli/commands.h"
 #include "cli/experiment.h"
 #include "cli/files.h"
+#include "core/htmlrep.h"
 #include "core/obuf.h"
 #include "yaml/queues.h"
 #include "sim/replay.h"
 #include "sim/trace.h"
 
 #define MAX_SEEDS 1000
-#define SVG_W 720
-#define SVG_H 220
 
 static const char usage_text[] =
 	"usage: gpufleet replay [options]\n"
@@ -288,103 +289,208 @@ static void timeline_csv(struct gf_obuf *b, const struct run *runs, size_t nruns
 
 static const char *const colors[GF_QP_COUNT_] = { "#d62728", "#7f7f7f", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b" };
 
-/* One line chart: value(k) of each policy's first-seed run over time. */
-static void svg_lines(struct gf_obuf *b, const char *title, const struct run *runs, int nqp,
-		      int nseeds, int64_t ngpus, bool pending, int64_t horizon)
+/*
+ * Policy q's timeline of allocation (% of capacity) or pending jobs: the
+ * mean over seeds when every seed sampled the same times, else the first
+ * seed's.  xs (hours) and ys hold n = the first seed's ntimeline values.
+ * Returns the number of seeds averaged.
+ */
+static int timeline_mean(const struct run *runs, int nseeds, int q, int64_t ngpus, bool pending, double *xs,
+			 double *ys)
 {
-	double ymax = pending ? 1 : 100;
+	const struct gf_replay_result *r0 = &runs[q * nseeds].res;
+	int used = 1;
 
-	for (int q = 0; q < nqp && pending; q++) {
-		const struct gf_replay_result *r = &runs[q * nseeds].res;
+	for (int i = 1; i < nseeds; i++) {
+		const struct gf_replay_result *r = &runs[q * nseeds + i].res;
 
-		for (size_t k = 0; k < r->ntimeline; k++)
-			if (r->timeline[k].pending > ymax)
-				ymax = r->timeline[k].pending;
+		if (r->ntimeline != r0->ntimeline)
+			break;
+		size_t k = 0;
+
+		while (k < r->ntimeline && r->timeline[k].time == r0->timeline[k].time)
+			k++;
+		if (k < r->ntimeline)
+			break;
+		used = i + 1;
 	}
-	gf_obuf_printf(b, "<h2>%s</h2>\n<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n"
-			  "<rect x=\"40\" y=\"10\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999\"/>\n"
-			  "<text x=\"2\" y=\"20\" font-size=\"11\">%.0f</text><text x=\"2\" y=\"%d\" font-size=\"11\">0</text>\n"
-			  "<text x=\"40\" y=\"%d\" font-size=\"11\">0 h</text><text x=\"%d\" y=\"%d\" font-size=\"11\">%.0f h</text>\n",
-		       title, SVG_W, SVG_H, SVG_W, SVG_H, SVG_W - 60, SVG_H - 40, ymax, SVG_H - 30,
-		       SVG_H - 12, SVG_W - 50, SVG_H - 12, (double)horizon / 3600.0);
-	for (int q = 0; q < nqp; q++) {
-		const struct run *run = &runs[q * nseeds];
-		const struct gf_replay_result *r = &run->res;
+	for (size_t k = 0; k < r0->ntimeline; k++) {
+		double sum = 0;
 
-		gf_obuf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.2\" points=\"",
-			       colors[run->cfg.qp]);
-		for (size_t k = 0; k < r->ntimeline; k++) {
-			double v = pending ? r->timeline[k].pending
-					   : (double)r->timeline[k].gpu_used / 10.0 / (double)ngpus;
-			double x = 40 + (double)(SVG_W - 60) * (double)r->timeline[k].time / (double)horizon;
-			double y = 10 + (double)(SVG_H - 40) * (1 - v / ymax);
+		for (int i = 0; i < used; i++) {
+			const struct gf_loop_sample *t = &runs[q * nseeds + i].res.timeline[k];
 
-			gf_obuf_printf(b, "%.1f,%.1f ", x, y);
+			sum += pending ? (double)t->pending : (double)t->gpu_used / 10.0 / (double)ngpus;
 		}
-		gf_obuf_printf(b, "\"/>\n<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"%s\">%s</text>\n",
-			       60 + q * 150, SVG_H - 2, colors[run->cfg.qp], gf_queue_policy_name(run->cfg.qp));
+		xs[k] = (double)r0->timeline[k].time / 3600.0;
+		ys[k] = sum / used;
 	}
-	gf_obuf_puts(b, "</svg>\n");
+	return used;
 }
 
-/* The burst's waits, one bar per job, per policy (first seed). */
-static void svg_burst(struct gf_obuf *b, const struct run *runs, int nqp, int nseeds)
+/* One line chart over time, a line per queue policy; the sentence compares the time averages. */
+static void html_timeline(struct gf_obuf *b, const struct run *runs, int nqp, int nseeds, int64_t ngpus,
+			  bool pending)
 {
-	double wmax = 1;
+	size_t n = 0;
+	struct gf_chart_line lines[GF_QP_COUNT_];
+	double avg[GF_QP_COUNT_];
+	double *buf;
+	int used = nseeds, best = 0, worst = 0;
+	char summary[512] = "";
 
-	for (int q = 0; q < nqp; q++) {
-		const struct gf_replay_result *r = &runs[q * nseeds].res;
-
-		for (size_t k = 0; k < r->nburst; k++)
-			if (r->burst_start[k] >= 0 && r->burst_start[k] - r->burst_arrival[k] > wmax)
-				wmax = (double)(r->burst_start[k] - r->burst_arrival[k]);
+	for (int q = 0; q < nqp; q++)
+		if (runs[q * nseeds].res.ntimeline > n)
+			n = runs[q * nseeds].res.ntimeline;
+	buf = malloc(2 * (n ? n : 1) * (size_t)nqp * sizeof(*buf));
+	if (!buf) {
+		b->err = b->err ? b->err : GF_NOMEM;
+		return;
 	}
-	gf_obuf_printf(b, "<h2>The burst's waits (hours, one bar per job; gangs hatched darker)</h2>\n"
-			  "<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n"
-			  "<text x=\"2\" y=\"20\" font-size=\"11\">%.1f h</text>\n",
-		       SVG_W, SVG_H, SVG_W, SVG_H, wmax / 3600.0);
 	for (int q = 0; q < nqp; q++) {
 		const struct run *run = &runs[q * nseeds];
-		const struct gf_replay_result *r = &run->res;
-		double slot = (double)(SVG_W - 60) / nqp, bw = slot / ((double)r->nburst + 2);
+		double *xs = buf + 2 * n * (size_t)q, *ys = xs + n;
+		size_t m = run->res.ntimeline;
+		int u = timeline_mean(runs, nseeds, q, ngpus, pending, xs, ys);
 
-		for (size_t k = 0; k < r->nburst; k++) {
-			double w = r->burst_start[k] >= 0 ? (double)(r->burst_start[k] - r->burst_arrival[k]) : wmax;
-			double h = (double)(SVG_H - 40) * w / wmax;
-
-			gf_obuf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" opacity=\"%s\"/>\n",
-				       40 + slot * q + bw * (double)k, 10 + (double)(SVG_H - 40) - h, bw * 0.8, h,
-				       colors[run->cfg.qp], r->burst_npods[k] > 1 ? "1" : "0.55");
-		}
-		gf_obuf_printf(b, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" fill=\"%s\">%s</text>\n",
-			       40 + slot * q, SVG_H - 12, colors[run->cfg.qp], gf_queue_policy_name(run->cfg.qp));
+		used = u < used ? u : used;
+		avg[q] = 0;
+		for (size_t k = 0; k < m; k++)
+			avg[q] += ys[k] / (double)m;
+		lines[q] = (struct gf_chart_line){ .label = gf_queue_policy_name(run->cfg.qp),
+						   .colour = colors[run->cfg.qp], .n = m, .x = xs, .y = ys };
+		/* allocation: the highest is best; pending: the lowest */
+		if (pending ? avg[q] < avg[best] : avg[q] > avg[best])
+			best = q;
+		if (pending ? avg[q] > avg[worst] : avg[q] < avg[worst])
+			worst = q;
 	}
-	gf_obuf_puts(b, "</svg>\n");
+	if (nqp > 1 && !pending)
+		snprintf(summary, sizeof(summary), "%s keeps allocation highest, %.2f %% on average over the run, "
+						   "%.2f points above %s (%.2f %%).",
+			 lines[best].label, avg[best], avg[best] - avg[worst], lines[worst].label, avg[worst]);
+	else if (nqp > 1)
+		snprintf(summary, sizeof(summary), "%s keeps the fewest jobs pending, %.1f on average over the run, "
+						   "against %.1f under %s.",
+			 lines[best].label, avg[best], avg[worst], lines[worst].label);
+	char title[160];
+
+	snprintf(title, sizeof(title), "%s over time (%s)", pending ? "Pending jobs" : "GPU allocation",
+		 used > 1 ? "mean over seeds" : "first seed");
+	struct gf_line_chart ch = {
+		.title = title, .summary = summary[0] ? summary : NULL, .x_label = "time since the start, hours",
+		.y_label = pending ? "pending jobs" : "allocated GPU, % of capacity", .x_unit = " h",
+		.y_unit = pending ? " jobs" : " %", .x_decimals = 2, .y_decimals = pending ? 1 : 2,
+		.y_zero = pending, .y_floor = 0, .y_ceil = pending ? NAN : 100, .nlines = nqp, .lines = lines,
+	};
+
+	gf_html_line_chart(b, &ch);
+	free(buf);
 }
 
-static void report_html(struct gf_obuf *b, const char *title, const struct gf_obuf *table,
-			const struct run *runs, int nqp, int nseeds, int64_t ngpus, int64_t horizon)
+/* The burst's waits: a dot per queue policy at the p95 wait (mean over seeds), a tick at the p50. */
+static void html_burst(struct gf_obuf *b, const struct run *runs, const enum gf_queue_policy *qps, int nqp,
+		       int nseeds)
 {
-	gf_obuf_printf(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>gpufleet replay</title>\n"
-			  "<style>body{font-family:sans-serif;margin:2em}pre{font-size:12px}</style></head><body>\n"
-			  "<h1>gpufleet replay</h1>\n<p>%s</p>\n<pre>", title);
-	for (size_t i = 0; i < table->len; i++) {
-		char ch = table->data[i];
+	struct gf_dot_row rows[GF_QP_COUNT_];
+	int best = 0, worst = 0;
+	char summary[512] = "";
 
-		if (ch == '<')
-			gf_obuf_puts(b, "&lt;");
-		else if (ch == '>')
-			gf_obuf_puts(b, "&gt;");
-		else if (ch == '&')
-			gf_obuf_puts(b, "&amp;");
-		else
-			gf_obuf_append(b, &ch, 1);
+	for (int q = 0; q < nqp; q++) {
+		struct gf_replay_class_stats m = mean_stats(runs, nseeds, q, GF_RC_BURST);
+
+		rows[q] = (struct gf_dot_row){ .label = gf_queue_policy_name(qps[q]), .colour = colors[qps[q]],
+					       .value = m.wait_p95 / 3600.0, .mark = m.wait_p50 / 3600.0 };
+		if (rows[q].value < rows[best].value)
+			best = q;
+		if (rows[q].value > rows[worst].value)
+			worst = q;
 	}
-	gf_obuf_puts(b, "</pre>\n<p>Charts: the first seed of each queue policy.</p>\n");
-	svg_lines(b, "GPU allocation (% of capacity) over time", runs, nqp, nseeds, ngpus, false, horizon);
-	svg_lines(b, "Pending jobs over time", runs, nqp, nseeds, ngpus, true, horizon);
-	svg_burst(b, runs, nqp, nseeds);
-	gf_obuf_puts(b, "</body></html>\n");
+	/* every policy as fast as the best, to the 0.01 h shown, is named */
+	int len = 0, nbest = 0;
+
+	for (int q = 0; q < nqp && nqp > 1; q++) {
+		if (rows[q].value - rows[best].value >= 0.005 || len < 0 || (size_t)len >= sizeof(summary))
+			continue;
+		len += snprintf(summary + len, sizeof(summary) - (size_t)len, "%s%s", nbest ? ", " : "",
+				rows[q].label);
+		nbest++;
+	}
+	char *comma = nbest > 1 && len > 0 && (size_t)len < sizeof(summary) ? strrchr(summary, ',') : NULL;
+
+	if (comma && (size_t)len + 4 < sizeof(summary)) {	/* "a, b, c" -> "a, b and c" */
+		memmove(comma + 4, comma + 1, strlen(comma + 1) + 1);
+		memcpy(comma, " and", 4);
+		len += 3;
+	}
+	if (nbest && nbest < nqp && len > 0 && (size_t)len < sizeof(summary))
+		snprintf(summary + len, sizeof(summary) - (size_t)len,
+			 " start%s 95 %% of the burst's jobs within %.2f h of their arrival; %s takes %.2f h.",
+			 nbest > 1 ? "" : "s", rows[best].value, rows[worst].label, rows[worst].value);
+	else if (nbest)
+		snprintf(summary, sizeof(summary), "Every queue policy starts 95 %% of the burst's jobs within %.2f h.",
+			 rows[worst].value);
+	struct gf_dot_chart ch = {
+		.title = "The burst's waits", .summary = summary[0] ? summary : NULL,
+		.x_label = "wait from arrival to start, hours (mean over seeds)", .unit = " h",
+		.value_name = "p95 wait", .mark_name = "p50 wait", .decimals = 2, .x_zero = true,
+		.x_floor = 0, .x_ceil = NAN, .nrows = nqp, .rows = rows,
+	};
+
+	gf_html_dot_chart(b, &ch);
+}
+
+static void html_table(struct gf_obuf *b, const struct run *runs, const enum gf_queue_policy *qps, int nqp,
+		       int nseeds)
+{
+	static const char *const heads[] = { "jobs", "started", "wait p50 (s)", "wait p95 (s)", "wait max (s)",
+					     "JCT mean (s)", "GPU %", "partial", "preem", "preem GPU-h" };
+
+	gf_html_table_begin(b, "Per queue policy and job class, means over the seeds.");
+	gf_html_th(b, "queue policy", 1);
+	gf_html_th(b, "class", 1);
+	for (size_t k = 0; k < sizeof(heads) / sizeof(heads[0]); k++)
+		gf_obuf_printf(b, "<th class=\"n\">%s</th>", heads[k]);
+	for (int q = 0; q < nqp; q++) {
+		for (int c = 0; c < GF_RC_COUNT; c++) {
+			struct gf_replay_class_stats m = mean_stats(runs, nseeds, q, c);
+
+			gf_html_tr(b);
+			if (c == 0)
+				gf_obuf_printf(b, "<th class=\"rh\" rowspan=\"%d\" style=\"color:%s\">%s</th>", GF_RC_COUNT,
+					       colors[qps[q]], gf_queue_policy_name(qps[q]));
+			gf_html_td(b, gf_replay_class_name((enum gf_replay_class)c));
+			gf_html_td_num(b, (double)m.jobs / nseeds, 1);
+			gf_html_td_num(b, (double)m.started / nseeds, 1);
+			gf_html_td_num(b, m.wait_p50, 0);
+			gf_html_td_num(b, m.wait_p95, 0);
+			gf_html_td_num(b, m.wait_max, 0);
+			gf_html_td_num(b, m.jct_mean, 0);
+			gf_html_td_num(b, m.gpu_alloc_avg_pct, 2);
+			gf_html_td_num(b, (double)m.partial_gangs / nseeds, 1);
+			gf_html_td_num(b, (double)m.preemptions / nseeds, 1);
+			gf_html_td_num(b, m.preempted_gpu_h, 2);
+		}
+	}
+	gf_html_table_end(b);
+}
+
+/* notes: the text printed under the table on stdout, one paragraph per line. */
+static void report_html(struct gf_obuf *b, const char *title, const char *notes, const struct run *runs,
+			const enum gf_queue_policy *qps, int nqp, int nseeds, int64_t ngpus, bool burst)
+{
+	gf_html_begin(b, "gpufleet replay", "gpufleet replay");
+	gf_obuf_puts(b, "<p class=\"meta\">");
+	gf_html_text(b, title);
+	gf_obuf_puts(b, ".</p>\n<h2>Summary</h2>\n");
+	html_table(b, runs, qps, nqp, nseeds);
+	gf_html_paragraphs(b, notes, "note");
+	gf_obuf_puts(b, "<h2>Charts</h2>\n");
+	html_timeline(b, runs, nqp, nseeds, ngpus, false);
+	html_timeline(b, runs, nqp, nseeds, ngpus, true);
+	if (burst)
+		html_burst(b, runs, qps, nqp, nseeds);
+	gf_html_end(b);
 }
 
 struct options {
@@ -807,6 +913,7 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 
 	gf_obuf_init(&table, 1u << 20);
 	print_table(&table, runs, o.qps, o.nqp, nseeds);
+	size_t notes_at = table.len;
 	int64_t warm = 0, dropped = 0, unres = 0, stalled = 0, late = 0, short_est = 0, reclaims = 0;
 	int64_t quota_blocked = 0;
 	double warm_pct = 0;
@@ -885,7 +992,8 @@ int gf_cmd_replay_jobs(int argc, char **argv)
 		struct gf_obuf h;
 
 		gf_obuf_init(&h, 64u << 20);
-		report_html(&h, title.data, &table, runs, o.nqp, nseeds, in.t.ngpus, o.cfg.horizon);
+		report_html(&h, title.data, table.data + notes_at, runs, o.qps, o.nqp, nseeds, in.t.ngpus,
+			    o.cfg.burst);
 		int fail = gf_write_rendered("replay", o.html, &h);
 
 		gf_obuf_release(&h);

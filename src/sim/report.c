@@ -1,14 +1,20 @@
 /*
  * sim/report.c - table, curves CSV and HTML report of a simulate run.
  *
- * The HTML report draws its charts as inline SVG computed here: one line per
- * policy of the mean (over seeds) allocation and fragmentation against the
- * arrived load, and bars of the final allocation with the paper's figure as
- * a tick.  Nothing is loaded from the network; the page works offline.
+ * The HTML report (core/htmlrep) draws its charts as inline SVG: one line
+ * per policy of the mean (over seeds) allocation and fragmentation against
+ * the arrived load, on axes zoomed to the data, and a dot per policy of the
+ * final allocation with the paper's figure as a tick; each chart has a
+ * sentence computed from the same means (who leads, by how much).  The
+ * table is an HTML table of the same figures as the text table.  Nothing
+ * is loaded from the network; the page works offline.
  */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/htmlrep.h"
 #include "sim/report.h"
 
 static const double *curve_of(const struct gf_openb_result *r, enum gf_curve c)
@@ -149,193 +155,212 @@ gf_err gf_report_curves_csv(const struct gf_report *r, struct gf_obuf *out)
 	return gf_obuf_error(out);
 }
 
-static const char *const palette[] = {
-	"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#9c755f",
-	"#ff9da7", "#bab0ac",
-};
-#define NPALETTE (sizeof(palette) / sizeof(palette[0]))
-
-static void html_escape(struct gf_obuf *out, const char *s)
+/* The series with the highest (want_max) or lowest mean of curve c at x; -1 if none has a value. */
+static int extreme(const struct gf_report *r, enum gf_curve c, int x, bool want_max)
 {
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': gf_obuf_puts(out, "&lt;"); break;
-		case '>': gf_obuf_puts(out, "&gt;"); break;
-		case '&': gf_obuf_puts(out, "&amp;"); break;
-		case '"': gf_obuf_puts(out, "&quot;"); break;
-		default: gf_obuf_append(out, s, 1);
+	int best = -1;
+	double bv = 0;
+
+	for (int k = 0; k < r->nseries; k++) {
+		double v = gf_report_mean(&r->series[k], c, x);
+
+		if (!isnan(v) && (best < 0 || (want_max ? v > bv : v < bv))) {
+			best = k;
+			bv = v;
 		}
 	}
+	return best;
 }
 
-#define W 640
-#define H 360
-#define ML 56
-#define MR 150
-#define MT 30
-#define MB 44
-
-/* A line chart of curve c (mean over seeds) for every series. */
-static void svg_lines(const struct gf_report *r, struct gf_obuf *out, enum gf_curve c,
-		      const char *title, const char *ylabel)
+/*
+ * A line chart of curve c, mean over seeds, for every series.  low_good:
+ * the sentence names the lowest line at the end (fragmentation), else the
+ * highest (allocation).
+ */
+static void html_lines(const struct gf_report *r, struct gf_obuf *out, enum gf_curve c, const char *title,
+		       const char *what, const char *ylabel, bool low_good)
 {
-	int mx = max_x(r);
-	double lo = INFINITY, hi = -INFINITY;
+	int mx = max_x(r), n = mx + 1, from = 0;
+	struct gf_chart_line *lines = calloc((size_t)(r->nseries ? r->nseries : 1), sizeof(*lines));
+	double *xs = malloc((size_t)n * sizeof(*xs));
+	double *ys = malloc((size_t)n * (size_t)(r->nseries ? r->nseries : 1) * sizeof(*ys));
+	char summary[512] = "";
 
+	if (!lines || !xs || !ys) {
+		out->err = out->err ? out->err : GF_NOMEM;
+		goto out;
+	}
+	for (int x = 0; x < n; x++)
+		xs[x] = x;
 	for (int k = 0; k < r->nseries; k++) {
-		for (int x = 0; x <= mx; x++) {
-			double v = gf_report_mean(&r->series[k], c, x);
+		for (int x = 0; x < n; x++)
+			ys[(size_t)k * (size_t)n + (size_t)x] = gf_report_mean(&r->series[k], c, x);
+	}
+	int lead = extreme(r, c, mx, !low_good), tail = extreme(r, c, mx, low_good);
 
-			if (!isnan(v)) {
-				lo = fmin(lo, v);
-				hi = fmax(hi, v);
-			}
+	/*
+	 * Allocation follows the arrived load (the diagonal) for every policy
+	 * until the cluster saturates; the chart starts 10 points before the
+	 * leading policy first falls 2 points below the diagonal, so the end,
+	 * where the policies differ, fills the plot.
+	 */
+	for (int x = 0; c == GF_CURVE_ALLOC && lead >= 0 && x < n; x++) {
+		double v = gf_report_mean(&r->series[lead], c, x);
+
+		if (!isnan(v) && v < x - 2.0) {
+			from = x - 10 > 0 ? (x - 10) / 10 * 10 : 0;
+			break;
 		}
 	}
-	if (!(hi >= lo)) {
-		lo = 0;
-		hi = 1;
+	if (lead >= 0 && tail >= 0 && lead != tail) {
+		double a = gf_report_mean(&r->series[lead], c, mx), b = gf_report_mean(&r->series[tail], c, mx);
+		int len = snprintf(summary, sizeof(summary), "%s keeps %s %s, %.1f %% at %d %% arrived load, %.1f "
+							      "points %s %s.",
+				   r->series[lead].label, what, low_good ? "lowest" : "highest", a, mx, fabs(a - b),
+				   low_good ? "below" : "above", r->series[tail].label);
+
+		if (from > 0 && len > 0 && (size_t)len < sizeof(summary))
+			snprintf(summary + len, sizeof(summary) - (size_t)len,
+				 " The x axis starts at %d %%, 10 points before %s first falls behind the arrived "
+				 "load (the full curves: --curves-csv).", from, r->series[lead].label);
+	} else if (lead >= 0) {
+		snprintf(summary, sizeof(summary), "%s: %s %.1f %% at %d %% arrived load.", r->series[lead].label,
+			 what, gf_report_mean(&r->series[lead], c, mx), mx);
 	}
-	lo = floor(fmin(lo, 0) / 10) * 10;
-	hi = ceil(hi / 10) * 10;
-	if (hi <= lo)
-		hi = lo + 10;
-	double pw = W - ML - MR, ph = H - MT - MB;
+	for (int k = 0; k < r->nseries; k++)
+		lines[k] = (struct gf_chart_line){ .label = r->series[k].label, .n = (size_t)(n - from),
+						   .x = xs + from, .y = ys + (size_t)k * (size_t)n + from };
+	struct gf_line_chart ch = {
+		.title = title, .summary = summary[0] ? summary : NULL,
+		.x_label = "arrived GPU request, % of the cluster's GPU capacity", .y_label = ylabel,
+		.x_unit = " % arrived", .y_unit = " %", .x_decimals = 0, .y_decimals = 2,
+		.y_floor = 0, .y_ceil = 100, .hover_points = 27, .nlines = r->nseries, .lines = lines,
+	};
 
-	gf_obuf_printf(out, "<svg viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\">\n", W, H, W, H);
-	gf_obuf_printf(out, "<text x=\"%d\" y=\"18\" class=\"t\">", ML);
-	html_escape(out, title);
-	gf_obuf_puts(out, "</text>\n");
-	for (int i = 0; i <= 5; i++) {
-		double v = lo + (hi - lo) * i / 5, y = MT + ph - ph * i / 5;
-
-		gf_obuf_printf(out, "<line x1=\"%d\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"g\"/>"
-				   "<text x=\"%d\" y=\"%.1f\" class=\"a\" text-anchor=\"end\">%.0f</text>\n",
-			      ML, ML + pw, y, y, ML - 6, y + 4, v);
-	}
-	for (int x = 0; x <= mx; x += 10) {
-		double px = ML + pw * x / (mx ? mx : 1);
-
-		gf_obuf_printf(out, "<text x=\"%.1f\" y=\"%d\" class=\"a\" text-anchor=\"middle\">%d</text>\n",
-			      px, MT + (int)ph + 16, x);
-	}
-	gf_obuf_printf(out, "<text x=\"%.1f\" y=\"%d\" class=\"a\" text-anchor=\"middle\">arrived GPU request, %% of capacity</text>\n",
-		      ML + pw / 2, H - 6);
-	gf_obuf_printf(out, "<text x=\"14\" y=\"%.1f\" class=\"a\" transform=\"rotate(-90 14 %.1f)\" text-anchor=\"middle\">",
-		      MT + ph / 2, MT + ph / 2);
-	html_escape(out, ylabel);
-	gf_obuf_puts(out, "</text>\n");
-	for (int k = 0; k < r->nseries; k++) {
-		const char *col = palette[k % NPALETTE];
-		bool pen = false;
-
-		gf_obuf_printf(out, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" d=\"", col);
-		for (int x = 0; x <= mx; x++) {
-			double v = gf_report_mean(&r->series[k], c, x);
-
-			if (isnan(v)) {
-				pen = false;
-				continue;
-			}
-			gf_obuf_printf(out, "%s%.1f %.1f ", pen ? "L" : "M", ML + pw * x / (mx ? mx : 1),
-				      MT + ph - ph * (v - lo) / (hi - lo));
-			pen = true;
-		}
-		gf_obuf_puts(out, "\"/>\n");
-		gf_obuf_printf(out, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"3\" fill=\"%s\"/>"
-				   "<text x=\"%d\" y=\"%d\" class=\"a\">",
-			      W - MR + 12, MT + 6 + k * 18, col, W - MR + 30, MT + 11 + k * 18);
-		html_escape(out, r->series[k].label);
-		gf_obuf_puts(out, "</text>\n");
-	}
-	gf_obuf_puts(out, "</svg>\n");
+	gf_html_line_chart(out, &ch);
+out:
+	free(lines);
+	free(xs);
+	free(ys);
 }
 
-/* Bars of the allocation at the last column (130 in the paper's setting), paper's figure as a tick. */
-static void svg_bars(const struct gf_report *r, struct gf_obuf *out, int at)
+/* A dot per policy of the allocation at x = at, the paper's figure as a tick. */
+static void html_dots(const struct gf_report *r, struct gf_obuf *out, int at)
 {
-	double pw = W - ML - MR, ph = H - MT - MB;
-	double lo = 100, hi = 100;
+	struct gf_dot_row *rows = calloc((size_t)(r->nseries ? r->nseries : 1), sizeof(*rows));
+	char title[128], summary[512] = "";
+	double dsum = 0;
+	int dn = 0;
 
+	if (!rows) {
+		out->err = out->err ? out->err : GF_NOMEM;
+		return;
+	}
 	for (int k = 0; k < r->nseries; k++) {
-		double v = gf_report_mean(&r->series[k], GF_CURVE_ALLOC, at);
+		const struct gf_report_series *s = &r->series[k];
+		double paper = at == 100 ? s->paper.alloc100 : at == 130 ? s->paper.alloc130 : NAN;
 
-		if (!isnan(v))
-			lo = fmin(lo, v);
+		rows[k] = (struct gf_dot_row){ .label = s->label, .value = gf_report_mean(s, GF_CURVE_ALLOC, at),
+					       .mark = paper };
+		if (!isnan(paper) && !isnan(rows[k].value)) {
+			dsum += fabs(rows[k].value - paper);
+			dn++;
+		}
 	}
-	lo = fmax(0, floor(lo / 10) * 10 - 10);
-	/* 60 px more at the bottom for the slanted policy names */
-	gf_obuf_printf(out, "<svg viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\">\n", W, H + 60,
-		      W, H + 60);
-	gf_obuf_printf(out, "<text x=\"%d\" y=\"18\" class=\"t\">GPU allocation at %d%% arrived load "
-			   "(bar: gpufleet, tick: paper)</text>\n", ML, at);
-	for (int i = 0; i <= 5; i++) {
-		double v = lo + (hi - lo) * i / 5, y = MT + ph - ph * i / 5;
+	int lead = extreme(r, GF_CURVE_ALLOC, at, true), tail = extreme(r, GF_CURVE_ALLOC, at, false);
+	int len = 0;
 
-		gf_obuf_printf(out, "<line x1=\"%d\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"g\"/>"
-				   "<text x=\"%d\" y=\"%.1f\" class=\"a\" text-anchor=\"end\">%.0f</text>\n",
-			      ML, ML + pw, y, y, ML - 6, y + 4, v);
-	}
-	double slot = pw / (r->nseries ? r->nseries : 1);
+	if (lead >= 0 && tail >= 0 && lead != tail)
+		len = snprintf(summary, sizeof(summary), "At %d %% arrived load %s allocates most, %.1f %%, and %s "
+							 "least, %.1f %%",
+			       at, r->series[lead].label, gf_report_mean(&r->series[lead], GF_CURVE_ALLOC, at),
+			       r->series[tail].label, gf_report_mean(&r->series[tail], GF_CURVE_ALLOC, at));
+	if (len > 0 && dn && (size_t)len < sizeof(summary))
+		snprintf(summary + len, sizeof(summary) - (size_t)len,
+			 "; gpufleet's figures are %.2f points from the paper's on average (%d policies).", dsum / dn,
+			 dn);
+	else if (len > 0 && (size_t)len + 1 < sizeof(summary))
+		snprintf(summary + len, sizeof(summary) - (size_t)len, ".");
+	snprintf(title, sizeof(title), "GPU allocation at %d %% arrived load", at);
+	struct gf_dot_chart ch = {
+		.title = title, .summary = summary[0] ? summary : NULL,
+		.x_label = "allocated GPU, % of the cluster's GPU capacity", .unit = " %",
+		.value_name = "gpufleet (mean over seeds)", .mark_name = dn ? "paper (FGD, ATC'23)" : NULL,
+		.decimals = 2, .x_floor = 0, .x_ceil = 100, .nrows = r->nseries, .rows = rows,
+	};
 
+	gf_html_dot_chart(out, &ch);
+	free(rows);
+}
+
+static void html_table(const struct gf_report *r, struct gf_obuf *out)
+{
+	static const char *const heads[] = { "GPU alloc % @100", "GPU alloc % @130", "frag % @100", "frag % @130" };
+
+	gf_html_table_begin(out, "Means over the seeds; paper: the FGD paper's figure (USENIX ATC'23), - where it has none.");
+	gf_obuf_puts(out, "<th rowspan=\"2\">policy</th>");
+	for (int k = 0; k < 4; k++)
+		gf_obuf_printf(out, "<th colspan=\"2\" class=\"n\">%s</th>", heads[k]);
+	gf_html_tr(out);
+	for (int k = 0; k < 4; k++)
+		gf_obuf_puts(out, "<th class=\"n\">ours</th><th class=\"n\">paper</th>");
 	for (int k = 0; k < r->nseries; k++) {
-		double v = gf_report_mean(&r->series[k], GF_CURVE_ALLOC, at);
-		double x0 = ML + slot * k + slot * 0.15, bw = slot * 0.7;
-		double paper = at == 100 ? r->series[k].paper.alloc100 : at == 130 ? r->series[k].paper.alloc130 : NAN;
+		const struct gf_report_series *s = &r->series[k];
 
-		if (!isnan(v)) {
-			double y = MT + ph - ph * (fmax(v, lo) - lo) / (hi - lo);
-
-			gf_obuf_printf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>"
-					   "<text x=\"%.1f\" y=\"%.1f\" class=\"a\" text-anchor=\"middle\">%.2f</text>\n",
-				      x0, y, bw, MT + ph - y, palette[k % NPALETTE], x0 + bw / 2, y - 4, v);
-		}
-		if (!isnan(paper)) {
-			double y = MT + ph - ph * (fmax(paper, lo) - lo) / (hi - lo);
-
-			gf_obuf_printf(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#000\" stroke-width=\"2\"/>\n",
-				      x0 - 3, x0 + bw + 3, y, y);
-		}
-		gf_obuf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" class=\"a\" text-anchor=\"end\" transform=\"rotate(-40 %.1f %.1f)\">",
-			      x0 + bw / 2, MT + ph + 14, x0 + bw / 2, MT + ph + 14);
-		html_escape(out, r->series[k].label);
-		gf_obuf_puts(out, "</text>\n");
+		gf_html_tr(out);
+		gf_obuf_puts(out, "<td>");
+		gf_html_text(out, s->label);
+		gf_obuf_puts(out, s->ours ? " <i>(ours)</i></td>" : "</td>");
+		gf_html_td_num(out, gf_report_mean(s, GF_CURVE_ALLOC, 100), 2);
+		gf_html_td_num(out, s->paper.alloc100, 2);
+		gf_html_td_num(out, gf_report_mean(s, GF_CURVE_ALLOC, 130), 2);
+		gf_html_td_num(out, s->paper.alloc130, 2);
+		gf_html_td_num(out, gf_report_mean(s, GF_CURVE_FRAG, 100), 2);
+		gf_html_td_num(out, s->paper.frag100, 2);
+		gf_html_td_num(out, gf_report_mean(s, GF_CURVE_FRAG, 130), 2);
+		gf_html_td_num(out, s->paper.frag130, 2);
 	}
-	gf_obuf_puts(out, "</svg>\n");
+	gf_html_table_end(out);
 }
 
 gf_err gf_report_html(const struct gf_report *r, struct gf_obuf *out)
 {
-	struct gf_obuf table;
 	int mx = max_x(r);
+	char title[256];
 
-	gf_obuf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-			 "<title>gpufleet simulate: ");
-	html_escape(out, r->workload);
-	gf_obuf_puts(out, "</title>\n<style>body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}"
-			 "svg{background:#fff;border:1px solid #ddd;margin:8px 8px 0 0}"
-			 ".t{font-weight:600;font-size:14px}.a{font-size:11px;fill:#444}"
-			 ".g{stroke:#eee}pre{background:#f6f6f6;padding:12px;overflow:auto}"
-			 "</style></head><body>\n<h1>gpufleet simulate</h1>\n<p>Workload <b>");
-	html_escape(out, r->workload);
+	snprintf(title, sizeof(title), "gpufleet simulate: %s", r->workload);
+	gf_html_begin(out, title, "gpufleet simulate");
+	gf_obuf_puts(out, "<p class=\"meta\">Workload <b>");
+	gf_html_text(out, r->workload);
 	gf_obuf_puts(out, "</b> on cluster <b>");
-	html_escape(out, r->cluster);
-	gf_obuf_printf(out, "</b> (%zu nodes, %lld GPUs), tune %.2f, seeds ", r->nnodes,
-		      (long long)r->ngpus, r->tune);
-	html_escape(out, r->seeds);
-	gf_obuf_puts(out, ". Curves are means over the seeds; the x axis is the GPU request that has "
-			 "arrived so far, in % of the cluster's GPU capacity.</p>\n");
-	svg_lines(r, out, GF_CURVE_ALLOC, "GPU allocation vs arrived load", "allocated GPU, % of capacity");
-	svg_lines(r, out, GF_CURVE_FRAG, "GPU fragmentation vs arrived load", "fragmented GPU, % of capacity");
-	svg_bars(r, out, mx >= 130 ? 130 : mx);
-	gf_obuf_init(&table, 1 << 20);
-	gf_report_table(r, &table);
-	gf_obuf_puts(out, "<h2>Summary</h2>\n<pre>");
-	if (table.data)
-		html_escape(out, table.data);
-	gf_obuf_release(&table);
-	gf_obuf_puts(out, "</pre>\n<p>Traces: Alibaba cluster-trace-gpu-v2023 (CC BY 4.0). Paper: "
-			 "Weng et al., \"Beware of Fragmentation: Scheduling GPU-Sharing Workloads with "
-			 "Fragmentation Gradient Descent\", USENIX ATC'23.</p>\n</body></html>\n");
+	gf_html_text(out, r->cluster);
+	gf_obuf_printf(out, "</b> (%zu nodes, %lld GPUs), tune %.2f, seeds ", r->nnodes, (long long)r->ngpus,
+		       r->tune);
+	gf_html_text(out, r->seeds);
+	gf_obuf_printf(out, " (%d per policy). Curves are means over the seeds; the x axis is the GPU request "
+			    "that has arrived so far, in %% of the cluster's GPU capacity. Axes are zoomed to the "
+			    "data; hover a line for its values.</p>\n",
+		       r->nseries ? r->series[0].nruns : 0);
+	gf_obuf_puts(out, "<h2>Summary</h2>\n");
+	html_table(r, out);
+	gf_obuf_puts(out, "<p class=\"note\">alloc: allocated GPU share, % of the cluster's GPU capacity, at 100 % "
+			  "and 130 % arrived load. frag: fragmented idle GPU capacity (FGD measure), % of "
+			  "capacity.");
+	for (int k = 0; k < r->nseries; k++)
+		if (r->series[k].ours) {
+			gf_obuf_puts(out, " (ours): ");
+			gf_html_text(out, r->series[k].label);
+			gf_obuf_puts(out, " is gpufleet's own policy, not in the paper.");
+		}
+	gf_obuf_puts(out, "</p>\n<h2>Charts</h2>\n");
+	html_lines(r, out, GF_CURVE_ALLOC, "GPU allocation vs arrived load", "allocation",
+		   "allocated GPU, % of capacity", false);
+	html_lines(r, out, GF_CURVE_FRAG, "GPU fragmentation vs arrived load", "fragmentation",
+		   "fragmented GPU, % of capacity", true);
+	html_dots(r, out, mx >= 130 ? 130 : mx);
+	gf_obuf_puts(out, "<p class=\"note\">Traces: Alibaba cluster-trace-gpu-v2023 (CC BY 4.0). Paper: "
+			  "Weng et al., \"Beware of Fragmentation: Scheduling GPU-Sharing Workloads with "
+			  "Fragmentation Gradient Descent\", USENIX ATC'23.</p>\n");
+	gf_html_end(out);
 	return gf_obuf_error(out);
 }

@@ -293,8 +293,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'Z': {
 			uint64_t v;
 
-			if (!gf_cli_one_seed("replay", opt == 's' ? "--seed" : "--seeds", optarg, &v) || v > 0xffffffffUL)
+			if (!gf_cli_one_seed("replay", opt == 's' ? "--seed" : "--seeds", optarg, &v))
 				return 2;
+			if (v > 0xffffffffUL)
+				return fprintf(stderr, "gpufleet replay: %s: expected 0..4294967295, found \"%s\"\n",
+					       opt == 's' ? "--seed" : "--seeds", optarg), 2;
 			o->c.seed = v;
 			break;
 		}

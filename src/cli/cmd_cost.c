@@ -80,7 +80,7 @@ static void usage(FILE *f)
 		"                            (default 64; 0 = none)\n"
 		"  --log-requests            one line per request on stderr, with timings\n"
 		"  -h, --help                this text\n"
-		"      --version             the version and commit\n"
+		"  --version                 the version and commit\n"
 		"--serve also answers GET /metrics (no authentication): gpufleet_build_info.\n"
 		"Durations: 30s, 5m, 1h30m, 7d.  Deprecated spellings, still read: --prometheus\n"
 		"(--prometheus-url), --timeout-ms MS (--timeout), --port N and --bind-address ADDR\n"

@@ -93,7 +93,7 @@ static void usage(FILE *f)
 		"  --forecast-history D             history kept per forecast series, in memory, whole\n"
 		"                                   minutes (1h..60d, default 8d)\n"
 		"  -h, --help                       this text\n"
-		"      --version                    the version and commit\n"
+		"  --version                        the version and commit\n"
 		"GET /metrics (no authentication) serves gpufleet_build_info.\n"
 		"Durations: 30s, 5m, 1h30m (a plain number is seconds).  Deprecated spellings, still\n"
 		"read: --secure-port N and --bind-address ADDR (--listen), --scrape-interval-ms MS\n"

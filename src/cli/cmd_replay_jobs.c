@@ -41,7 +41,7 @@ static const char usage_text[] =
 	"Replay jobs in virtual time through the engine's queue and compare queue\n"
 	"policies: waits per class, completion times, GPU allocation, partially\n"
 	"placed gangs.  With no options: the bundled Alibaba openb default trace at\n"
-	"90%% offered GPU load for 12 h, the weekly validation burst at 4 h (24\n"
+	"90% offered GPU load for 12 h, the weekly validation burst at 4 h (24\n"
 	"training jobs of 8-GPU pods, 8 of them gangs of 4 pods), FGD placement,\n"
 	"queue policies kube, strict-fifo, best-effort-fifo and backfill, seeds 42-51.\n"
 	"\n"

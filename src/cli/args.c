@@ -1,7 +1,10 @@
 /*
  * cli/args.c - option-value parsers shared by the subcommands: strict
- * decimal integers (no sign, no trailing junk, range-checked) and
- * HOST:PORT addresses; and the name of an option getopt_long() rejected.
+ * decimal integers (no sign, no trailing junk, range-checked), HOST:PORT
+ * addresses, durations (one syntax, core/duration.h), on|off switches,
+ * seeds; the name of an option getopt_long() rejected; the deprecation note
+ * of an old option name; --version.  docs/cli.md is the vocabulary these
+ * implement, written once for every command.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -10,6 +13,8 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "core/build_info.h"
+#include "core/duration.h"
 
 bool gf_cli_parse_ulong(const char *s, unsigned long max, unsigned long *out)
 {
@@ -121,4 +126,82 @@ int gf_cli_parse_seeds(const char *s, uint64_t *out, int max)
 		p = e;
 	}
 	return n;
+}
+
+bool gf_cli_duration(const char *cmd, const char *opt, const char *s, int64_t bare_ms, int64_t min_ms,
+		     int64_t max_ms, int64_t *ms)
+{
+	int64_t v;
+	char lo[32], hi[32];
+
+	if (gf_duration_parse(s, bare_ms, &v) && v >= min_ms && v <= max_ms) {
+		*ms = v;
+		return true;
+	}
+	fprintf(stderr, "gpufleet %s: %s: '%s' is not a duration from %s to %s (e.g. 30s, 5m, 1h30m, 250ms%s)\n",
+		cmd, opt, s, gf_duration_format(min_ms, lo, sizeof(lo)), gf_duration_format(max_ms, hi, sizeof(hi)),
+		bare_ms == 1 ? "; a plain number counts milliseconds"
+		: bare_ms == GF_MS_PER_S ? "; a plain number counts seconds" : "");
+	return false;
+}
+
+bool gf_cli_whole_seconds(const char *cmd, const char *opt, const char *s, int64_t min_s, int64_t max_s, int64_t *sec)
+{
+	int64_t ms;
+
+	if (!gf_cli_duration(cmd, opt, s, GF_MS_PER_S, min_s * GF_MS_PER_S, max_s * GF_MS_PER_S, &ms))
+		return false;
+	if (ms % GF_MS_PER_S) {
+		fprintf(stderr, "gpufleet %s: %s: '%s' is not a whole number of seconds\n", cmd, opt, s);
+		return false;
+	}
+	*sec = ms / GF_MS_PER_S;
+	return true;
+}
+
+void gf_cli_deprecated(const char *cmd, const char *old, const char *use)
+{
+	fprintf(stderr, "gpufleet %s: %s is deprecated; use %s\n", cmd, old, use);
+}
+
+bool gf_cli_onoff(const char *cmd, const char *opt, const char *arg, int argc, char **argv, bool *on)
+{
+	/* The commands with on|off switches take no operands: a word after the switch is its value. */
+	if (!arg && optind < argc && argv[optind][0] != '-')
+		arg = argv[optind++];
+	if (!arg || !strcmp(arg, "on")) {
+		*on = true;
+		return true;
+	}
+	if (!strcmp(arg, "off")) {
+		*on = false;
+		return true;
+	}
+	fprintf(stderr, "gpufleet %s: %s: expected on or off, found \"%s\"\n", cmd, opt, arg);
+	return false;
+}
+
+bool gf_cli_one_seed(const char *cmd, const char *opt, const char *s, uint64_t *seed)
+{
+	uint64_t v[2];
+
+	if (gf_cli_parse_seeds(s, v, 2) == 1) {
+		*seed = v[0];
+		return true;
+	}
+	fprintf(stderr, "gpufleet %s: %s: expected one seed (an integer), found \"%s\"\n", cmd, opt, s);
+	return false;
+}
+
+void gf_cli_print_version(void)
+{
+	printf("gpufleet %s (commit %s)\n", gf_build_version(), gf_build_commit());
+}
+
+bool gf_cli_wants_version(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--version"))
+			return true;
+	return false;
 }

@@ -24,7 +24,12 @@
 #include "agent/kube.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "core/build_info.h"
+#include "core/duration.h"
 #include "http/server.h"
+
+/* Long options without a short letter. */
+enum { OPT_ADDRESS = 256, OPT_INTERVAL, OPT_PUBLISH_INTERVAL };
 
 #define METRICS_CAP (8u << 20) /* 8 MiB: 64 GPUs x 32 pods x 40 metrics fits */
 
@@ -48,9 +53,9 @@ static void usage(FILE *f)
 		"usage: gpufleet agent [options]\n"
 		"GPU node agent: dcgm-exporter compatible metrics on /metrics, pod attribution,\n"
 		"GPU inventory and topology (docs/agent.md).\n\n"
-		"  -a, --address [HOST]:PORT  listen address (default :9400; env DCGM_EXPORTER_LISTEN)\n"
-		"  -c, --interval-ms MS       max age of served values (default 1000; 0 = per scrape;\n"
-		"                             env DCGM_EXPORTER_INTERVAL)\n"
+		"  -a, --listen [HOST]:PORT   listen address (default :9400; env DCGM_EXPORTER_LISTEN)\n"
+		"      --interval D           max age of served values (default 1s; 0 = per scrape;\n"
+		"                             env DCGM_EXPORTER_INTERVAL, in ms)\n"
 		"      --nvml-lib PATH        NVML library (default libnvidia-ml.so.1; env GF_NVML_LIB)\n"
 		"      --allow-no-nvml        serve an empty set when NVML is missing or fails\n"
 		"      --no-kubernetes        no pod/namespace/container labels\n"
@@ -65,7 +70,7 @@ static void usage(FILE *f)
 		"      --inventory            print the inventory/topology JSON and exit\n"
 		"      --publish-node         publish GPU labels and topology annotation on the Node\n"
 		"      --kubeconfig PATH      API server access (default: in-cluster service account)\n"
-		"      --publish-interval-s N republish period (default 300)\n"
+		"      --publish-interval D   republish period (default 5m)\n"
 		"      --cdi                  write the GPUs' CDI spec into /var/run/cdi at start\n"
 		"      --cdi-dir DIR          ... into DIR instead (implies --cdi)\n"
 		"      --cdi-dev-root DIR     host folder of the nvidia device nodes (default /dev)\n"
@@ -84,14 +89,22 @@ static void usage(FILE *f)
 		"                             the cap (gpufleet_watchdog_* metrics; needs hostPID)\n"
 		"      --watchdog-kill        ... and SIGKILL them, largest first (needs CAP_KILL)\n"
 		"      --watchdog-slack-mib N memory per process beyond the cap before it counts\n"
-		"                             (CUDA contexts; default 512)\n");
+		"                             (CUDA contexts; default 512)\n"
+		"  -h, --help                 this text\n"
+		"      --version              the version and commit\n"
+		"Durations: 30s, 5m, 1h30m, 250ms (a plain number is seconds).  Deprecated spellings,\n"
+		"still read: --address (--listen), --interval-ms MS and -c MS (--interval),\n"
+		"--publish-interval-s N (--publish-interval).  docs/cli.md.\n");
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
-		{ "address", required_argument, NULL, 'a' },
+		{ "listen", required_argument, NULL, 'a' },
+		{ "address", required_argument, NULL, OPT_ADDRESS },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "interval-ms", required_argument, NULL, 'c' },
+		{ "publish-interval", required_argument, NULL, OPT_PUBLISH_INTERVAL },
 		{ "nvml-lib", required_argument, NULL, 'l' },
 		{ "allow-no-nvml", no_argument, NULL, 'N' },
 		{ "no-kubernetes", no_argument, NULL, 'K' },
@@ -156,6 +169,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'h':
 			usage(stdout);
 			return -1;
+		case OPT_ADDRESS:
+			gf_cli_deprecated("agent", "--address", "--listen");
+			/* fall through */
 		case 'a': o->address = optarg; break;
 		case 'l': o->cfg.nvml_path = optarg; break;
 		case 'N': o->cfg.allow_no_nvml = true; break;
@@ -191,19 +207,28 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->cfg.watchdog_slack = (unsigned long long)n << 20;
 			break;
 		case 'c':
-			if (!gf_cli_parse_ulong(optarg, 3600000, &n)) {
-				fprintf(stderr, "gpufleet agent: --interval-ms: '%s' is not 0..3600000\n", optarg);
+		case OPT_INTERVAL: {
+			bool old = opt == 'c'; /* --interval-ms or -c: a plain number is milliseconds */
+			int64_t ms;
+			if (old)
+				gf_cli_deprecated("agent", "--interval-ms (-c)", "--interval (e.g. --interval 500ms)");
+			if (!gf_cli_duration("agent", old ? "--interval-ms" : "--interval", optarg,
+					     old ? 1 : GF_MS_PER_S, 0, GF_MS_PER_H, &ms))
 				return 2;
-			}
-			o->cfg.interval_ms = (unsigned)n;
+			o->cfg.interval_ms = (unsigned)ms;
 			break;
+		}
 		case 'I':
-			if (!gf_cli_parse_ulong(optarg, 86400, &n) || n == 0) {
-				fprintf(stderr, "gpufleet agent: --publish-interval-s: '%s' is not 1..86400\n", optarg);
+		case OPT_PUBLISH_INTERVAL: {
+			int64_t sec;
+			if (opt == 'I')
+				gf_cli_deprecated("agent", "--publish-interval-s", "--publish-interval");
+			if (!gf_cli_whole_seconds("agent", opt == 'I' ? "--publish-interval-s" : "--publish-interval", optarg,
+					    1, 86400, &sec))
 				return 2;
-			}
-			o->publish_s = n;
+			o->publish_s = (unsigned long)sec;
 			break;
+		}
 		default: /* ':' no value, '?' unknown */
 			return gf_cli_option_error("agent", opt, argv, at);
 		}
@@ -227,6 +252,8 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 	gf_err e = gf_agent_render_metrics(c->agent, &resp->body);
 	if (!e)
 		gf_dp_render_metrics(c->dp, &resp->body);
+	if (!e)
+		gf_build_info_render(&resp->body);
 	if (e)
 		gf_http_response_error(resp, 500, "metrics: %s", gf_strerror(e));
 }
@@ -328,7 +355,7 @@ int gf_cmd_agent(int argc, char **argv)
 	char host[64];
 	uint16_t port;
 	if (!gf_cli_parse_address(o.address, host, sizeof(host), &port)) {
-		fprintf(stderr, "gpufleet agent: --address: '%s' is not [HOST]:PORT\n", o.address);
+		fprintf(stderr, "gpufleet agent: --listen: '%s' is not [HOST]:PORT\n", o.address);
 		return 2;
 	}
 

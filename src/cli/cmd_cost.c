@@ -22,6 +22,8 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/files.h"
+#include "core/build_info.h"
+#include "core/duration.h"
 #include "costapi/costapi.h"
 #include "http/server.h"
 #include "metricsapi/authcfg.h"
@@ -32,6 +34,7 @@ struct opts {
 	bool json, no_idle, serve, insecure, log_requests, recorded;
 	unsigned long port, threads, timeout_ms, max_queries, cache_mb;
 	char *allowed_copy;
+	char listen_host[64]; /* --listen's host part; bind points here once set */
 	const char *allowed[64];
 	size_t nallowed;
 };
@@ -39,12 +42,12 @@ struct opts {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpufleet cost --prometheus URL (--window W | --from T --to T) [options]\n"
-		"       gpufleet cost --serve --prometheus URL [options]\n"
+		"usage: gpufleet cost --prometheus-url URL (--window W | --from T --to T) [options]\n"
+		"       gpufleet cost --serve --prometheus-url URL [options]\n"
 		"What GPUs cost per namespace, pod, node, model or label, shares counted by their\n"
 		"share, with idle capacity, efficiency, and what sharing and spot saved, from the\n"
 		"scheduler's allocation record in Prometheus (docs/cost.md).\n\n"
-		"  --prometheus URL          Prometheus server (e.g. http://prometheus:9090)\n"
+		"  --prometheus-url URL      Prometheus server (e.g. http://prometheus:9090)\n"
 		"  --window W                7d, 24h, 30m, today, yesterday, week, lastweek, month,\n"
 		"                            lastmonth, or START,END (RFC3339 UTC or Unix seconds)\n"
 		"  --from T --to T           the window as two times (RFC3339 UTC or Unix seconds)\n"
@@ -58,10 +61,10 @@ static void usage(FILE *f)
 		"  --prices FILE             price sheet (default data/prices/example.csv)\n"
 		"  --no-idle                 no __idle__ row\n"
 		"  --json                    print OpenCost's /allocation JSON instead of a table\n"
-		"  --timeout-ms N            per Prometheus query (default 30000)\n"
+		"  --timeout D               per Prometheus query (default 30s)\n"
 		"  --serve                   serve GET /allocation (OpenCost's shape) instead\n"
-		"  --port N                  listen port (default 9003; 0 = any free port)\n"
-		"  --bind-address ADDR       IPv4 address (default all)\n"
+		"  --listen [ADDR]:PORT      listen address: IPv4 address (default all) and port\n"
+		"                            (default :9003; port 0 = any free port)\n"
 		"  --tls-cert-file PATH      serving certificate (PEM; default: self-signed)\n"
 		"  --tls-private-key-file P  its key (PEM)\n"
 		"  --client-ca-file PATH     accept client certificates this CA signed\n"
@@ -75,7 +78,22 @@ static void usage(FILE *f)
 		"  --cache-mb N              --serve: answers kept for repeated requests, completed\n"
 		"                            windows until evicted, recent ones for a minute\n"
 		"                            (default 64; 0 = none)\n"
-		"  --log-requests            one line per request on stderr, with timings\n");
+		"  --log-requests            one line per request on stderr, with timings\n"
+		"  -h, --help                this text\n"
+		"  --version                 the version and commit\n"
+		"--serve also answers GET /metrics (no authentication): gpufleet_build_info.\n"
+		"Durations: 30s, 5m, 1h30m, 7d.  Deprecated spellings, still read: --prometheus\n"
+		"(--prometheus-url), --timeout-ms MS (--timeout), --port N and --bind-address ADDR\n"
+		"(--listen).  docs/cli.md.\n");
+}
+
+/* GET /metrics: the build's identity (the API's own figures are in its answers and request log). */
+static void h_build_metrics(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	(void)ud;
+	(void)req;
+	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	gf_build_info_render(&resp->body);
 }
 
 static bool num(const char *name, const char *v, unsigned long max, unsigned long *dst)
@@ -89,6 +107,8 @@ static bool num(const char *name, const char *v, unsigned long max, unsigned lon
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
+		{ "prometheus-url", required_argument, NULL, 'U' }, { "listen", required_argument, NULL, 'L' },
+		{ "timeout", required_argument, NULL, 'O' },
 		{ "prometheus", required_argument, NULL, 'P' }, { "window", required_argument, NULL, 'w' },
 		{ "from", required_argument, NULL, 'F' },       { "to", required_argument, NULL, 'T' },
 		{ "aggregate", required_argument, NULL, 'a' },  { "step", required_argument, NULL, 's' },
@@ -121,7 +141,27 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		switch (opt) {
 		case 'h': usage(stdout); return -1;
-		case 'P': o->prom = optarg; break;
+		case 'P':
+			gf_cli_deprecated("cost", "--prometheus", "--prometheus-url");
+			/* fall through */
+		case 'U': o->prom = optarg; break;
+		case 'L': {
+			uint16_t port;
+			if (!gf_cli_parse_address(optarg, o->listen_host, sizeof(o->listen_host), &port)) {
+				fprintf(stderr, "gpufleet cost: --listen: '%s' is not [ADDR]:PORT\n", optarg);
+				return 2;
+			}
+			o->bind = o->listen_host[0] ? o->listen_host : NULL;
+			o->port = port;
+			break;
+		}
+		case 'O': {
+			int64_t ms;
+			if (!gf_cli_duration("cost", "--timeout", optarg, GF_MS_PER_S, 0, GF_MS_PER_H, &ms))
+				return 2;
+			o->timeout_ms = (unsigned long)ms;
+			break;
+		}
 		case 'w': o->window = optarg; break;
 		case 'F': o->from = optarg; break;
 		case 'T': o->to = optarg; break;
@@ -132,7 +172,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'I': o->no_idle = true; break;
 		case 'j': o->json = true; break;
 		case 'S': o->serve = true; break;
-		case 'b': o->bind = optarg; break;
+		case 'b':
+			gf_cli_deprecated("cost", "--bind-address", "--listen ADDR:PORT");
+			o->bind = optarg;
+			break;
 		case 'c': o->cert = optarg; break;
 		case 'k': o->key = optarg; break;
 		case 'C': o->client_ca = optarg; break;
@@ -140,8 +183,19 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'i': o->insecure = true; break;
 		case 'l': o->log_requests = true; break;
 		case 'R': o->recorded = true; break;
-		case 'o': if (!num("--timeout-ms", optarg, 3600000, &o->timeout_ms)) return 2; break;
-		case 'n': if (!num("--port", optarg, 65535, &o->port)) return 2; break;
+		case 'o': {
+			int64_t ms;
+			gf_cli_deprecated("cost", "--timeout-ms", "--timeout (e.g. 30s)");
+			if (!gf_cli_duration("cost", "--timeout-ms", optarg, 1, 0, GF_MS_PER_H, &ms))
+				return 2;
+			o->timeout_ms = (unsigned long)ms;
+			break;
+		}
+		case 'n':
+			gf_cli_deprecated("cost", "--port", "--listen ADDR:PORT");
+			if (!num("--port", optarg, 65535, &o->port))
+				return 2;
+			break;
 		case 'x': if (!num("--threads", optarg, 64, &o->threads)) return 2; break;
 		case 'Q': if (!num("--max-queries", optarg, 64, &o->max_queries)) return 2; break;
 		case 'M': if (!num("--cache-mb", optarg, 65536, &o->cache_mb)) return 2; break;
@@ -163,7 +217,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	if (gf_cli_operands("cost", argc, argv))
 		return 2;
 	if (!o->prom) {
-		fprintf(stderr, "gpufleet cost: --prometheus URL is required\n");
+		fprintf(stderr, "gpufleet cost: --prometheus-url URL is required\n");
 		return 2;
 	}
 	if (!o->serve && !o->window == !(o->from || o->to)) {
@@ -265,8 +319,9 @@ static int serve(gf_costapi *api, const struct opts *o, sigset_t *sigs)
 			fprintf(stderr, "gpufleet cost: serving with a self-signed certificate for %s\n", sans[0]);
 		}
 	}
-	struct gf_http_route routes[4];
+	struct gf_http_route routes[5];
 	size_t nroutes = gf_costapi_routes(api, routes, 4);
+	routes[nroutes++] = (struct gf_http_route){ "GET", "/metrics", h_build_metrics, NULL };
 	struct gf_http_config hc = { .bind_addr = o->bind, .port = (uint16_t)o->port, .routes = routes,
 				     .nroutes = nroutes, .max_body = 4096, .max_response = 256u << 20,
 				     .threads = (unsigned)o->threads, .timeout_s = 120, .tls_cert_pem = cert,

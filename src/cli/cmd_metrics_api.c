@@ -22,6 +22,8 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/files.h"
+#include "core/build_info.h"
+#include "core/duration.h"
 #include "http/server.h"
 #include "k8s/conn.h"
 #include "metricsapi/agents.h"
@@ -30,6 +32,9 @@
 
 #define MAX_LIST 4096
 
+/* Long options without a short letter. */
+enum { OPT_LISTEN = 256, OPT_SCRAPE_INTERVAL, OPT_FORECAST_HISTORY };
+
 struct opts {
 	const char *bind, *cert, *key, *client_ca, *source, *prom_url, *kubeconfig, *agents_file;
 	char *dns_host;
@@ -37,6 +42,7 @@ struct opts {
 	unsigned long port, interval_ms, threads;
 	bool insecure_http, no_kube, all_ns, log_requests, allowed_set;
 	unsigned long forecast_horizon_s, forecast_history_min; /* 0: the server's defaults */
+	char listen_host[64]; /* --listen's host part; o->bind points here once set */
 	const char *agents[MAX_LIST];
 	size_t nagents;
 	struct gf_ma_rule rules[256];
@@ -55,8 +61,8 @@ static void usage(FILE *f)
 		"usage: gpufleet metrics-api [options]\n"
 		"Serve the Kubernetes external metrics API (external.metrics.k8s.io/v1beta1) so a\n"
 		"stock HorizontalPodAutoscaler scales on GPU metrics (docs/metrics-api.md).\n\n"
-		"  --secure-port N                  listen port (default 6443; 0 = any free port)\n"
-		"  --bind-address ADDR              IPv4 address (default all)\n"
+		"  --listen [ADDR]:PORT             listen address: IPv4 address (default all) and\n"
+		"                                   port (default :6443; port 0 = any free port)\n"
 		"  --tls-cert-file PATH             serving certificate (PEM; default: self-signed)\n"
 		"  --tls-private-key-file PATH      its key (PEM)\n"
 		"  --tls-san NAME[,NAME...]         DNS names of the self-signed certificate (default\n"
@@ -72,7 +78,7 @@ static void usage(FILE *f)
 		"  --agents-file PATH               agent URLs, one per line\n"
 		"  --agents-dns HOST[:PORT]         agents found by resolving HOST every scrape (the\n"
 		"                                   agents' headless Service; port default 9400)\n"
-		"  --scrape-interval-ms N           agents scrape period (default 5000)\n"
+		"  --scrape-interval D              agents scrape period (default 5s)\n"
 		"  --prometheus-url URL             Prometheus server (source prometheus)\n"
 		"  --prometheus-rule NAME=PROMQL    serve NAME with this template (repeatable;\n"
 		"                                   <<.LabelMatchers>> becomes the selector)\n"
@@ -82,10 +88,25 @@ static void usage(FILE *f)
 		"  --all-namespaces                 do not restrict series to the HPA's namespace\n"
 		"  --threads N                      HTTP worker threads (default 4)\n"
 		"  --log-requests                   one line per metric request on stderr\n"
-		"  --forecast-horizon SECONDS       <metric>_forecast looks this far ahead (default\n"
-		"                                   600: the replicas' cold start; docs/serving.md)\n"
-		"  --forecast-history-minutes N     history kept per forecast series, in memory\n"
-		"                                   (60..86400, default 11520 = 8 days)\n");
+		"  --forecast-horizon D             <metric>_forecast looks this far ahead (default\n"
+		"                                   10m: the replicas' cold start; docs/serving.md)\n"
+		"  --forecast-history D             history kept per forecast series, in memory, whole\n"
+		"                                   minutes (1h..60d, default 8d)\n"
+		"  -h, --help                       this text\n"
+		"  --version                        the version and commit\n"
+		"GET /metrics (no authentication) serves gpufleet_build_info.\n"
+		"Durations: 30s, 5m, 1h30m (a plain number is seconds).  Deprecated spellings, still\n"
+		"read: --secure-port N and --bind-address ADDR (--listen), --scrape-interval-ms MS\n"
+		"(--scrape-interval), --forecast-history-minutes N (--forecast-history).  docs/cli.md.\n");
+}
+
+/* GET /metrics: the build's identity (the API's own counters are on its requests' log lines). */
+static void h_build_metrics(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	(void)ud;
+	(void)req;
+	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	gf_build_info_render(&resp->body);
 }
 
 static int add_list(struct opts *o, const char *what, const char *v, const char **arr, size_t *n,
@@ -117,6 +138,9 @@ static bool parse_num(const char *name, const char *v, unsigned long max, unsign
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, OPT_LISTEN },
+		{ "scrape-interval", required_argument, NULL, OPT_SCRAPE_INTERVAL },
+		{ "forecast-history", required_argument, NULL, OPT_FORECAST_HISTORY },
 		{ "secure-port", required_argument, NULL, 'p' },
 		{ "bind-address", required_argument, NULL, 'b' },
 		{ "tls-cert-file", required_argument, NULL, 'c' },
@@ -159,7 +183,20 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'h':
 			usage(stdout);
 			return -1;
-		case 'b': o->bind = optarg; break;
+		case 'b':
+			gf_cli_deprecated("metrics-api", "--bind-address", "--listen ADDR:PORT");
+			o->bind = optarg;
+			break;
+		case OPT_LISTEN: {
+			uint16_t port;
+			if (!gf_cli_parse_address(optarg, o->listen_host, sizeof(o->listen_host), &port)) {
+				fprintf(stderr, "gpufleet metrics-api: --listen: '%s' is not [ADDR]:PORT\n", optarg);
+				return 2;
+			}
+			o->bind = o->listen_host[0] ? o->listen_host : NULL;
+			o->port = port;
+			break;
+		}
 		case 'c': o->cert = optarg; break;
 		case 'k': o->key = optarg; break;
 		case 'C': o->client_ca = optarg; break;
@@ -171,22 +208,34 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'n': o->all_ns = true; break;
 		case 'l': o->log_requests = true; break;
 		case 'p':
+			gf_cli_deprecated("metrics-api", "--secure-port", "--listen ADDR:PORT");
 			if (!parse_num("--secure-port", optarg, 65535, &o->port))
 				return 2;
 			break;
 		case 'I':
-			if (!parse_num("--scrape-interval-ms", optarg, 3600000, &o->interval_ms))
+		case OPT_SCRAPE_INTERVAL: {
+			int64_t ms;
+			if (opt == 'I')
+				gf_cli_deprecated("metrics-api", "--scrape-interval-ms", "--scrape-interval (e.g. 5s)");
+			if (!gf_cli_duration("metrics-api", opt == 'I' ? "--scrape-interval-ms" : "--scrape-interval", optarg,
+					     opt == 'I' ? 1 : GF_MS_PER_S, 0, GF_MS_PER_H, &ms))
 				return 2;
+			o->interval_ms = (unsigned long)ms;
 			break;
+		}
 		case 't':
 			if (!parse_num("--threads", optarg, 64, &o->threads))
 				return 2;
 			break;
-		case 'F':
-			if (!parse_num("--forecast-horizon", optarg, 86400, &o->forecast_horizon_s))
+		case 'F': {
+			int64_t sec;
+			if (!gf_cli_whole_seconds("metrics-api", "--forecast-horizon", optarg, 0, 86400, &sec))
 				return 2;
+			o->forecast_horizon_s = (unsigned long)sec;
 			break;
+		}
 		case 'H':
+			gf_cli_deprecated("metrics-api", "--forecast-history-minutes", "--forecast-history (e.g. 8d)");
 			if (!parse_num("--forecast-history-minutes", optarg, 86400, &o->forecast_history_min))
 				return 2;
 			if (o->forecast_history_min < 60) {
@@ -194,6 +243,18 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return 2;
 			}
 			break;
+		case OPT_FORECAST_HISTORY: {
+			int64_t ms;
+			if (!gf_cli_duration("metrics-api", "--forecast-history", optarg, GF_MS_PER_S, GF_MS_PER_H,
+					     86400 * GF_MS_PER_MIN, &ms))
+				return 2;
+			if (ms % GF_MS_PER_MIN) {
+				fprintf(stderr, "gpufleet metrics-api: --forecast-history: '%s' is not whole minutes\n", optarg);
+				return 2;
+			}
+			o->forecast_history_min = (unsigned long)(ms / GF_MS_PER_MIN);
+			break;
+		}
 		case 's':
 			if (add_list(o, "--tls-san", optarg, o->sans, &o->nsans, 64))
 				return 2;
@@ -421,8 +482,9 @@ int gf_cmd_metrics_api(int argc, char **argv)
 		fprintf(stderr, "gpufleet metrics-api: %s (check the --prometheus-rule names)\n", gf_strerror(e));
 		goto out;
 	}
-	struct gf_http_route routes[8];
+	struct gf_http_route routes[9];
 	size_t nroutes = gf_metrics_api_routes(api, routes, 8);
+	routes[nroutes++] = (struct gf_http_route){ "GET", "/metrics", h_build_metrics, NULL };
 	struct gf_http_config hc = {
 		.bind_addr = o->bind,
 		.port = (uint16_t)o->port,

@@ -40,7 +40,8 @@ static void usage(FILE *f)
 		"  -o, --output FORMAT        table (default) or json\n"
 		"      --scheduler-name NAME  pods of this schedulerName (default gpufleet)\n"
 		"      --all-schedulers       pods of any scheduler\n"
-		"  -h, --help                 this text\n");
+		"  -h, --help                 this text\n"
+		"      --version              the version and commit\n");
 }
 
 struct feed {

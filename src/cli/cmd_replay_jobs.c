@@ -24,6 +24,7 @@
 #include "cli/commands.h"
 #include "cli/experiment.h"
 #include "cli/files.h"
+#include "core/duration.h"
 #include "core/htmlrep.h"
 #include "core/obuf.h"
 #include "yaml/queues.h"
@@ -32,43 +33,50 @@
 
 #define MAX_SEEDS 1000
 
+/* Long options without a short letter. */
+enum { OPT_PREEMPTION_AFTER = 256, OPT_PREEMPTION_GRACE, OPT_THREADS };
+
 static const char usage_text[] =
 	"usage: gpufleet replay [options]\n"
 	"\n"
 	"Replay jobs in virtual time through the engine's queue and compare queue\n"
 	"policies: waits per class, completion times, GPU allocation, partially\n"
 	"placed gangs.  With no options: the bundled Alibaba openb default trace at\n"
-	"90%% offered GPU load for 12 h, the weekly validation burst at 4 h (24\n"
+	"90% offered GPU load for 12 h, the weekly validation burst at 4 h (24\n"
 	"training jobs of 8-GPU pods, 8 of them gangs of 4 pods), FGD placement,\n"
 	"queue policies kube, strict-fifo, best-effort-fifo and backfill, seeds 42-51.\n"
 	"\n"
 	"options:\n"
+	"  --serving               replay an inference trace against autoscalers instead\n"
+	"                          (gpufleet replay --serving --help)\n"
 	"  --nodes FILE            node list CSV [data/openb/openb_node_list_gpu_node.csv]\n"
 	"  --pods FILE             pod list CSV with creation_time,deletion_time[,scheduled_time][,qos]\n"
 	"                          [data/openb/openb_pod_list_default.csv]\n"
 	"  --load X                offered GPU load, fraction of capacity, (0, 2] [0.9]\n"
-	"  --horizon T             arrivals and statistics window, e.g. 12h, 90m, 3600 [12h]\n"
+	"  --horizon T             how long the replay runs (arrivals and statistics), e.g.\n"
+	"                          12h, 90m, 1h30m, 3600 [12h]\n"
 	"  --burst off|T           the validation burst's time, or off [4h]\n"
 	"  --queue-policy LIST     kube, strict-fifo, best-effort-fifo, backfill (EASY),\n"
 	"                          conservative-backfill, per-queue (each --queues queue's\n"
 	"                          ordering) [the first four]\n"
 	"  --policy NAME           placement policy [fgd]\n"
-	"  --seeds LIST            e.g. 42-51, 42, 1,5,7-9 [42-51]\n"
+	"  --seeds LIST            e.g. 42-51, 42, 1,5,7-9 [42-51]; --seed N: one\n"
 	"  --estimate MODE         run-time estimates for reservations: exact, overestimate:F\n"
 	"                          (F >= 1: run time x uniform[1, F]) or history (the mean run\n"
 	"                          time of the class's finished jobs; 1 h before any) [exact]\n"
 	"  --summary-csv FILE      one row per queue policy, seed and class\n"
 	"  --timeline-csv FILE     allocation, pending and running every minute, per policy and seed\n"
 	"  --report FILE.html      self-contained HTML report (inline SVG charts)\n"
-	"  --jobs N                runs in parallel [number of CPUs]\n"
+	"  --threads N             runs in parallel [number of CPUs]\n"
 	"  --quiet                 no progress or timing on stderr\n"
 	"  -h, --help              this text\n"
+	"  --version               the version and commit\n"
 	"\n"
-	"  --preemption on|off     a job evicts lower priorities when that is the only way it\n"
+	"  --preemption[=on|off]   a job evicts lower priorities when that is the only way it\n"
 	"                          fits soon (backfill: its reservation is later than now +\n"
-	"                          --preempt-wait; the FIFOs: at once; never with kube) [on]\n"
-	"  --preempt-wait T        the \"soon\" of --preemption [30s]\n"
-	"  --preempt-grace T       victims' termination grace: a preemptor starts this much\n"
+	"                          --preemption-after; the FIFOs: at once; never with kube) [on]\n"
+	"  --preemption-after T    the \"soon\" of --preemption [30s]\n"
+	"  --preemption-grace T    victims' termination grace: a preemptor starts this much\n"
 	"                          after evicting [30s]\n"
 	"  --order draw|trace      arrivals: pods drawn uniformly from the trace, or the\n"
 	"                          trace's pods in creation_time order, cycling [draw]\n"
@@ -84,6 +92,9 @@ static const char usage_text[] =
 	"                          nodes (to compare with a live run: docs/replay.md)\n"
 	"  --jobs-csv FILE         with --as-listed: queue_policy,seed,job,pods,arrival_s,\n"
 	"                          start_s,end_s,nodes (nodes ';'-separated, in member order)\n"
+	"Durations: 30s, 5m, 1h30m (a plain number is seconds).  Deprecated spellings, still\n"
+	"read: --jobs N (--threads), --preempt-wait (--preemption-after), --preempt-grace\n"
+	"(--preemption-grace).  docs/cli.md.\n"
 	"Data files are looked up in $GPUFLEET_DATA, else in the source tree's data/.\n";
 
 struct run {
@@ -115,24 +126,14 @@ static int run_all(struct run *runs, size_t n, int nthreads)
 	return 0;
 }
 
-/* "12h", "90m", "3600", "3600s" -> seconds; false if malformed or out of range. */
+/* "12h", "90m", "1h30m", "3600", "3600s" -> whole seconds (core/duration.h); false if malformed. */
 static bool parse_duration(const char *s, int64_t *out)
 {
-	unsigned long v;
-	char num[32];
-	size_t n = strlen(s);
-	int64_t mul = 1;
+	int64_t ms;
 
-	if (n == 0 || n >= sizeof(num))
+	if (!gf_duration_parse(s, GF_MS_PER_S, &ms) || ms % GF_MS_PER_S)
 		return false;
-	memcpy(num, s, n + 1);
-	if (num[n - 1] == 'h' || num[n - 1] == 'm' || num[n - 1] == 's') {
-		mul = num[n - 1] == 'h' ? 3600 : num[n - 1] == 'm' ? 60 : 1;
-		num[n - 1] = '\0';
-	}
-	if (!gf_cli_parse_ulong(num, 100UL * 365 * 86400, &v))
-		return false;
-	*out = (int64_t)v * mul;
+	*out = ms / GF_MS_PER_S;
 	return true;
 }
 
@@ -522,17 +523,21 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "queue-policy", required_argument, NULL, 'Q' },
 		{ "policy", required_argument, NULL, 'P' },
 		{ "seeds", required_argument, NULL, 's' },
+		{ "seed", required_argument, NULL, 's' },
 		{ "estimate", required_argument, NULL, 'e' },
 		{ "queues", required_argument, NULL, 'U' },
 		{ "queue-map", required_argument, NULL, 'M' },
 		{ "forecast-at", required_argument, NULL, 'F' },
-		{ "preemption", required_argument, NULL, 'E' },
+		{ "preemption", optional_argument, NULL, 'E' },
+		{ "preemption-after", required_argument, NULL, OPT_PREEMPTION_AFTER },
+		{ "preemption-grace", required_argument, NULL, OPT_PREEMPTION_GRACE },
 		{ "preempt-wait", required_argument, NULL, 'W' },
 		{ "preempt-grace", required_argument, NULL, 'G' },
 		{ "order", required_argument, NULL, 'O' },
 		{ "summary-csv", required_argument, NULL, 'S' },
 		{ "timeline-csv", required_argument, NULL, 'T' },
 		{ "report", required_argument, NULL, 'r' },
+		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "as-listed", no_argument, NULL, 'L' },
@@ -595,29 +600,42 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (!parse_duration(optarg, &o->cfg.forecast_at))
 				return bad("--forecast-at", "a time like 250m, 4h or 15000", optarg);
 			break;
-		case 'E':
-			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
-				return bad("--preemption", "on or off", optarg);
-			o->cfg.preemption = !strcmp(optarg, "on");
+		case 'E': {
+			bool on;
+			if (!gf_cli_onoff("replay", "--preemption", optarg, argc, argv, &on))
+				return 2;
+			o->cfg.preemption = on;
 			break;
+		}
 		case 'O':
 			if (strcmp(optarg, "draw") && strcmp(optarg, "trace"))
 				return bad("--order", "draw or trace", optarg);
 			o->cfg.trace_order = !strcmp(optarg, "trace");
 			break;
 		case 'W':
+			gf_cli_deprecated("replay", "--preempt-wait", "--preemption-after");
+			/* fall through */
+		case OPT_PREEMPTION_AFTER:
 			if (!parse_duration(optarg, &o->cfg.preempt_wait))
-				return bad("--preempt-wait", "a duration like 10m, 600 or 0", optarg);
+				return bad(opt == 'W' ? "--preempt-wait" : "--preemption-after",
+					   "a duration like 10m, 600 or 0", optarg);
 			break;
 		case 'G':
+			gf_cli_deprecated("replay", "--preempt-grace", "--preemption-grace");
+			/* fall through */
+		case OPT_PREEMPTION_GRACE:
 			if (!parse_duration(optarg, &o->cfg.preempt_grace))
-				return bad("--preempt-grace", "a duration like 30s, 30 or 0", optarg);
+				return bad(opt == 'G' ? "--preempt-grace" : "--preemption-grace",
+					   "a duration like 30s, 30 or 0", optarg);
 			break;
 		case 'j':
+			gf_cli_deprecated("replay", "--jobs", "--threads");
+			/* fall through */
+		case OPT_THREADS:
 			errno = 0;
 			o->jobs = strtol(optarg, &e, 10);
 			if (errno || e == optarg || *e || o->jobs < 1 || o->jobs > 64)
-				return bad("--jobs", "1..64", optarg);
+				return bad(opt == 'j' ? "--jobs" : "--threads", "1..64", optarg);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);

@@ -18,6 +18,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/files.h"
+#include "core/duration.h"
 #include "core/sort.h"
 
 #define MAX_SCALERS 32
@@ -39,29 +40,35 @@ static const char usage_text[] =
 	"                              predictive, predictive+warm-pool:N, adaptive:N,\n"
 	"                              adaptive-rise:P:N:T\n"
 	"                              (default " DEFAULT_SCALERS ")\n"
-	"  --cold-start SECONDS        replica cold start (default 600)\n"
+	"  --cold-start D              replica cold start (default 600s)\n"
 	"  --cold-start-from basemodel|FILE  draw each start's cold start from a latency_s\n"
 	"                              CSV (basemodel: the trace's base-model switch times)\n"
-	"  --model-cache SECONDS       the scheduler's served-model preference: a removed\n"
+	"  --model-cache D             the scheduler's served-model preference: a removed\n"
 	"                              replica's node keeps the model this long, and a start\n"
 	"                              there draws a warm start from the base-model switch\n"
 	"                              times (default 0: off, every start cold)\n"
-	"  --horizon SECONDS           predictive: forecast at now + this (default: the cold\n"
+	"  --forecast-horizon D        predictive: forecast at now + this (default: the cold\n"
 	"                              start; with a distribution its 95th percentile)\n"
 	"  --target-util X             busy share per replica, (0, 1] (default 0.7)\n"
 	"  --min-replicas N            (default 2)\n"
 	"  --max-replicas N            (default 1000)\n"
-	"  --downscale-window SECONDS  the HPA's scale-down stabilization (default 300)\n"
-	"  --slo-wait SECONDS          longest wait meeting the SLO (default: the trace's\n"
+	"  --downscale-window D        the HPA's scale-down stabilization (default 5m)\n"
+	"  --slo-wait D                longest wait meeting the SLO (default: the trace's\n"
 	"                              median service time)\n"
-	"  --seed N                    for cold-start draws (default 42)\n"
-	"  --metric-window SECONDS     the HPA's metric: mean demand over the last this\n"
-	"                              (15..3600, default 60)\n"
+	"  --seed N                    for cold-start draws (default 42; --seeds N too)\n"
+	"  --metric-window D           the HPA's metric: mean demand over the last this\n"
+	"                              (15s..1h, default 1m)\n"
 	"  --summary-csv FILE          scaler,gpu_hours,under_capacity_min,slo_miss_pct,starts\n"
 	"  --timeline-csv FILE         per 15 s step: t,demand, then replicas and ready per scaler\n"
-	"  --report FILE.html          table and charts (demand, ready, replicas over time)\n";
+	"  --report FILE.html          table and charts (demand, ready, replicas over time)\n"
+	"  -h, --help                  this text\n"
+	"  --version                   the version and commit\n"
+	"Durations: 30s, 10m, 1h30m (a plain number is seconds).  Deprecated spelling, still\n"
+	"read: --horizon (--forecast-horizon; gpufleet replay's --horizon, without --serving,\n"
+	"is how long the job replay runs).  docs/cli.md.\n";
 
-static bool parse_seconds(const char *opt, const char *s, double max, double *out)
+/* A plain number (from 0 to max), in (0, 1] and the like: not a duration. */
+static bool parse_number(const char *opt, const char *s, double max, double *out)
 {
 	char *e;
 
@@ -70,6 +77,35 @@ static bool parse_seconds(const char *opt, const char *s, double max, double *ou
 		fprintf(stderr, "gpufleet replay: %s: expected a number from 0 to %.0f, found \"%s\"\n", opt, max, s);
 		return false;
 	}
+	return true;
+}
+
+/* A duration (core/duration.h; a plain number is seconds, as before) from 0 to max seconds. */
+static bool parse_seconds(const char *opt, const char *s, double max, double *out)
+{
+	int64_t ms;
+
+	if (!gf_duration_parse(s, GF_MS_PER_S, &ms) || (double)ms > max * 1000) {
+		fprintf(stderr, "gpufleet replay: %s: expected a number of seconds from 0 to %.0f, or a duration "
+				"like 30s, 10m or 1h30m, found \"%s\"\n", opt, max, s);
+		return false;
+	}
+	*out = (double)ms / 1000;
+	return true;
+}
+
+/* parse_seconds, whole seconds, into an int32_t. */
+static bool parse_whole_seconds(const char *opt, const char *s, unsigned long max, int32_t *out)
+{
+	double v;
+
+	if (!parse_seconds(opt, s, (double)max, &v))
+		return false;
+	if (v != (double)(int32_t)v) {
+		fprintf(stderr, "gpufleet replay: %s: expected whole seconds, found \"%s\"\n", opt, s);
+		return false;
+	}
+	*out = (int32_t)v;
 	return true;
 }
 
@@ -173,6 +209,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "scalers", required_argument, NULL, 'a' },
 		{ "cold-start", required_argument, NULL, 'c' },
 		{ "cold-start-from", required_argument, NULL, 'C' },
+		{ "forecast-horizon", required_argument, NULL, 'F' },
 		{ "horizon", required_argument, NULL, 'H' },
 		{ "model-cache", required_argument, NULL, 'K' },
 		{ "target-util", required_argument, NULL, 'u' },
@@ -181,6 +218,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "downscale-window", required_argument, NULL, 'd' },
 		{ "slo-wait", required_argument, NULL, 'w' },
 		{ "seed", required_argument, NULL, 's' },
+		{ "seeds", required_argument, NULL, 'Z' },
 		{ "summary-csv", required_argument, NULL, 'o' },
 		{ "timeline-csv", required_argument, NULL, 'T' },
 		{ "metric-window", required_argument, NULL, 'W' },
@@ -206,7 +244,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'o': o->csv = optarg; break;
 		case 'T': o->timeline = optarg; break;
 		case 'W':
-			if (!parse_int("--metric-window", optarg, 3600, &o->c.metric_window_s))
+			if (!parse_whole_seconds("--metric-window", optarg, 3600, &o->c.metric_window_s))
 				return 2;
 			if (o->c.metric_window_s < GF_SERVING_STEP_S)
 				return fprintf(stderr, "gpufleet replay: --metric-window: expected 15..3600\n"), 2;
@@ -223,7 +261,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->c.cache_ttl_s = (int32_t)x;
 			break;
 		case 'H':
-			if (!parse_seconds("--horizon", optarg, 86400, &o->horizon))
+			gf_cli_deprecated("replay", "--serving --horizon", "--forecast-horizon");
+			/* fall through */
+		case 'F':
+			if (!parse_seconds(opt == 'H' ? "--horizon" : "--forecast-horizon", optarg, 86400, &o->horizon))
 				return 2;
 			break;
 		case 'w':
@@ -231,7 +272,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return 2;
 			break;
 		case 'u':
-			if (!parse_seconds("--target-util", optarg, 1, &x) || !(x > 0))
+			if (!parse_number("--target-util", optarg, 1, &x) || !(x > 0))
 				return fprintf(stderr, "gpufleet replay: --target-util: expected (0, 1]\n"), 2;
 			o->c.target_util = x;
 			break;
@@ -244,15 +285,19 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return 2;
 			break;
 		case 'd':
-			if (!parse_int("--downscale-window", optarg, 3600, &i))
+			if (!parse_whole_seconds("--downscale-window", optarg, 3600, &i))
 				return 2;
 			o->c.behavior.down.window_s = i;
 			break;
-		case 's': {
-			unsigned long v;
+		case 's':
+		case 'Z': {
+			uint64_t v;
 
-			if (!gf_cli_parse_ulong(optarg, 0xffffffffUL, &v))
-				return fprintf(stderr, "gpufleet replay: --seed: expected an integer, found \"%s\"\n", optarg), 2;
+			if (!gf_cli_one_seed("replay", opt == 's' ? "--seed" : "--seeds", optarg, &v))
+				return 2;
+			if (v > 0xffffffffUL)
+				return fprintf(stderr, "gpufleet replay: %s: expected 0..4294967295, found \"%s\"\n",
+					       opt == 's' ? "--seed" : "--seeds", optarg), 2;
 			o->c.seed = v;
 			break;
 		}

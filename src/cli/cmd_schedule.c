@@ -26,6 +26,9 @@
 
 static volatile int stop_flag;
 
+/* Long options without a short letter. */
+enum { OPT_ADDRESS = 256, OPT_EXT_LISTEN, OPT_SEEDS, OPT_PREEMPTION_TIMEOUT };
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -76,8 +79,8 @@ static void usage(FILE *f)
 		"      --kubeconfig PATH      API server access (default: in-cluster service account)\n"
 		"      --scheduler-name NAME  schedule pods with this spec.schedulerName (default gpufleet)\n"
 		"      --policy NAME          placement policy (default fgd; see gpufleet simulate --help)\n"
-		"  -a, --address [HOST]:PORT  HTTP: /metrics and /healthz (default :10260; port 0 = any)\n"
-		"      --extender-address [HOST]:PORT\n"
+		"  -a, --listen [HOST]:PORT   HTTP: /metrics and /healthz (default :10260; port 0 = any)\n"
+		"      --extender-listen [HOST]:PORT\n"
 		"                             the extender verbs' own listener (default 127.0.0.1:10261);\n"
 		"                             plain HTTP on loopback only, beyond it mutual TLS:\n"
 		"      --extender-tls-cert-file PATH         its serving certificate (PEM)\n"
@@ -90,7 +93,7 @@ static void usage(FILE *f)
 		"                             (default default-scheduler)\n"
 		"      --extender-prefix P    extender URL prefix, at most 127 bytes (default /gpusched:\n"
 		"                             P/filter, P/prioritize, P/bind)\n"
-		"      --extender-bind-wait S wait at most S seconds (1..60, default 10) for a bind's API\n"
+		"      --extender-bind-wait D wait at most D (1s..60s, default 10s) for a bind's API\n"
 		"                             calls before answering an error; keep it below\n"
 		"                             kube-scheduler's extender httpTimeout\n"
 		"      --no-standalone        extender only: do not schedule pods ourselves\n"
@@ -101,7 +104,7 @@ static void usage(FILE *f)
 		"                             none: in parallel (faster when a policy packs pods onto\n"
 		"                             one node; only without gpufleet's device plugin)\n"
 		"      --target-pct N         FGD target workload coverage, percent (default 95)\n"
-		"      --seed N               random policies and tie-breaks (default 42)\n"
+		"      --seed N               random policies and tie-breaks (default 42; --seeds N too)\n"
 		"      --queue-policy P       the engine loop's queue policy (as gpufleet replay): kube\n"
 		"                             (default: per pod, FIFO with backoff), strict-fifo,\n"
 		"                             best-effort-fifo, backfill, conservative-backfill, per-queue\n"
@@ -113,20 +116,27 @@ static void usage(FILE *f)
 		"      --leader-elect-lease-name NAME       (default gpufleet-scheduler)\n"
 		"      --leader-elect-namespace NS          (default: the service account's, else kube-system)\n"
 		"      --leader-elect-identity ID           (default: hostname; \"_<random>\" is appended)\n"
-		"      --leader-elect-lease-duration S      (default 15)\n"
-		"      --leader-elect-renew-deadline S      (default 10)\n"
-		"      --leader-elect-retry-period S        (default 2)\n"
+		"      --leader-elect-lease-duration D      (default 15s)\n"
+		"      --leader-elect-renew-deadline D      (default 10s)\n"
+		"      --leader-elect-retry-period D        (default 2s)\n"
 		"      --watch-pod-groups     read coscheduling PodGroups (scheduling.x-k8s.io/v1alpha1; the\n"
-		"                             CRD must exist): counted in /metrics, no gang scheduling yet\n"
+		"                             CRD must exist): with a --queue-policy other than kube, each\n"
+		"                             gang is placed all or nothing\n"
 		"      --watch-workload-groups  read the Workload API's PodGroups (scheduling.k8s.io/v1alpha2,\n"
 		"                             KEP-4671; feature gate GenericWorkload): the same gang store\n"
 		"      --queues               quotas: watch Queue objects (gpufleet.io/v1alpha1; the CRD must\n"
 		"                             exist) and namespaces' gpufleet.io/queue labels; pods are admitted\n"
 		"                             within their Queue's quota (needs a --queue-policy other than kube)\n"
-		"      --preemption           a pod that fits only by evicting pods of lower priority (or of\n"
+		"      --preemption[=on|off]  a pod that fits only by evicting pods of lower priority (or of\n"
 		"                             Queues borrowing from its cohort) evicts them and is bound once they\n"
-		"                             are gone (needs a --queue-policy other than kube)\n"
-		"      --preemption-wait S    how long a preemptor waits for its victims to go (1..3600, default 120)\n");
+		"                             are gone (needs a --queue-policy other than kube; default off)\n"
+		"      --preemption-timeout D how long a preemptor holds its place waiting for its victims to\n"
+		"                             go (1s..1h, default 2m)\n"
+		"  -h, --help                 this text\n"
+		"      --version              the version and commit\n"
+		"Durations: 30s, 5m, 1h30m (a plain number is seconds).  Deprecated spellings, still\n"
+		"read: --address (--listen), --extender-address (--extender-listen), --preemption-wait\n"
+		"(--preemption-timeout).  docs/cli.md.\n");
 }
 
 int gf_cmd_schedule(int argc, char **argv)
@@ -135,7 +145,9 @@ int gf_cmd_schedule(int argc, char **argv)
 		{ "kubeconfig", required_argument, NULL, 'k' },
 		{ "scheduler-name", required_argument, NULL, 'n' },
 		{ "policy", required_argument, NULL, 'p' },
-		{ "address", required_argument, NULL, 'a' },
+		{ "listen", required_argument, NULL, 'a' },
+		{ "address", required_argument, NULL, OPT_ADDRESS },
+		{ "extender-listen", required_argument, NULL, OPT_EXT_LISTEN },
 		{ "extender-prefix", required_argument, NULL, 'e' },
 		{ "extender-address", required_argument, NULL, 'E' },
 		{ "extender-tls-cert-file", required_argument, NULL, 'C' },
@@ -149,6 +161,7 @@ int gf_cmd_schedule(int argc, char **argv)
 		{ "bind-order", required_argument, NULL, 'B' },
 		{ "target-pct", required_argument, NULL, 't' },
 		{ "seed", required_argument, NULL, 's' },
+		{ "seeds", required_argument, NULL, OPT_SEEDS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "leader-elect", no_argument, NULL, 'L' },
 		{ "leader-elect-lease-name", required_argument, NULL, 'Y' },
@@ -161,7 +174,8 @@ int gf_cmd_schedule(int argc, char **argv)
 		{ "watch-workload-groups", no_argument, NULL, 'J' },
 		{ "queue-policy", required_argument, NULL, 'O' },
 		{ "queues", no_argument, NULL, 'U' },
-		{ "preemption", no_argument, NULL, 'X' },
+		{ "preemption", optional_argument, NULL, 'X' },
+		{ "preemption-timeout", required_argument, NULL, OPT_PREEMPTION_TIMEOUT },
 		{ "preemption-wait", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -180,6 +194,7 @@ int gf_cmd_schedule(int argc, char **argv)
 		int at = optind; /* for gf_cli_option_error() */
 		int opt = getopt_long(argc, argv, ":a:vh", longopts, NULL);
 		unsigned long n;
+		int64_t sec;
 
 		if (opt == -1)
 			break;
@@ -192,9 +207,13 @@ int gf_cmd_schedule(int argc, char **argv)
 		case 'p': policy = optarg; break;
 		case 'S': o.standalone = false; break;
 		case 'v': o.verbose = true; break;
+		case OPT_ADDRESS:
+			gf_cli_deprecated("schedule", "--address", "--listen");
+			/* fall through */
 		case 'a':
 			if (!gf_cli_parse_address(optarg, host, sizeof(host), &o.port)) {
-				fprintf(stderr, "gpufleet schedule: --address wants [HOST]:PORT, got '%s'\n", optarg);
+				fprintf(stderr, "gpufleet schedule: --%s wants [HOST]:PORT, got '%s'\n",
+					opt == 'a' ? "listen" : "address", optarg);
 				return 2;
 			}
 			break;
@@ -207,9 +226,12 @@ int gf_cmd_schedule(int argc, char **argv)
 			o.extender_prefix = optarg;
 			break;
 		case 'E':
+			gf_cli_deprecated("schedule", "--extender-address", "--extender-listen");
+			/* fall through */
+		case OPT_EXT_LISTEN:
 			if (!gf_cli_parse_address(optarg, ehost, sizeof(ehost), &o.ext_port)) {
-				fprintf(stderr, "gpufleet schedule: --extender-address wants [HOST]:PORT, got '%s'\n",
-					optarg);
+				fprintf(stderr, "gpufleet schedule: --extender-%s wants [HOST]:PORT, got '%s'\n",
+					opt == 'E' ? "address" : "listen", optarg);
 				return 2;
 			}
 			break;
@@ -226,12 +248,9 @@ int gf_cmd_schedule(int argc, char **argv)
 			}
 			break;
 		case 'W':
-			if (!gf_cli_parse_ulong(optarg, GF_EXT_BIND_WAIT_MAX_S, &n) || !n) {
-				fprintf(stderr, "gpufleet schedule: --extender-bind-wait wants 1..%d (seconds), got '%s'\n",
-					GF_EXT_BIND_WAIT_MAX_S, optarg);
+			if (!gf_cli_whole_seconds("schedule", "--extender-bind-wait", optarg, 1, GF_EXT_BIND_WAIT_MAX_S, &sec))
 				return 2;
-			}
-			o.ext_bind_wait_s = (int)n;
+			o.ext_bind_wait_s = (int)sec;
 			break;
 		case 'b':
 			if (!gf_cli_parse_ulong(optarg, 256, &n) || !n) {
@@ -255,23 +274,30 @@ int gf_cmd_schedule(int argc, char **argv)
 			o.target_pct = (int)n;
 			break;
 		case 's':
-			if (!gf_cli_parse_ulong(optarg, (unsigned long)-1, &n)) {
-				fprintf(stderr, "gpufleet schedule: --seed wants a number\n");
+		case OPT_SEEDS: {
+			uint64_t seed;
+			if (!gf_cli_one_seed("schedule", opt == 's' ? "--seed" : "--seeds", optarg, &seed) ||
+			    seed > (unsigned long)-1)
 				return 2;
-			}
-			o.seed = n;
+			o.seed = (unsigned long)seed;
 			break;
+		}
 		case 'L': elect = true; break;
 		case 'G': o.pod_groups = true; break;
 		case 'J': o.workload_groups = true; break;
 		case 'U': o.queues = true; break;
-		case 'X': o.preemption = true; break;
-		case 'w':
-			if (!gf_cli_parse_ulong(optarg, 3600, &n) || !n) {
-				fprintf(stderr, "gpufleet schedule: --preemption-wait wants 1..3600 seconds\n");
+		case 'X':
+			if (!gf_cli_onoff("schedule", "--preemption", optarg, argc, argv, &o.preemption))
 				return 2;
-			}
-			o.preempt_wait_s = (int)n;
+			break;
+		case 'w':
+			gf_cli_deprecated("schedule", "--preemption-wait", "--preemption-timeout");
+			/* fall through */
+		case OPT_PREEMPTION_TIMEOUT:
+			if (!gf_cli_whole_seconds("schedule", opt == 'w' ? "--preemption-wait" : "--preemption-timeout",
+						  optarg, 1, 3600, &sec))
+				return 2;
+			o.preempt_wait_s = (int)sec;
 			break;
 		case 'O': {
 			enum gf_queue_policy qp;
@@ -287,12 +313,11 @@ int gf_cmd_schedule(int argc, char **argv)
 		case 'M': lease_ns = optarg; break;
 		case 'I': identity = optarg; break;
 		case 'D': case 'R': case 'Q': {
-			if (!gf_cli_parse_ulong(optarg, 3600, &n) || !n) {
-				fprintf(stderr, "gpufleet schedule: --leader-elect-%s wants 1..3600 seconds\n",
-					opt == 'D' ? "lease-duration" : opt == 'R' ? "renew-deadline" : "retry-period");
+			if (!gf_cli_whole_seconds("schedule", opt == 'D' ? "--leader-elect-lease-duration"
+						  : opt == 'R' ? "--leader-elect-renew-deadline" : "--leader-elect-retry-period",
+						  optarg, 1, 3600, &sec))
 				return 2;
-			}
-			*(opt == 'D' ? &o.lease_s : opt == 'R' ? &o.renew_s : &o.retry_s) = (int)n;
+			*(opt == 'D' ? &o.lease_s : opt == 'R' ? &o.renew_s : &o.retry_s) = (int)sec;
 			break;
 		}
 		default: /* ':' no value, '?' unknown */

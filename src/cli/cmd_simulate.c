@@ -46,7 +46,7 @@ static const char usage_text[] =
 	"  --pods FILE          pod list CSV (name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec])\n"
 	"                       [data/openb/openb_pod_list_default.csv]\n"
 	"  --policy NAME[,...]  policies to run [all]: %s\n"
-	"  --seeds LIST         seeds, e.g. 42-51 or 42 or 1,5,7-9 [42-51]\n"
+	"  --seeds LIST         seeds, e.g. 42-51 or 42 or 1,5,7-9 [42-51]; --seed N: one\n"
 	"  --tune X             append pods until the GPU request is X times the GPU capacity [1.3]\n"
 	"  --curves-csv FILE    write the allocation curves, one row per policy and seed\n"
 	"                       (workload,sc_policy,tune,seed,total_gpus,0,1,...,130; values in %%)\n"
@@ -55,14 +55,16 @@ static const char usage_text[] =
 	"                       six policies (and ours) over seeds 42-51 and compare alloc@130 with the paper;\n"
 	"                       counts the means within 0.5 points of the paper's; exits 1 unless\n"
 	"                       every mean lies inside the paper's range over seeds and FGD beats BestFit\n"
-	"  --jobs N             runs in parallel [number of CPUs]\n"
+	"  --threads N          runs in parallel [number of CPUs] (--jobs N: deprecated)\n"
 	"  --feature NAME=on|off  switch an engine feature (benchmarks): %s\n"
 	"  --prices FILE        price sheet for the trace's cost section (its '*' row; see\n"
 	"                       data/prices/example.csv) [1 per GPU-hour: costs are GPU-hours]\n"
 	"  --no-cost            no cost section (GPU-hours by class, idle, saved by sharing)\n"
 	"  --quiet              no progress on stderr\n"
 	"  -h, --help           this text\n"
+	"  --version            the version and commit\n"
 	"\n"
+	"docs/cli.md: the options every command shares.\n"
 	"Data files are looked up in $GPUFLEET_DATA, else in the source tree's data/.\n";
 
 struct job {
@@ -381,10 +383,12 @@ int gf_cmd_simulate(int argc, char **argv)
 		{ "pods", required_argument, NULL, 'p' },
 		{ "policy", required_argument, NULL, 'P' },
 		{ "seeds", required_argument, NULL, 's' },
+		{ "seed", required_argument, NULL, 's' },
 		{ "tune", required_argument, NULL, 't' },
 		{ "curves-csv", required_argument, NULL, 'c' },
 		{ "report", required_argument, NULL, 'r' },
 		{ "reproduce", no_argument, NULL, 'R' },
+		{ "threads", required_argument, NULL, 'T' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "feature", required_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -413,9 +417,13 @@ int gf_cmd_simulate(int argc, char **argv)
 	snprintf(nodes_default, sizeof(nodes_default), "%s/openb/openb_node_list_gpu_node.csv", data_dir);
 	snprintf(pods_default, sizeof(pods_default), "%s/openb/openb_pod_list_default.csv", data_dir);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	opterr = 0; /* ':' and '?' below say it in the words scripts and tests know */
+	for (;;) {
+		int at = optind; /* for gf_cli_option_error() */
 		char *e;
 
+		if ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) == -1)
+			break;
 		switch (opt) {
 		case 'n': nodes_path = optarg; break;
 		case 'p': pods_path = optarg; break;
@@ -436,10 +444,14 @@ int gf_cmd_simulate(int argc, char **argv)
 			}
 			break;
 		case 'j':
+			gf_cli_deprecated("simulate", "--jobs", "--threads");
+			/* fall through */
+		case 'T':
 			errno = 0;
 			jobs = strtol(optarg, &e, 10);
 			if (errno || e == optarg || *e || jobs < 1 || jobs > 64) {
-				fprintf(stderr, "gpufleet simulate: --jobs: expected 1..64, found \"%s\"\n", optarg);
+				fprintf(stderr, "gpufleet simulate: %s: expected 1..64, found \"%s\"\n",
+					opt == 'j' ? "--jobs" : "--threads", optarg);
 				return 2;
 			}
 			break;
@@ -474,9 +486,8 @@ int gf_cmd_simulate(int argc, char **argv)
 			printf(usage_text, names, feats);
 			return 0;
 		}
-		default:
-			fprintf(stderr, "gpufleet simulate: try 'gpufleet simulate --help'\n");
-			return 2;
+		default: /* ':' no value, '?' unknown */
+			return gf_cli_option_error("simulate", opt, argv, at);
 		}
 	}
 	if (gf_cli_operands("simulate", argc, argv))

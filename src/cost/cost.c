@@ -13,6 +13,7 @@
  * Sums run in input order within a row, so the same input gives the same
  * bits.  Hours are seconds / 3600 at the end of each sum.
  */
+#include "core/duration.h"
 #include "core/rfc3339.h"
 #include "core/sort.h"
 #include "cost/cost.h"
@@ -276,6 +277,17 @@ bool gf_cost_parse_rfc3339(const char *s, int64_t *t)
 
 gf_err gf_cost_parse_duration(const char *s, int64_t *seconds, char *err, size_t errlen)
 {
+	int64_t ms;
+	if (gf_duration_parse(s, 0, &ms)) { /* the command line's one syntax: 30m, 12h, 1h30m, 7d, 2w */
+		if (ms <= 0 || ms % GF_MS_PER_S)
+			return fail(err, errlen, GF_PARSE, "duration '%.40s': expected a positive whole number "
+				    "of seconds (e.g. 30m, 12h, 1h30m, 7d)", s);
+		if (ms > 10LL * 366 * GF_MS_PER_DAY)
+			return fail(err, errlen, GF_RANGE, "duration '%.40s': longer than 10 years", s);
+		*seconds = ms / GF_MS_PER_S;
+		return GF_OK;
+	}
+	/* Not that syntax: say why in the words of the older one (a plain number, a huge one, junk). */
 	size_t n = strlen(s);
 	int64_t v = 0;
 	size_t i = 0;

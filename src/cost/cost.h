@@ -110,8 +110,9 @@ const struct gf_cost_price *gf_cost_price_find(const struct gf_cost_prices *p, c
 /* ---- windows --------------------------------------------------------------- */
 
 /*
- * A duration "<N>s|m|h|d|w" (N a positive integer) in seconds.  GF_PARSE
- * (err says what was expected) otherwise, GF_RANGE past 10 years.
+ * A positive duration in whole seconds, in the command line's one syntax
+ * (core/duration.h: "30m", "12h", "1h30m", "7d", "2w"; no plain numbers).
+ * GF_PARSE (err says what was expected) otherwise, GF_RANGE past 10 years.
  */
 gf_err gf_cost_parse_duration(const char *s, int64_t *seconds, char *err, size_t errlen);
 

@@ -47,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/build_info.h"
 #include "http/server.h"
 #include "k8s/bind.h"
 #include "k8s/client.h"
@@ -1442,6 +1443,7 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 	struct daemon *d = ud;
 	struct gf_obuf *o = &resp->body;
 	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	gf_build_info_render(o);
 	pthread_mutex_lock(&d->mu);
 	struct gf_live_stats s;
 	gf_live_stats(d->live, &s);

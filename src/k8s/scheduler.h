@@ -72,8 +72,9 @@ struct gf_kube_sched_opts {
 	const char *lease_name, *lease_namespace, *identity;
 	int lease_s, renew_s, retry_s;
 	/* Watch coscheduling PodGroups (scheduling.x-k8s.io/v1alpha1; the CRD
-	 * must exist) into a gang store (k8s/gangs.h) for the engine loop; read
-	 * only: no gang scheduling yet.  Off: not watched. */
+	 * must exist) into a gang store (k8s/gangs.h) for the engine loop, whose
+	 * gang-aware queue policies place each gang all or nothing.  Off: not
+	 * watched. */
 	bool pod_groups;
 	/* Watch the Workload API's PodGroups (scheduling.k8s.io/v1alpha2, KEP-4671;
 	 * the API server needs the GenericWorkload feature gate and that API

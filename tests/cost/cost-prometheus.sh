@@ -53,7 +53,7 @@ fi
 
 printf 'model,on_demand_per_hour,spot_per_hour\nH100,4.00,1.80\nA100,2.00,0.80\n' >"$T/prices.csv"
 W="$t0,$((t0 + 86400))"
-cost() { "$bin" cost --prometheus "http://127.0.0.1:$PP" --prices "$T/prices.csv" --resolution 1m "$@"; }
+cost() { "$bin" cost --prometheus-url "http://127.0.0.1:$PP" --prices "$T/prices.csv" --resolution 1m "$@"; }
 
 # ---- the CLI table
 cost --window "$W" >"$T/table.txt" 2>"$T/cli.log" || fail "gpufleet cost failed"
@@ -74,8 +74,8 @@ pass "label:team from kube_pod_labels (b2 has no team: __unallocated__)"
 # ---- the API
 echo "s3cret-token" >"$T/token"
 # Port 0: the kernel picks a free port, the server logs it (no race with other tests' ports).
-"$bin" cost --serve --prometheus "http://127.0.0.1:$PP" --prices "$T/prices.csv" --port 0 \
-	--bind-address 127.0.0.1 --token-file "$T/token" --log-requests 2>"$T/serve.log" &
+"$bin" cost --serve --prometheus-url "http://127.0.0.1:$PP" --prices "$T/prices.csv" \
+	--listen 127.0.0.1:0 --token-file "$T/token" --log-requests 2>"$T/serve.log" &
 SERVE=$!
 PIDS="$PIDS $SERVE"
 CP=
@@ -173,8 +173,8 @@ code=$(api "window=$W&resolution=1m")
 pass "bad input: 400 with the reason, and the server keeps serving"
 
 DP=$(prom_free_port) || fail "no free port"
-"$bin" cost --serve --prometheus "http://127.0.0.1:$DP" --prices "$T/prices.csv" --port 0 \
-	--bind-address 127.0.0.1 --insecure-http 2>"$T/down.log" &
+"$bin" cost --serve --prometheus-url "http://127.0.0.1:$DP" --prices "$T/prices.csv" \
+	--listen 127.0.0.1:0 --insecure-http 2>"$T/down.log" &
 PIDS="$PIDS $!"
 for _ in $(seq 100); do grep -q 'serving on' "$T/down.log" && break; sleep 0.1; done
 DOWN=$(sed -n 's|.*serving on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$T/down.log")
@@ -183,14 +183,14 @@ code=$(curl -s -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$DOWN/allocation
 grep -q "prometheus http://127.0.0.1:$DP" "$T/body" || fail "503 message: $(cat "$T/body")"
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$DOWN/healthz")
 [ "$code" = 200 ] || fail "healthz after 503: $code"
-if "$bin" cost --prometheus "http://127.0.0.1:$DP" --prices "$T/prices.csv" --window 1d >/dev/null 2>"$T/e"; then
+if "$bin" cost --prometheus-url "http://127.0.0.1:$DP" --prices "$T/prices.csv" --window 1d >/dev/null 2>"$T/e"; then
 	fail "the CLI succeeded with Prometheus down"
 fi
 grep -q "^gpufleet cost: prometheus http://127.0.0.1:$DP: Couldn't connect to server$" "$T/e" || fail "CLI: $(cat "$T/e")"
 [ "$(wc -l <"$T/e")" = 1 ] || fail "CLI with Prometheus down: more than one line on stderr: $(cat "$T/e")"
 pass "Prometheus down: 503 / one CLI line, and the server keeps serving"
 printf 'model,on_demand_per_hour,spot_per_hour\nH100,-4,1\n' >"$T/neg.csv"
-if "$bin" cost --prometheus "http://127.0.0.1:$PP" --prices "$T/neg.csv" --window 1d 2>"$T/e"; then fail "negative price accepted"; fi
+if "$bin" cost --prometheus-url "http://127.0.0.1:$PP" --prices "$T/neg.csv" --window 1d 2>"$T/e"; then fail "negative price accepted"; fi
 grep -qx "gpufleet cost: $T/neg.csv:2: column 2 (on_demand_per_hour): negative price -4" "$T/e" || fail "$(cat "$T/e")"
 pass "a negative price: one clear line"
 cli_bad() { # cli_bad WANT_LINE_REGEX ARGS...: exit status 2 and exactly that one line on stderr

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	struct gf_queue_file f = { &q, 1 };
 	struct gf_queue_quota out;
-	struct gf_queues_error qe = { "" };
+	struct gf_queues_error qe = { "", "" };
 	gf_err e = gf_queues_to_quota(&f, &cat, "fuzz", &out, &qe);
 	if ((e && (!qe.msg[0] || !q.nmodels)) || (!e && out.nominal != q.nominal))
 		abort();

@@ -320,7 +320,7 @@ static void the_decoder_maps_every_crd_field(void **state)
 		yaml_node_t *type = get(yaml_document_get_node(&crd, p->value), "type");
 		const char *t = type ? str(type) : "";
 		const char *v = !strcmp(t, "integer") ? "1" : !strcmp(t, "string") ? "x" : !strcmp(t, "array") ? "[]" : "{}";
-		snprintf(text, sizeof(text), "apiVersion: gpufleet.io/v1alpha1\nkind: Queue\nmetadata: {name: q}\n"
+		snprintf(text, sizeof(text), "apiVersion: gpufleet.io/v1alpha1\nkind: GPUQueue\nmetadata: {name: q}\n"
 			 "spec: {%s: %s}\n", key, v);
 		if (gf_queues_parse(text, strlen(text), "f.yaml", &f, &e) == GF_OK)
 			gf_queue_file_release(&f);

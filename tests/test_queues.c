@@ -17,7 +17,7 @@
 
 static const char good[] =
 	"apiVersion: gpufleet.io/v1alpha1\n"
-	"kind: Queue\n"
+	"kind: GPUQueue\n"
 	"metadata:\n"
 	"  name: training\n"
 	"spec:\n"
@@ -35,12 +35,12 @@ static const char good[] =
 	"  ordering: strict\n"
 	"---\n"
 	"apiVersion: gpufleet.io/v1alpha1\n"
-	"kind: Queue\n"
+	"kind: GPUQueue\n"
 	"metadata: {name: serving}\n"
 	"spec: {nominalQuota: {gpus: 8}}\n"
 	"---\n"
 	"apiVersion: gpufleet.io/v1alpha1\n"
-	"kind: Queue\n"
+	"kind: GPUQueue\n"
 	"metadata: {name: batch}\n"
 	"spec: {nominalQuota: {gpuMilli: 1500}, cohort: research}\n";
 
@@ -122,7 +122,7 @@ static void the_bundled_example_parses(void **state)
 	gf_queue_file_release(&f);
 }
 
-#define HEAD "apiVersion: gpufleet.io/v1alpha1\nkind: Queue\nmetadata: {name: a}\n"
+#define HEAD "apiVersion: gpufleet.io/v1alpha1\nkind: GPUQueue\nmetadata: {name: a}\n"
 
 static void bad_input_gets_one_precise_message(void **state)
 {
@@ -164,17 +164,19 @@ static void bad_input_gets_one_precise_message(void **state)
 		{ HEAD "spec: {cohort: Research}\n",
 		  "f.yaml:4: spec.cohort: expected lower-case letters, digits, '-' and '.' (not at the ends)" },
 		{ HEAD "\n", "f.yaml:1: spec: missing" },
-		{ "apiVersion: gpufleet.io/v1alpha1\nkind: Queue\nspec: {}\n", "f.yaml:1: metadata.name: missing" },
-		{ "apiVersion: v1\nkind: Queue\nmetadata: {name: a}\n",
+		{ "apiVersion: gpufleet.io/v1alpha1\nkind: GPUQueue\nspec: {}\n", "f.yaml:1: metadata.name: missing" },
+		{ "apiVersion: v1\nkind: GPUQueue\nmetadata: {name: a}\n",
 		  "f.yaml:1: apiVersion: expected gpufleet.io/v1alpha1" },
 		{ "apiVersion: gpufleet.io/v1alpha1\nkind: ClusterQueue\nmetadata: {name: a}\n",
-		  "f.yaml:2: kind: expected Queue" },
+		  "f.yaml:2: kind: expected GPUQueue" },
+		{ "apiVersion: gpufleet.io/v1alpha1\nkind: queue\nmetadata: {name: a}\n",
+		  "f.yaml:2: kind: expected GPUQueue" },
 		{ HEAD "spec: {}\n---\n" HEAD "spec: {}\n", "f.yaml:6: metadata.name: a second queue of this name" },
 		{ HEAD "spec: {weight: 1, weight: 2}\n", "f.yaml:4: spec.weight: given twice" },
 		{ HEAD "spec: [1, 2]\n", "f.yaml:4: spec: expected a mapping" },
-		{ "- a\n- b\n", "f.yaml:1: expected a mapping (a Queue object)" },
-		{ "kind: List\nitems: {a: 1}\n", "f.yaml:2: items: expected a list of Queue objects" },
-		{ "", "f.yaml:1: kind: no Queue in the file" },
+		{ "- a\n- b\n", "f.yaml:1: expected a mapping (a GPUQueue object)" },
+		{ "kind: List\nitems: {a: 1}\n", "f.yaml:2: items: expected a list of GPUQueue objects" },
+		{ "", "f.yaml:1: kind: no GPUQueue in the file" },
 		{ HEAD "spec: {nominalQuota: {gpus: 1}\n", "f.yaml:5: YAML: did not find expected ',' or '}'" },
 	};
 
@@ -190,7 +192,7 @@ static void bad_input_gets_one_precise_message(void **state)
 	}
 }
 
-/* A List (what `kubectl get queues -o yaml` prints) and a document of one Queue, in one file. */
+/* A List (what `kubectl get gpuqueues -o yaml` prints) and a document of one GPUQueue, in one file. */
 static void a_list_and_a_queue(void **state)
 {
 	static const char text[] =
@@ -198,16 +200,16 @@ static void a_list_and_a_queue(void **state)
 		"kind: List\n"
 		"items:\n"
 		"  - apiVersion: gpufleet.io/v1alpha1\n"
-		"    kind: Queue\n"
+		"    kind: GPUQueue\n"
 		"    metadata: {name: a, uid: 1234}\n"
 		"    spec: {nominalQuota: {gpus: 2}, cohort: c, ordering: backfill}\n"
 		"    status: {used: {gpus: 1}}\n"
 		"  - apiVersion: gpufleet.io/v1alpha1\n"
-		"    kind: Queue\n"
+		"    kind: GPUQueue\n"
 		"    metadata: {name: b}\n"
 		"    spec: {cohort: ~, weight: 4}\n"
 		"---\n"
-		"apiVersion: gpufleet.io/v1alpha1\nkind: Queue\nmetadata: {name: c}\nspec: {cohort: \"\"}\n";
+		"apiVersion: gpufleet.io/v1alpha1\nkind: GPUQueue\nmetadata: {name: c}\nspec: {cohort: \"\"}\n";
 	struct gf_queue_file f;
 	struct gf_queues_error e;
 
@@ -222,6 +224,55 @@ static void a_list_and_a_queue(void **state)
 	assert_int_equal(f.q[1].weight, 4);
 	assert_string_equal(f.q[2].name, "c");
 	assert_string_equal(f.q[2].cohort, "");
+	assert_string_equal(e.note, "");
+	gf_queue_file_release(&f);
+}
+
+/*
+ * The kinds before the CRD was renamed GPUQueue (Queue, QueueList) are read
+ * as before, with one note naming the first such line and the new kind;
+ * GPUQueueList is a List.
+ */
+static void the_old_kinds_are_read_with_a_note(void **state)
+{
+	static const char old[] =
+		"apiVersion: gpufleet.io/v1alpha1\nkind: GPUQueue\nmetadata: {name: a}\nspec: {}\n"
+		"---\n"
+		"apiVersion: gpufleet.io/v1alpha1\nkind: Queue\nmetadata: {name: b}\nspec: {nominalQuota: {gpus: 3}}\n"
+		"---\n"
+		"apiVersion: gpufleet.io/v1alpha1\nkind: Queue\nmetadata: {name: c}\nspec: {}\n";
+	static const char oldlist[] =
+		"apiVersion: gpufleet.io/v1alpha1\nkind: QueueList\nitems:\n"
+		"  - {apiVersion: gpufleet.io/v1alpha1, kind: GPUQueue, metadata: {name: a}, spec: {}}\n";
+	static const char newlist[] =
+		"apiVersion: gpufleet.io/v1alpha1\nkind: GPUQueueList\nitems:\n"
+		"  - {apiVersion: gpufleet.io/v1alpha1, kind: GPUQueue, metadata: {name: a}, spec: {}}\n"
+		"  - {kind: GPUQueue, metadata: {name: b}, spec: {weight: 2}}\n";
+	struct gf_queue_file f;
+	struct gf_queues_error e;
+
+	(void)state;
+	if (gf_queues_parse(old, strlen(old), "o.yaml", &f, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(f.n, 3);
+	assert_string_equal(f.q[1].name, "b");
+	assert_int_equal(f.q[1].nominal, 3000);
+	assert_string_equal(e.note, "o.yaml:7: kind: Queue is deprecated, read as GPUQueue (the CRD is "
+				    "gpuqueues.gpufleet.io): rename it");
+	gf_queue_file_release(&f);
+
+	if (gf_queues_parse(oldlist, strlen(oldlist), "l.yaml", &f, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(f.n, 1);
+	assert_string_equal(e.note, "l.yaml:2: kind: QueueList is deprecated, read as GPUQueueList (the CRD is "
+				    "gpuqueues.gpufleet.io): rename it");
+	gf_queue_file_release(&f);
+
+	if (gf_queues_parse(newlist, strlen(newlist), "n.yaml", &f, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(f.n, 2);
+	assert_int_equal(f.q[1].weight, 2);
+	assert_string_equal(e.note, "");
 	gf_queue_file_release(&f);
 }
 
@@ -232,6 +283,7 @@ int main(void)
 		cmocka_unit_test(the_bundled_example_parses),
 		cmocka_unit_test(bad_input_gets_one_precise_message),
 		cmocka_unit_test(a_list_and_a_queue),
+		cmocka_unit_test(the_old_kinds_are_read_with_a_note),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,7 @@
 #include "cli/kube.h"
 #include "core/obuf.h"
 #include "k8s/client.h"
+#include "k8s/queues.h"
 #include "k8s/queueview.h"
 
 static void usage(FILE *f)
@@ -28,7 +29,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: gpufleet queue [options]\n"
 		"\n"
-		"The pods waiting for the scheduler, per Queue (gpufleet.io/v1alpha1): position, GPUs,\n"
+		"The pods waiting for the scheduler, per GPUQueue (gpufleet.io/v1alpha1): position, GPUs,\n"
 		"priority, time waiting, estimated start (the scheduler's gpufleet.io/EstimatedStart\n"
 		"pod condition, else an older scheduler's gpufleet.io/estimated-start annotation; '-'\n"
 		"when no scheduler wrote one) and why (that condition's message, else the annotation\n"
@@ -143,7 +144,7 @@ int gf_cmd_queue(int argc, char **argv)
 	/* Budgets: Kubernetes' own scalability limits (150,000 pods, 10,000
 	 * namespaces a cluster) with room; an API server that pages forever or
 	 * sends more stops here, not in the memory of the machine. */
-	list(k, "/apis/gpufleet.io/v1alpha1/queues", "Queues (gpufleet.io/v1alpha1)", MAX_QUEUES, v, gf_qview_add_queue,
+	list(k, GF_K8S_QUEUE_PATH, "GPUQueues (gpufleet.io/v1alpha1)", MAX_QUEUES, v, gf_qview_add_queue,
 	     false);
 	list(k, "/api/v1/namespaces", "namespaces (their gpufleet.io/queue labels)", MAX_NAMESPACES, v,
 	     gf_qview_add_namespace, false);

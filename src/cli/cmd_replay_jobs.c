@@ -80,7 +80,7 @@ static const char usage_text[] =
 	"                          after evicting [30s]\n"
 	"  --order draw|trace      arrivals: pods drawn uniformly from the trace, or the\n"
 	"                          trace's pods in creation_time order, cycling [draw]\n"
-	"  --queues FILE           quotas: Queue objects in YAML (docs/replay.md); each job class\n"
+	"  --queues FILE           quotas: GPUQueue objects in YAML (docs/replay.md); each job class\n"
 	"                          goes to the queue of its name (burst, ls, be) unless --queue-map\n"
 	"  --queue-map LIST        e.g. burst=training,LS=serving,BE=batch\n"
 	"  --forecast-at T         ask every pending job \"when will I start?\" at T and report\n"
@@ -709,6 +709,8 @@ static int load_queues(struct options *o, const struct gf_catalog *cat, struct g
 		fprintf(stderr, "gpufleet replay: %s\n", err == GF_NOMEM ? "out of memory" : qe.msg);
 		return 1;
 	}
+	if (qe.note[0])
+		fprintf(stderr, "gpufleet replay: note: %s\n", qe.note);
 	*quota = calloc(qf.n, sizeof(**quota));
 	if (!*quota || (err = gf_queues_to_quota(&qf, cat, o->queues, *quota, &qe))) {
 		fprintf(stderr, "gpufleet replay: %s\n", *quota ? qe.msg : "out of memory");

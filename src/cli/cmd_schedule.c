@@ -124,7 +124,7 @@ static void usage(FILE *f)
 		"                             gang is placed all or nothing\n"
 		"      --watch-workload-groups  read the Workload API's PodGroups (scheduling.k8s.io/v1alpha2,\n"
 		"                             KEP-4671; feature gate GenericWorkload): the same gang store\n"
-		"      --queues               quotas: watch Queue objects (gpufleet.io/v1alpha1; the CRD must\n"
+		"      --queues               quotas: watch GPUQueue objects (gpufleet.io/v1alpha1; the CRD must\n"
 		"                             exist) and namespaces' gpufleet.io/queue labels; pods are admitted\n"
 		"                             within their Queue's quota (needs a --queue-policy other than kube)\n"
 		"      --preemption[=on|off]  a pod that fits only by evicting pods of lower priority (or of\n"

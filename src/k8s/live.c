@@ -513,10 +513,10 @@ static int pod_qindex(const gf_live *l, const struct gf_k8s_pod *p, char *why, s
 	if (i >= 0 && !w[0])
 		return i;
 	if (why && i < 0)
-		snprintf(why, n, "Queue \"%s\" (gpufleet.io/v1alpha1, from %s) does not exist: the pod waits until it does.",
+		snprintf(why, n, "GPUQueue \"%s\" (gpufleet.io/v1alpha1, from %s) does not exist: the pod waits until it does.",
 			 q, p->queue[0] ? "the pod's label " GF_LABEL_QUEUE : "its namespace's label " GF_LABEL_QUEUE);
 	else if (why)
-		snprintf(why, n, "Queue \"%s\" cannot admit pods: %s.", q, w);
+		snprintf(why, n, "GPUQueue \"%s\" cannot admit pods: %s.", q, w);
 	return -1;
 }
 

@@ -1,5 +1,5 @@
 /*
- * k8s/queues.c - Queue objects from the API server (queues.h).
+ * k8s/queues.c - GPUQueue objects from the API server (queues.h).
  *
  * A syntax mapper over cJSON: each level lists the keys it knows (anything
  * else is refused with its path: the CRD's schema makes the API server
@@ -186,13 +186,13 @@ gf_err gf_k8s_queue_decode(const cJSON *obj, struct gf_queue_def *out, char *err
 	memset(out, 0, sizeof(*out));
 	memset(&o, 0, sizeof(o));
 	if (!cJSON_IsObject(obj))
-		return qfail(&d, "(object)", "expected a Queue object, got %s", kind_of(obj));
+		return qfail(&d, "(object)", "expected a " GF_K8S_QUEUE_KIND " object, got %s", kind_of(obj));
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "apiVersion");
 	if (v && !(cJSON_IsString(v) && !strcmp(v->valuestring, "gpufleet.io/v1alpha1")))
 		return qfail(&d, "apiVersion", "expected gpufleet.io/v1alpha1");
 	v = cJSON_GetObjectItemCaseSensitive(obj, "kind");
-	if (v && !(cJSON_IsString(v) && !strcmp(v->valuestring, "Queue")))
-		return qfail(&d, "kind", "expected Queue");
+	if (v && !(cJSON_IsString(v) && !strcmp(v->valuestring, GF_K8S_QUEUE_KIND)))
+		return qfail(&d, "kind", "expected " GF_K8S_QUEUE_KIND);
 	const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
 	if (given(md)) {
 		if (!cJSON_IsObject(md))

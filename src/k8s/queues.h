@@ -1,5 +1,5 @@
 /*
- * k8s/queues.h - Queue custom resources (gpufleet.io/v1alpha1) as the API
+ * k8s/queues.h - GPUQueue custom resources (gpufleet.io/v1alpha1) as the API
  * server serves them (JSON), into the one Queue definition
  * (queue/queuedef.h: the CRD's shape, its rules and defaults, the same
  * `gpufleet replay --queues` reads from YAML), and which Queue a pod is
@@ -28,6 +28,13 @@
 #include "queue/queuedef.h"
 
 struct cJSON;
+
+/* The CRD (deploy/helm/gpufleet/templates/crds/queue.yaml): kind GPUQueue,
+ * cluster-scoped, gpuqueues.gpufleet.io (named so that `kubectl get queues`
+ * stays Volcano's).  The collection the scheduler watches and
+ * `gpufleet queue` lists. */
+#define GF_K8S_QUEUE_KIND "GPUQueue"
+#define GF_K8S_QUEUE_PATH "/apis/gpufleet.io/v1alpha1/gpuqueues"
 
 /*
  * Decode one Queue object (a list item or a watch event's object) into

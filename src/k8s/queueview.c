@@ -172,7 +172,7 @@ static gf_err meta(const cJSON *obj, const char *kind, char *ns, char *name, cha
 gf_err gf_qview_add_queue(gf_qview *v, const cJSON *obj, char *err, size_t errlen)
 {
 	char ns[GF_K8S_NAME_MAX], name[GF_K8S_NAME_MAX], what[300];
-	if (meta(obj, "Queue", ns, name, err, errlen))
+	if (meta(obj, GF_K8S_QUEUE_KIND, ns, name, err, errlen))
 		return GF_PARSE;
 	if (grow((void **)&v->q, &v->capq, v->nq, sizeof(*v->q)))
 		return GF_NOMEM;
@@ -660,7 +660,7 @@ gf_err gf_qview_render_table(const gf_qview *v, struct gf_obuf *o)
 	for (size_t i = 0; i < v->nq; i++) {
 		char sq[1100];
 		if (!v->q[i].exists)
-			gf_obuf_printf(o, "queue %s: no Queue object (gpufleet.io/v1alpha1) of that name; %zu pod(s) name it\n",
+			gf_obuf_printf(o, "queue %s: no GPUQueue object (gpufleet.io/v1alpha1) of that name; %zu pod(s) name it\n",
 				       tty(v->q[i].name, sq, sizeof(sq)), v->q[i].waiting);
 	}
 	return gf_obuf_error(o);

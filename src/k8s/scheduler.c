@@ -613,7 +613,7 @@ static void on_queue_log(void *ud, const char *line)
 static void *queue_main(void *arg)
 {
 	struct queue_thread *qt = arg;
-	gf_kube_reflect(qt->k, qt->ns ? "/api/v1/namespaces" : "/apis/gpufleet.io/v1alpha1/queues", on_queue_event, qt,
+	gf_kube_reflect(qt->k, qt->ns ? "/api/v1/namespaces" : GF_K8S_QUEUE_PATH, on_queue_event, qt,
 			on_queue_log, qt->d->o.stop);
 	return NULL;
 }

@@ -1,13 +1,13 @@
 /*
- * queue/queuedef.h - the Queue (gpufleet.io/v1alpha1): one definition, one
+ * queue/queuedef.h - the GPUQueue (gpufleet.io/v1alpha1): one definition, one
  * validator, and the engine's quotas made from it.
  *
- * A Queue has one shape, the CustomResourceDefinition's
- * (deploy/crds/queue.yaml), whether a user `kubectl apply`s it or hands it
- * to `gpufleet replay --queues`:
+ * A GPUQueue has one shape, the CustomResourceDefinition's
+ * (deploy/crds/queue.yaml, gpuqueues.gpufleet.io), whether a user `kubectl
+ * apply`s it or hands it to `gpufleet replay --queues`:
  *
  *   apiVersion: gpufleet.io/v1alpha1
- *   kind: Queue
+ *   kind: GPUQueue
  *   metadata:
  *     name: training                # [a-z0-9]([-a-z0-9.]*[a-z0-9])?, <= 63
  *   spec:                           # required
@@ -134,6 +134,7 @@ int gf_queue_file_find(const struct gf_queue_file *f, const char *name);
 
 struct gf_queues_error {
 	char msg[512];		/* "FILE:LINE: FIELD: what" */
+	char note[512];		/* on success, a deprecation to tell the user ("" when none) */
 };
 
 /*

@@ -1,5 +1,5 @@
 /*
- * yaml/queues.c - YAML Queue objects into Queue definitions (queues.h).
+ * yaml/queues.c - YAML GPUQueue objects into Queue definitions (queues.h).
  *
  * libyaml loads each document into its node graph; we walk the few known
  * keys (a fixed depth, so aliases cannot make the walk blow up), copy what
@@ -67,13 +67,25 @@ static gf_err fail_at(struct ctx *c, int line, const char *field, const char *wh
 	if (*field)
 		snprintf(c->err->msg, sizeof(c->err->msg), "%s:%d: %s: %s", c->file, line, field, what);
 	else	/* the document itself */
-		snprintf(c->err->msg, sizeof(c->err->msg), "%s:%d: %s (a Queue object)", c->file, line, what);
+		snprintf(c->err->msg, sizeof(c->err->msg), "%s:%d: %s (a GPUQueue object)", c->file, line, what);
 	return GF_PARSE;
 }
 
 static gf_err fail(struct ctx *c, const yaml_node_t *n, const char *field, const char *what)
 {
 	return fail_at(c, n ? line_of(n) : c->doc_line, field, what);
+}
+
+/*
+ * The kinds of the CRD before it was renamed (Queue, QueueList): still read,
+ * with one note for the file (its first such line) for the caller to print.
+ */
+static void deprecated(struct ctx *c, const yaml_node_t *n, const char *old, const char *now)
+{
+	if (!c->err->note[0])
+		snprintf(c->err->note, sizeof(c->err->note),
+			 "%s:%d: kind: %s is deprecated, read as %s (the CRD is gpuqueues.gpufleet.io): rename it", c->file,
+			 line_of(n), old, now);
 }
 
 static bool is_null(const yaml_node_t *n)
@@ -275,7 +287,7 @@ static yaml_node_t *lookup(yaml_document_t *doc, const yaml_node_t *n, const cha
 	return NULL;
 }
 
-/* One Queue object (a document, or an item of a List). */
+/* One GPUQueue object (a document, or an item of a List). */
 static gf_err queue(struct ctx *c, const yaml_node_t *root, struct gf_queue_def *q)
 {
 	static const char *const keys[] = { "apiVersion", "kind", "metadata", "spec", "status" };
@@ -293,8 +305,11 @@ static gf_err queue(struct ctx *c, const yaml_node_t *root, struct gf_queue_def 
 		return e;
 	if (v[0] && !scalar_is(v[0], "gpufleet.io/v1alpha1"))
 		return fail(c, v[0], "apiVersion", "expected gpufleet.io/v1alpha1");
-	if (v[1] && !scalar_is(v[1], "Queue"))
-		return fail(c, v[1], "kind", "expected Queue");
+	if (v[1] && !scalar_is(v[1], "GPUQueue")) {
+		if (!scalar_is(v[1], "Queue"))
+			return fail(c, v[1], "kind", "expected GPUQueue");
+		deprecated(c, v[1], "Queue", "GPUQueue");
+	}
 	if (v[2]) {	/* metadata beyond the name is the API server's: read over */
 		if (v[2]->type != YAML_MAPPING_NODE)
 			return fail(c, v[2], "metadata", "expected a mapping");
@@ -333,17 +348,19 @@ static gf_err add(struct ctx *c, const yaml_node_t *n, struct gf_queue_file *out
 	return e;
 }
 
-/* A document: a Queue, or a List of Queues (what `kubectl get queues -o yaml` prints). */
+/* A document: a GPUQueue, or a List of them (what `kubectl get gpuqueues -o yaml` prints). */
 static gf_err document(struct ctx *c, const yaml_node_t *root, struct gf_queue_file *out, size_t *cap)
 {
 	yaml_node_t *kind = lookup(c->doc, root, "kind");
 
-	if (kind && (scalar_is(kind, "List") || scalar_is(kind, "QueueList"))) {
+	if (kind && (scalar_is(kind, "List") || scalar_is(kind, "GPUQueueList") || scalar_is(kind, "QueueList"))) {
 		yaml_node_t *items = lookup(c->doc, root, "items");
 
+		if (scalar_is(kind, "QueueList"))
+			deprecated(c, kind, "QueueList", "GPUQueueList");
 		c->doc_line = line_of(root);
 		if (!items || items->type != YAML_SEQUENCE_NODE)
-			return fail(c, items ? items : root, "items", "expected a list of Queue objects");
+			return fail(c, items ? items : root, "items", "expected a list of GPUQueue objects");
 		for (yaml_node_item_t *it = items->data.sequence.items.start; it < items->data.sequence.items.top; it++) {
 			gf_err e = add(c, yaml_document_get_node(c->doc, *it), out, cap);
 
@@ -364,6 +381,7 @@ gf_err gf_queues_parse(const char *text, size_t len, const char *file, struct gf
 	gf_err e = GF_OK;
 
 	memset(out, 0, sizeof(*out));
+	err->msg[0] = err->note[0] = '\0';
 	if (!c)
 		return GF_NOMEM;
 	c->file = file;
@@ -397,7 +415,7 @@ gf_err gf_queues_parse(const char *text, size_t len, const char *file, struct gf
 	yaml_parser_delete(&parser);
 	free(c);
 	if (!e && out->n == 0) {
-		snprintf(err->msg, sizeof(err->msg), "%s:1: kind: no Queue in the file", file);
+		snprintf(err->msg, sizeof(err->msg), "%s:1: kind: no GPUQueue in the file", file);
 		e = GF_PARSE;
 	}
 	if (e)

@@ -89,7 +89,8 @@ static void test_decode_errors(void **st)
 		{ "{\"metadata\":{},\"spec\":{}}", "metadata.name: missing" },
 		{ "{\"metadata\":{\"name\":\"a\"}}", "queue a: spec: missing" },
 		{ "{\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"a\"},\"spec\":{}}", "apiVersion: expected gpufleet.io/v1alpha1" },
-		{ "[1]", "(object): expected a Queue object, got an array" },
+		{ "[1]", "(object): expected a GPUQueue object, got an array" },
+		{ "{\"kind\":\"Queue\",\"metadata\":{\"name\":\"a\"},\"spec\":{}}", "kind: expected GPUQueue" },
 		{ "{", "(object): not valid JSON" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -298,7 +299,7 @@ static void test_live_missing_queue_and_kueue(void **st)
 	gf_live_pod_set(l, &x);
 	gf_live_pod_set(l, &a);
 	assert_int_equal(rounds(l, &now, last, sizeof(last)), 1);
-	assert_non_null(strstr(last, "Queue \"nope\" (gpufleet.io/v1alpha1, from the pod's label gpufleet.io/queue) does not exist"));
+	assert_non_null(strstr(last, "GPUQueue \"nope\" (gpufleet.io/v1alpha1, from the pod's label gpufleet.io/queue) does not exist"));
 	/* it appears: the pod goes */
 	struct gf_queue_def nope = qdef("{\"metadata\":{\"name\":\"nope\"},\"spec\":{\"nominalQuota\":{\"gpus\":1}}}");
 	assert_int_equal(gf_live_queue_set(l, &nope, NULL), GF_OK);
@@ -311,9 +312,9 @@ static void test_live_missing_queue_and_kueue(void **st)
 	assert_int_equal(gf_live_namespace_queue(l, "ns-y", "broken"), GF_OK);
 	gf_live_pod_set(l, &y);
 	assert_int_equal(rounds(l, &now, last, sizeof(last)), 0);
-	if (!strstr(last, "Queue \"broken\""))
+	if (!strstr(last, "GPUQueue \"broken\""))
 		fail_msg("last: %s", last);
-	assert_non_null(strstr(last, "Queue \"broken\" cannot admit pods: queue broken: spec.weight"));
+	assert_non_null(strstr(last, "GPUQueue \"broken\" cannot admit pods: queue broken: spec.weight"));
 	/* Kueue's pods are placed without counting against any Queue of ours */
 	struct gf_k8s_pod k = qpod("ns-y", "k0", "\"kueue.x-k8s.io/queue-name\":\"lq\"", 4);
 	gf_live_pod_set(l, &k);
@@ -361,7 +362,7 @@ static void test_live_per_model(void **st)
 	struct gf_k8s_pod pm = qpod("ns", "m0", "\"gpufleet.io/queue\":\"m\"", 1);
 	gf_live_pod_set(l, &pm);
 	assert_int_equal(rounds(l, &now, last, sizeof(last)), 0);
-	if (!strstr(last, "Queue \"m\" cannot admit pods: queue m: spec.models[0].model: no node has GPU model A100"))
+	if (!strstr(last, "GPUQueue \"m\" cannot admit pods: queue m: spec.models[0].model: no node has GPU model A100"))
 		fail_msg("last: %s", last);
 	struct gf_k8s_pod h0 = qpod("ns", "h0", "\"gpufleet.io/queue\":\"h\"", 1);
 	struct gf_k8s_pod h1 = qpod("ns", "h1", "\"gpufleet.io/queue\":\"h\"", 1);

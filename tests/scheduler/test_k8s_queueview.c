@@ -101,7 +101,7 @@ static void test_recorded_table(void **st)
 		"research            1  ml/urgent                                     8     1000     10m  2030-01-02T03:04:05Z (in 1127d8h)     behind ml/first: 8 GPUs free when it ends\n"
 		"research            2  ml/late                                       8        0     10m  -                                     0/1 nodes are available: 1 Insufficient GPU.\n"
 		"-                   1  default/solo                                  8        0     10m  -                                     0/1 nodes are available: 1 Insufficient GPU.\n"
-		"queue ghost: no Queue object (gpufleet.io/v1alpha1) of that name; 1 pod(s) name it\n";
+		"queue ghost: no GPUQueue object (gpufleet.io/v1alpha1) of that name; 1 pod(s) name it\n";
 	const char *got = render(v, false);
 	if (strcmp(got, want))
 		fail_msg("table:\n%s\nwant:\n%s", got, want);
@@ -242,8 +242,8 @@ static void test_rules(void **st)
 				    "                                     no room\n")); /* no creation time: '?' */
 	assert_non_null(strstr(got, "\nq                   5  t/old                                         2        0    120m  -"
 				    "                                     newest\n"));
-	assert_non_null(strstr(got, "queue other: no Queue object"));
-	assert_non_null(strstr(got, "queue g: no Queue object (gpufleet.io/v1alpha1) of that name; 2 pod(s) name it\n"));
+	assert_non_null(strstr(got, "queue other: no GPUQueue object"));
+	assert_non_null(strstr(got, "queue g: no GPUQueue object (gpufleet.io/v1alpha1) of that name; 2 pod(s) name it\n"));
 	assert_null(strstr(got, "t/bound"));
 	assert_null(strstr(got, "t/gone"));
 	assert_null(strstr(got, "/run "));

@@ -1745,11 +1745,11 @@ static void test_queue_lookups(void **st)
 			assert_string_equal(got.name, "a");
 		} else if (!strcmp(got.name, "b")) {
 			waiting++;
-			assert_non_null(strstr(d.message, "Queue \"q-100\" (gpufleet.io/v1alpha1, from its namespace's label "
+			assert_non_null(strstr(d.message, "GPUQueue \"q-100\" (gpufleet.io/v1alpha1, from its namespace's label "
 							 "gpufleet.io/queue) does not exist"));
 		} else {
 			waiting++;
-			assert_string_equal(d.message, "Queue \"q-150\" cannot admit pods: refused for the test.");
+			assert_string_equal(d.message, "GPUQueue \"q-150\" cannot admit pods: refused for the test.");
 		}
 	}
 	assert_int_equal(placed, 1);

@@ -228,7 +228,7 @@ static void one_line(char *s)
 static int64_t time_of(const cJSON *v)
 {
 	int64_t t;
-	return cJSON_IsString(v) && gf_cost_parse_rfc3339(v->valuestring, &t) ? t : 0;
+	return cJSON_IsString(v) && gf_rfc3339_parse(v->valuestring, &t) ? t : 0;
 }
 
 /* Copy a string value, cut to cap (reasons and messages may be long). */
@@ -303,7 +303,7 @@ static bool note_condition(const cJSON *status, struct qv_pod *p)
 	char ts[48];
 	if (sep && (size_t)(sep - (msg + plen)) < sizeof(ts)) {
 		snprintf(ts, sizeof(ts), "%.*s", (int)(sep - (msg + plen)), msg + plen);
-		p->est_state = gf_cost_parse_rfc3339(ts, &p->est) ? 1 : -1;
+		p->est_state = gf_rfc3339_parse(ts, &p->est) ? 1 : -1;
 		if (p->est_state < 0)
 			snprintf(p->est_raw, sizeof(p->est_raw), "%s", ts);
 		snprintf(p->ann_reason, sizeof(p->ann_reason), "%s", sep + 2);
@@ -356,7 +356,7 @@ gf_err gf_qview_add_pod(gf_qview *v, const cJSON *obj, char *err, size_t errlen)
 	if (!note_condition(get(obj, "status"), p)) { /* an older scheduler's annotations */
 		const cJSON *est = get(ann, GF_ANN_ESTIMATED_START);
 		if (est) {
-			p->est_state = cJSON_IsString(est) && gf_cost_parse_rfc3339(est->valuestring, &p->est) ? 1 : -1;
+			p->est_state = cJSON_IsString(est) && gf_rfc3339_parse(est->valuestring, &p->est) ? 1 : -1;
 			if (p->est_state < 0)
 				copy_cut(p->est_raw, sizeof(p->est_raw), est);
 		}
@@ -591,7 +591,7 @@ static void est_text(const gf_qview *v, const struct qv_pod *p, char out[64])
 		snprintf(out, 64, "unreadable");
 		return;
 	}
-	gf_cost_rfc3339(p->est, ts);
+	gf_rfc3339(p->est, ts);
 	human_duration(p->est >= v->now ? p->est - v->now : v->now - p->est, d);
 	snprintf(out, 64, "%s (%s%s)", ts, p->est >= v->now ? "in " : "passed ", d);
 }
@@ -679,7 +679,7 @@ static cJSON *pod_json(const gf_qview *v, const struct qv_pod *p)
 	cJSON_AddNumberToObject(j, "gpus", p->gpus);
 	cJSON_AddNumberToObject(j, "gpuMilli", p->milli);
 	if (p->created) {
-		gf_cost_rfc3339(p->created, ts);
+		gf_rfc3339(p->created, ts);
 		cJSON_AddStringToObject(j, "created", ts);
 		cJSON_AddNumberToObject(j, "waitingSeconds", (double)(v->now - p->created));
 	} else {
@@ -687,7 +687,7 @@ static cJSON *pod_json(const gf_qview *v, const struct qv_pod *p)
 		cJSON_AddNullToObject(j, "waitingSeconds");
 	}
 	if (p->est_state > 0) {
-		gf_cost_rfc3339(p->est, ts);
+		gf_rfc3339(p->est, ts);
 		cJSON_AddStringToObject(j, "estimatedStart", ts);
 	} else {
 		cJSON_AddNullToObject(j, "estimatedStart");
@@ -724,7 +724,7 @@ gf_err gf_qview_render_json(const gf_qview *v, struct gf_obuf *o)
 {
 	cJSON *doc = cJSON_CreateObject();
 	char ts[21];
-	gf_cost_rfc3339(v->now, ts);
+	gf_rfc3339(v->now, ts);
 	cJSON_AddStringToObject(doc, "time", ts);
 	cJSON *qs = cJSON_AddArrayToObject(doc, "queues");
 	size_t none = 0;

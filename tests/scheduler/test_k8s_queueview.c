@@ -58,7 +58,7 @@ static gf_err feed(gf_qview *v, add_fn add, const char *json, char *err, size_t 
 static int64_t at(const char *ts)
 {
 	int64_t t;
-	assert_true(gf_cost_parse_rfc3339(ts, &t));
+	assert_true(gf_rfc3339_parse(ts, &t));
 	return t;
 }
 

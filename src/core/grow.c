@@ -11,6 +11,17 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+size_t gf_grow_cap(size_t cap, size_t need, size_t first, size_t elem)
+{
+	size_t ncap = cap ? cap : (first ? first : 1);
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return 0;
+		ncap *= 2;
+	}
+	return elem && ncap > SIZE_MAX / elem ? 0 : ncap;
+}
+
 gf_err gf_grow(void *arr, size_t *cap, size_t need, size_t elem, size_t first)
 {
 	void **p = arr;
@@ -19,13 +30,8 @@ gf_err gf_grow(void *arr, size_t *cap, size_t need, size_t elem, size_t first)
 		return GF_OK;
 	if (!elem)
 		return GF_INVAL;
-	size_t ncap = *cap ? *cap : (first ? first : 1);
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2)
-			return GF_NOMEM;
-		ncap *= 2;
-	}
-	if (ncap > SIZE_MAX / elem)
+	size_t ncap = gf_grow_cap(*cap, need, first, elem);
+	if (!ncap)
 		return GF_NOMEM;
 	void *n = realloc(*p, ncap * elem);
 	if (!n)

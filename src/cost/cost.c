@@ -13,6 +13,7 @@
  * Sums run in input order within a row, so the same input gives the same
  * bits.  Hours are seconds / 3600 at the end of each sum.
  */
+#include "core/grow.h"
 #include "core/sort.h"
 #include "core/time.h"
 #include "cost/cost.h"
@@ -532,14 +533,8 @@ static void same_or_null(const char **dst, const char *v)
 
 static gf_err add_row(struct gf_cost_report *r, const char *name, size_t *cap)
 {
-	if (r->nrows == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-		struct gf_cost_row *v = realloc(r->rows, nc * sizeof(*v));
-		if (!v)
-			return GF_NOMEM;
-		r->rows = v;
-		*cap = nc;
-	}
+	if (gf_grow(&r->rows, cap, r->nrows + 1, sizeof(*r->rows), 16))
+		return GF_NOMEM;
 	struct gf_cost_row *row = &r->rows[r->nrows];
 	memset(row, 0, sizeof(*row));
 	row->name = strdup(name);

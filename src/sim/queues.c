@@ -14,6 +14,7 @@
 #include <yaml.h>
 
 #include "sim/queues.h"
+#include "core/grow.h"
 
 #define MAX_GPUS 1000000LL
 #define MAX_MILLI 1000000000LL
@@ -397,16 +398,8 @@ gf_err gf_queues_parse(const char *text, size_t len, const char *file, struct gf
 		c.doc = &doc;
 		if (out->n == GF_LOOP_MAX_QUEUES) {
 			e = fail(&c, root, "kind", "more than 256 queues");
-		} else if (out->n == cap) {
-			size_t ncap = cap ? cap * 2 : 8;
-			struct gf_queue_def *nq = realloc(out->q, ncap * sizeof(*nq));
-
-			if (!nq)
-				e = GF_NOMEM;
-			else {
-				out->q = nq;
-				cap = ncap;
-			}
+		} else if (gf_grow(&out->q, &cap, out->n + 1, sizeof(*out->q), 8)) {
+			e = GF_NOMEM;
 		}
 		if (!e && !(e = document(&c, root, &out->q[out->n]))) {
 			for (size_t k = 0; k < out->n && !e; k++)

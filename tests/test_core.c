@@ -256,6 +256,13 @@ static void test_rfc3339(void **state)
 	assert_string_equal(ts, "1969-12-31T23:59:59Z");
 	gf_rfc3339(INT64_C(400000000000), ts); /* past year 9999: clamped */
 	assert_string_equal(ts, "9999-12-31T23:59:59Z");
+	char us[GF_RFC3339_US_LEN];
+	gf_rfc3339_us(INT64_C(1796149800) * 1000000 + 123456, us);
+	assert_string_equal(us, "2026-12-01T18:30:00.123456Z");
+	gf_rfc3339_us(7, us);
+	assert_string_equal(us, "1970-01-01T00:00:00.000007Z");
+	gf_rfc3339_us(-1, us); /* floor, not truncation */
+	assert_string_equal(us, "1969-12-31T23:59:59.999999Z");
 	int64_t t = 7;
 	assert_true(gf_rfc3339_parse("2026-12-01T18:30:00Z", &t));
 	assert_int_equal(t, 1796149800);

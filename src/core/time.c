@@ -57,6 +57,14 @@ void gf_rfc3339(int64_t t, char out[GF_RFC3339_LEN])
 	memcpy(out, buf, 21);
 }
 
+void gf_rfc3339_us(int64_t us, char out[GF_RFC3339_US_LEN])
+{
+	int64_t sec = gf_floor_div(us, 1000000);
+	char s[GF_RFC3339_LEN];
+	gf_rfc3339(sec, s);
+	snprintf(out, GF_RFC3339_US_LEN, "%.19s.%06dZ", s, (int)(us - sec * 1000000));
+}
+
 /* n digits at s as a number; false if any is not a digit. */
 static bool digits(const char *s, int n, int *out)
 {

@@ -27,6 +27,12 @@ int64_t gf_floor_div(int64_t a, int64_t b);
  * to "0000-01-01T00:00:00Z" / "9999-12-31T23:59:59Z". */
 void gf_rfc3339(int64_t t, char out[GF_RFC3339_LEN]);
 
+/* "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" (Kubernetes' MicroTime) plus the NUL. */
+#define GF_RFC3339_US_LEN 28
+
+/* MicroTime of us microseconds since the epoch (the seconds as gf_rfc3339). */
+void gf_rfc3339_us(int64_t us, char out[GF_RFC3339_US_LEN]);
+
 /* RFC 3339 UTC "YYYY-MM-DDTHH:MM:SS[.frac]Z" (or 'z', or +00:00) to Unix
  * seconds (the fraction dropped); false if s is not one (*t untouched). */
 bool gf_rfc3339_parse(const char *s, int64_t *t);

@@ -212,6 +212,7 @@ struct daemon {
 
 	/* what gf_kube_scheduler_run started, for the stop (scheduler.c) */
 	gf_http_server *srv, *esrv;	/* /metrics and /healthz; the extender */
+	struct gf_http_route routes[2], ext_routes[3];	/* theirs: must outlive them (server.h) */
 	struct binder *binders;
 	int nbinders;			/* started */
 	pthread_t sched_t;

@@ -490,16 +490,13 @@ static gf_err serve_http(struct daemon *d, char *err, size_t errlen)
 	for (int i = 0; i < 3; i++)
 		snprintf(d->route_paths[i], sizeof(d->route_paths[i]), "%s/%s", d->prefix,
 			 (const char *[]){ "filter", "prioritize", "bind" }[i]);
-	struct gf_http_route routes[] = {
-		{ "GET", "/metrics", gf_ksched_h_metrics, d },
-		{ "GET", "/healthz", gf_ksched_h_healthz, d },
-	};
-	struct gf_http_route ext_routes[] = {
-		{ "POST", d->route_paths[0], gf_ksched_h_filter, d },
-		{ "POST", d->route_paths[1], gf_ksched_h_prioritize, d },
-		{ "POST", d->route_paths[2], gf_ksched_h_bind, d },
-	};
-	struct gf_http_config hc = { .bind_addr = d->o.listen_addr, .port = d->o.port, .routes = routes,
+	/* the servers keep the route tables by pointer: they live in d */
+	d->routes[0] = (struct gf_http_route){ "GET", "/metrics", gf_ksched_h_metrics, d };
+	d->routes[1] = (struct gf_http_route){ "GET", "/healthz", gf_ksched_h_healthz, d };
+	d->ext_routes[0] = (struct gf_http_route){ "POST", d->route_paths[0], gf_ksched_h_filter, d };
+	d->ext_routes[1] = (struct gf_http_route){ "POST", d->route_paths[1], gf_ksched_h_prioritize, d };
+	d->ext_routes[2] = (struct gf_http_route){ "POST", d->route_paths[2], gf_ksched_h_bind, d };
+	struct gf_http_config hc = { .bind_addr = d->o.listen_addr, .port = d->o.port, .routes = d->routes,
 				     .nroutes = 2, .max_conns = 256 };
 	gf_err e = gf_http_server_create(&hc, &d->srv);
 	if (e) {
@@ -507,7 +504,7 @@ static gf_err serve_http(struct daemon *d, char *err, size_t errlen)
 			 d->o.port, gf_strerror(e));
 		return e;
 	}
-	struct gf_http_config ec = { .bind_addr = d->o.ext_addr, .port = d->o.ext_port, .routes = ext_routes,
+	struct gf_http_config ec = { .bind_addr = d->o.ext_addr, .port = d->o.ext_port, .routes = d->ext_routes,
 				     .nroutes = 3, .max_body = 64u << 20, .max_response = 64u << 20,
 				     .max_conns = 64, .threads = EXT_THREADS, .tls_cert_pem = d->o.ext_tls_cert_pem,
 				     .tls_key_pem = d->o.ext_tls_key_pem, .tls_client_ca_pem = d->o.ext_client_ca_pem,

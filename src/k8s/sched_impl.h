@@ -96,7 +96,7 @@ extern const char *const gf_ksched_bind_names[B_COUNT];
  * spares reading and resolving 5,000 names a second time; when nodes came
  * or went since, the memo's names are resolved again.  A miss costs only
  * the comparison.  The memo belongs to filter and prioritize, which run
- * one at a time under ext_mu (as for their static pods; the extender's
+ * one at a time under ext_mu (as for their pod, d->ext_pod; the extender's
  * listener has a few threads so that a bind waiting on the API server does
  * not hold them up): it is read and changed without mu, and a request's
  * names may point into it; only the engine calls around it take mu.

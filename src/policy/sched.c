@@ -881,7 +881,7 @@ static bool view_before(const struct view_entry *a, const struct view_entry *b)
 static gf_err view_push(struct shape_view *v, const struct view_entry *e)
 {
 	if (v->nheap == v->heap_cap) {
-		if (gf_grow(&v->heap, &v->heap_cap, v->nheap + 1, sizeof(*v->heap), 64))
+		if (v->nheap == v->heap_cap && gf_grow(&v->heap, &v->heap_cap, v->nheap + 1, sizeof(*v->heap), 64))
 			return GF_NOMEM;
 	}
 	size_t j = v->nheap++;

@@ -32,7 +32,7 @@ gf_err gf_events_push(struct gf_events *h, int64_t time, enum gf_event_kind kind
 {
 	size_t i;
 
-	if (gf_grow(&h->ev, &h->cap, h->n + 1, sizeof(*h->ev), 256))
+	if (h->n == h->cap && gf_grow(&h->ev, &h->cap, h->n + 1, sizeof(*h->ev), 256))
 		return GF_NOMEM;
 	struct gf_event e = { .time = time, .seq = h->next_seq++, .job = job, .kind = (uint8_t)kind };
 

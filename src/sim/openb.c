@@ -182,7 +182,7 @@ static gf_err build_order(const gf_openb *x, const struct gf_openb_config *cfg, 
 
 		if (tot + c->gpu_milli > target)
 			break;
-		if (gf_grow(&q, &cap, len + 1, sizeof(*q), 1)) {
+		if (len == cap && gf_grow(&q, &cap, len + 1, sizeof(*q), 1)) {
 			free(q);
 			return GF_NOMEM;
 		}

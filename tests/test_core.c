@@ -1,4 +1,5 @@
-/* tests/test_core.c - core/: error names and messages, the seeded generator, UTF-8 cuts, the CSV reader, gf_qsort. */
+/* tests/test_core.c - core/: error names and messages, the seeded generator, UTF-8 cuts, the CSV reader, gf_qsort,
+ * FNV-1a, array growth, RFC 3339, the Kubernetes Status body. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,9 +10,14 @@
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/htmlrep.h"
+#include "core/grow.h"
+#include "core/hash.h"
+#include "core/kstatus.h"
+#include "core/obuf.h"
 #include "core/rng.h"
 #include "core/sort.h"
 #include "core/text.h"
+#include "core/time.h"
 #include "core/zpack.h"
 
 #include <stdlib.h>
@@ -254,6 +260,90 @@ static void test_html_line_chart(void **state)
 	gf_obuf_release(&a);
 }
 
+/* FNV-1a 64 against the reference vectors (Fowler/Noll/Vo's test suite). */
+static void test_fnv1a_vectors(void **state)
+{
+	(void)state;
+	assert_int_equal(gf_fnv1a_str(GF_FNV64_OFFSET, ""), 0xcbf29ce484222325ull);
+	assert_int_equal(gf_fnv1a_str(GF_FNV64_OFFSET, "a"), 0xaf63dc4c8601ec8cull);
+	assert_int_equal(gf_fnv1a_str(GF_FNV64_OFFSET, "foobar"), 0x85944171f73967e8ull);
+	assert_int_equal(gf_fnv1a(GF_FNV64_OFFSET, "foobar", 6), 0x85944171f73967e8ull);
+	/* chaining: "foo" then "bar" is "foobar" */
+	assert_int_equal(gf_fnv1a_str(gf_fnv1a_str(GF_FNV64_OFFSET, "foo"), "bar"), 0x85944171f73967e8ull);
+}
+
+static void test_grow(void **state)
+{
+	(void)state;
+	int *a = NULL;
+	size_t cap = 0;
+	assert_int_equal(gf_grow(&a, &cap, 0, sizeof(*a), 8), GF_OK); /* nothing needed: no allocation */
+	assert_null(a);
+	assert_int_equal(gf_grow(&a, &cap, 1, sizeof(*a), 8), GF_OK);
+	assert_int_equal(cap, 8);
+	for (int i = 0; i < 8; i++)
+		a[i] = i;
+	assert_int_equal(gf_grow(&a, &cap, 9, sizeof(*a), 8), GF_OK);
+	assert_int_equal(cap, 16);
+	assert_int_equal(gf_grow(&a, &cap, 100, sizeof(*a), 8), GF_OK);
+	assert_int_equal(cap, 128);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(a[i], i); /* kept */
+	/* sizes that would wrap: refused, the array and its capacity untouched */
+	int *before = a;
+	assert_int_equal(gf_grow(&a, &cap, SIZE_MAX / 2 + 2, sizeof(*a), 8), GF_NOMEM);
+	assert_int_equal(gf_grow(&a, &cap, SIZE_MAX / sizeof(*a) + 1, sizeof(*a), 8), GF_NOMEM);
+	assert_ptr_equal(a, before);
+	assert_int_equal(cap, 128);
+	free(a);
+}
+
+static void test_rfc3339(void **state)
+{
+	(void)state;
+	char ts[GF_RFC3339_LEN];
+	gf_rfc3339(0, ts);
+	assert_string_equal(ts, "1970-01-01T00:00:00Z");
+	gf_rfc3339(1796149800, ts);
+	assert_string_equal(ts, "2026-12-01T18:30:00Z");
+	gf_rfc3339(951782400, ts); /* a leap day in a year divisible by 400 */
+	assert_string_equal(ts, "2000-02-29T00:00:00Z");
+	gf_rfc3339(-1, ts);
+	assert_string_equal(ts, "1969-12-31T23:59:59Z");
+	gf_rfc3339(INT64_C(400000000000), ts); /* past year 9999: clamped */
+	assert_string_equal(ts, "9999-12-31T23:59:59Z");
+	char us[GF_RFC3339_US_LEN];
+	gf_rfc3339_us(INT64_C(1796149800) * 1000000 + 123456, us);
+	assert_string_equal(us, "2026-12-01T18:30:00.123456Z");
+	gf_rfc3339_us(7, us);
+	assert_string_equal(us, "1970-01-01T00:00:00.000007Z");
+	gf_rfc3339_us(-1, us); /* floor, not truncation */
+	assert_string_equal(us, "1969-12-31T23:59:59.999999Z");
+	int64_t t = 7;
+	assert_true(gf_rfc3339_parse("2026-12-01T18:30:00Z", &t));
+	assert_int_equal(t, 1796149800);
+	assert_true(gf_rfc3339_parse("2026-12-01t18:30:00.125+00:00", &t));
+	assert_int_equal(t, 1796149800);
+	t = 7;
+	assert_false(gf_rfc3339_parse("2026-02-29T00:00:00Z", &t)); /* not a leap year */
+	assert_false(gf_rfc3339_parse("2026-12-01T18:30:00+01:00", &t));
+	assert_false(gf_rfc3339_parse("2026-12-01T18:30:00.Z", &t));
+	assert_int_equal(t, 7);
+}
+
+/* The Status body: the bytes cJSON_PrintUnformatted writes for the same object. */
+static void test_kstatus(void **state)
+{
+	(void)state;
+	struct gf_obuf o;
+	gf_obuf_init(&o, 4096);
+	gf_kstatus_render(&o, 400, "BadRequest", "q\"b\\s\b\f\n\r\t\x01 \xc3\xa9/");
+	assert_string_equal(o.data, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+				    "\"message\":\"q\\\"b\\\\s\\b\\f\\n\\r\\t\\u0001 \xc3\xa9/\",\"reason\":\"BadRequest\","
+				    "\"code\":400}");
+	gf_obuf_release(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +355,10 @@ int main(void)
 		cmocka_unit_test(test_qsort_empty),
 		cmocka_unit_test(test_zpack_roundtrip),
 		cmocka_unit_test(test_html_line_chart),
+		cmocka_unit_test(test_fnv1a_vectors),
+		cmocka_unit_test(test_grow),
+		cmocka_unit_test(test_rfc3339),
+		cmocka_unit_test(test_kstatus),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 #include "agent/dp_match.h"
 #include "agent/dp_request.h"
 #include "agent/grpc.h"
+#include "core/hash.h"
 #include "k8s/client.h"
 #include "agent/proto/deviceplugin_v1beta1.pb-c.h"
 #include "agent/proto/podresources_v1.pb-c.h"
@@ -158,12 +159,9 @@ static unsigned snapshot(gf_dp *dp, struct gpu_view *v)
 
 static uint64_t list_version(const struct gpu_view *v, unsigned n)
 {
-	uint64_t h = UINT64_C(1469598103934665603);
-	for (unsigned i = 0; i < n; i++) {
-		for (const char *p = v[i].uuid; *p; p++)
-			h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
-		h = (h ^ (v[i].healthy ? 2u : 1u)) * UINT64_C(1099511628211);
-	}
+	uint64_t h = GF_FNV64_OFFSET;
+	for (unsigned i = 0; i < n; i++)
+		h = gf_fnv1a_byte(gf_fnv1a_str(h, v[i].uuid), v[i].healthy ? 2u : 1u);
 	return h | 1; /* never 0, the stream's start */
 }
 

@@ -27,6 +27,7 @@
  * cgroup file; past them entries are ignored with one log line.
  */
 #include "agent/pods.h"
+#include "core/grow.h"
 #include "core/sort.h"
 
 #include <ctype.h>
@@ -390,15 +391,9 @@ static gf_err load_index(gf_pod_map *m, const char *sub, bool containers,
 			m->warned_cap = true;
 			break;
 		}
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 64;
-			struct name_entry *nv = realloc(v, nc * sizeof(*v));
-			if (!nv) {
-				e = GF_NOMEM;
-				break;
-			}
-			v = nv;
-			cap = nc;
+		if (gf_grow(&v, &cap, n + 1, sizeof(*v), 64)) {
+			e = GF_NOMEM;
+			break;
 		}
 		if (!copy_key(v[n].key, key))
 			continue;

@@ -25,6 +25,7 @@
 
 #include "autoscale/serving.h"
 #include "core/csv.h"
+#include "core/grow.h"
 #include "core/rng.h"
 #include "core/sort.h"
 
@@ -96,7 +97,9 @@ void gf_serving_trace_release(struct gf_serving_trace *tr)
 static gf_err push(struct gf_serving_trace *tr, size_t *cap, int64_t t, double v)
 {
 	if (tr->n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 1024;
+		size_t nc = gf_grow_cap(*cap, *cap + 1, 1024, sizeof(int64_t));
+		if (!nc)
+			return GF_NOMEM;
 		int64_t *nt = realloc(tr->t, nc * sizeof(*nt));
 
 		if (!nt)

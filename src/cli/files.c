@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/files.h"
+#include "core/grow.h"
 #include "core/obuf.h"
 #include "core/text.h"
 
@@ -34,10 +35,10 @@ int gf_read_file(const char *path, char **data, size_t *len)
 	}
 	for (;;) {
 		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 1 << 16;
+			size_t ncap = gf_grow_cap(cap, cap + 1, 1 << 16, 0);
 			char *p;
 
-			if (ncap > GF_FILE_MAX + 1u)
+			if (!ncap || ncap > GF_FILE_MAX + 1u)
 				ncap = GF_FILE_MAX + 1u;
 			if (ncap == cap) {
 				fprintf(stderr, "gpufleet: %s: larger than the limit of %u bytes\n", path,

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "cluster/model.h"
+#include "core/grow.h"
+#include "core/hash.h"
 
 gf_err gf_catalog_init(struct gf_catalog *cat)
 {
@@ -87,13 +89,13 @@ gf_err gf_catalog_spec(struct gf_catalog *cat, const char *text, size_t len, int
 	if (cat->nspecs == GF_MAX_SPECS)
 		return GF_TOOBIG;
 	if (cat->nspecs == cat->spec_cap) {
-		int cap = cat->spec_cap * 2;
-		struct gf_spec_entry *p = realloc(cat->specs, (size_t)cap * sizeof(*p));
+		size_t cap = gf_grow_cap((size_t)cat->spec_cap, (size_t)cat->spec_cap + 1, 16, sizeof(*cat->specs));
+		struct gf_spec_entry *p = cap ? realloc(cat->specs, cap * sizeof(*p)) : NULL;
 
 		if (!p)
 			return GF_NOMEM;
 		cat->specs = p;
-		cat->spec_cap = cap;
+		cat->spec_cap = (int)cap; /* at most 2 * GF_MAX_SPECS */
 	}
 	memcpy(cat->specs[cat->nspecs].text, norm, n + 1);
 	cat->specs[cat->nspecs].model_mask = mask;
@@ -122,13 +124,8 @@ gf_err gf_gpu_milli_parse(const char *s, size_t len, int *out)
 
 uint64_t gf_served_model_key(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-
 	if (!len)
 		return 0;
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
-	}
+	uint64_t h = gf_fnv1a(GF_FNV64_OFFSET, s, len);
 	return h ? h : 1;
 }

@@ -14,8 +14,9 @@
  * bits.  Hours are seconds / 3600 at the end of each sum.
  */
 #include "core/duration.h"
-#include "core/rfc3339.h"
+#include "core/grow.h"
 #include "core/sort.h"
+#include "core/time.h"
 #include "cost/cost.h"
 
 #include <ctype.h>
@@ -265,16 +266,6 @@ out:
 
 /* ---- windows --------------------------------------------------------------- */
 
-void gf_cost_rfc3339(int64_t t, char out[21])
-{
-	gf_rfc3339(t, out);
-}
-
-bool gf_cost_parse_rfc3339(const char *s, int64_t *t)
-{
-	return gf_rfc3339_parse(s, t);
-}
-
 gf_err gf_cost_parse_duration(const char *s, int64_t *seconds, char *err, size_t errlen)
 {
 	int64_t ms;
@@ -318,7 +309,7 @@ gf_err gf_cost_parse_duration(const char *s, int64_t *seconds, char *err, size_t
 /* A time bound of a pair: RFC3339 or Unix seconds. */
 static bool parse_bound(const char *s, int64_t *t)
 {
-	if (gf_cost_parse_rfc3339(s, t))
+	if (gf_rfc3339_parse(s, t))
 		return true;
 	size_t n = strlen(s);
 	if (!n || n > 12)
@@ -554,14 +545,8 @@ static void same_or_null(const char **dst, const char *v)
 
 static gf_err add_row(struct gf_cost_report *r, const char *name, size_t *cap)
 {
-	if (r->nrows == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-		struct gf_cost_row *v = realloc(r->rows, nc * sizeof(*v));
-		if (!v)
-			return GF_NOMEM;
-		r->rows = v;
-		*cap = nc;
-	}
+	if (gf_grow(&r->rows, cap, r->nrows + 1, sizeof(*r->rows), 16))
+		return GF_NOMEM;
 	struct gf_cost_row *row = &r->rows[r->nrows];
 	memset(row, 0, sizeof(*row));
 	row->name = strdup(name);

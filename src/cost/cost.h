@@ -49,6 +49,7 @@
 
 #include "core/error.h"
 #include "core/obuf.h"
+#include "core/time.h"
 
 #define GF_COST_NAME_MAX 128    /* a model name in the price sheet, with the NUL */
 #define GF_COST_MAX_PRICES 1024 /* rows of a price sheet */
@@ -129,11 +130,7 @@ gf_err gf_cost_parse_duration(const char *s, int64_t *seconds, char *err, size_t
 gf_err gf_cost_parse_window(const char *s, int64_t now, int64_t *start, int64_t *end, char *err,
 			    size_t errlen);
 
-/* "YYYY-MM-DDTHH:MM:SSZ" of t (UTC), 21 bytes with the NUL. */
-void gf_cost_rfc3339(int64_t t, char out[21]);
-
-/* RFC3339 UTC "YYYY-MM-DDTHH:MM:SS[.frac]Z" (or +00:00) to Unix seconds; false if not one. */
-bool gf_cost_parse_rfc3339(const char *s, int64_t *t);
+/* Timestamps: core/time.h (gf_rfc3339, gf_rfc3339_parse). */
 
 /* ---- aggregation ----------------------------------------------------------- */
 

@@ -66,8 +66,8 @@ static void props(struct gf_obuf *o, const struct gf_cost_row *r)
 gf_err gf_cost_render_set(const struct gf_cost_report *r, struct gf_obuf *o)
 {
 	char s[21], e[21];
-	gf_cost_rfc3339(r->start, s);
-	gf_cost_rfc3339(r->end, e);
+	gf_rfc3339(r->start, s);
+	gf_rfc3339(r->end, e);
 	double hours = (double)(r->end - r->start) / 3600;
 	gf_obuf_puts(o, "{");
 	for (size_t i = 0; i < r->nrows; i++) {
@@ -113,8 +113,8 @@ gf_err gf_cost_render_table(const struct gf_cost_report *r, const char *currency
 			    struct gf_obuf *o)
 {
 	char s[21], e[21];
-	gf_cost_rfc3339(r->start, s);
-	gf_cost_rfc3339(r->end, e);
+	gf_rfc3339(r->start, s);
+	gf_rfc3339(r->end, e);
 	size_t w = 24;
 	for (size_t i = 0; i < r->nrows; i++)
 		if (strlen(r->rows[i].name) > w)

@@ -33,14 +33,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/time.h"
+
 void gf_kube_assigned_at_format(int64_t us, char *out)
 {
-	time_t sec = (time_t)(us / 1000000);
-	struct tm tm;
-	gmtime_r(&sec, &tm);
-	char day[24], full[48];
-	strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(full, sizeof(full), "%.19s.%06dZ", day, (int)(us % 1000000));
+	char full[GF_RFC3339_US_LEN];
+	gf_rfc3339_us(us, full);
 	memcpy(out, full, GF_ASSIGNED_AT_LEN);
 	out[GF_ASSIGNED_AT_LEN] = '\0';
 }

@@ -22,6 +22,7 @@
  * paths.  fuzz/fuzz_k8s_extargs.c checks the fast path against cJSON.
  */
 #include "k8s/extargs.h"
+#include "core/grow.h"
 
 #include <cjson/cJSON.h>
 #include <stdarg.h>
@@ -509,7 +510,9 @@ static bool push_name(struct gf_ext_args *a, size_t *cap, const char *name, size
 		      size_t item_len)
 {
 	if (a->n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 1024;
+		size_t nc = gf_grow_cap(*cap, *cap + 1, 1024, sizeof(const char *));
+		if (!nc)
+			return false;
 		const char **nn = realloc(a->names_buf, nc * sizeof(*nn));
 		if (!nn)
 			return false;

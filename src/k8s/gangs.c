@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
+#include "core/hash.h"
 #include "core/obuf.h"
 
 struct gf_gangs {
@@ -24,14 +26,10 @@ struct gf_gangs {
 
 static uint64_t key_hash(enum gf_k8s_gang_api api, const char *ns, const char *name)
 {
-	uint64_t h = 1469598103934665603ull;
-	h = (h ^ (unsigned)api) * 1099511628211ull;
-	for (const char *s = ns; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	h = (h ^ 0xff) * 1099511628211ull; /* the separator: a byte no name has */
-	for (const char *s = name; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	uint64_t h = gf_fnv1a_byte(GF_FNV64_OFFSET, (unsigned char)api);
+	h = gf_fnv1a_str(h, ns);
+	h = gf_fnv1a_byte(h, 0xff); /* the separator: a byte no name has */
+	return gf_fnv1a_str(h, name);
 }
 
 /* The slot holding ns/name, or the empty slot where it would go. */
@@ -90,7 +88,8 @@ gf_err gf_gangs_set(gf_gangs *g, const struct gf_k8s_podgroup *pg)
 	if (g->n == g->cap) {
 		if (g->cap >= UINT32_MAX / 4)
 			return GF_NOMEM;
-		size_t nc = g->cap * 2, ns = g->nslot * 2;
+		size_t nc = gf_grow_cap(g->cap, g->cap + 1, 1, sizeof(*g->v));
+		size_t ns = gf_grow_cap(g->nslot, g->nslot + 1, 1, sizeof(*g->slot));
 		struct gf_k8s_podgroup *v = realloc(g->v, nc * sizeof(*v));
 		if (!v)
 			return GF_NOMEM;

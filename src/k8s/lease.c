@@ -36,6 +36,7 @@
 #include <time.h>
 
 #include "core/rng.h"
+#include "core/time.h"
 
 /* ---- codec --------------------------------------------------------------- */
 
@@ -289,12 +290,9 @@ void gf_lease_stamp(char out[GF_LEASE_TIME_MAX])
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	struct tm tm;
-	gmtime_r(&ts.tv_sec, &tm);
-	char base[32];
-	if (!strftime(base, 20, "%Y-%m-%dT%H:%M:%S", &tm))
-		base[0] = '\0';
-	snprintf(out, GF_LEASE_TIME_MAX, "%.19s.%06dZ", base, (int)(ts.tv_nsec / 1000) % 1000000);
+	char s[GF_RFC3339_US_LEN];
+	gf_rfc3339_us((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000, s);
+	snprintf(out, GF_LEASE_TIME_MAX, "%s", s);
 }
 
 static void llog(struct gf_leader *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -7,7 +7,7 @@
  * under the name is not touched); the preemptor gets
  * status.nominatedNodeName.
  *
- * Used by `gpufleet schedule --preemption` (k8s/scheduler.c: send_evict,
+ * Used by `gpufleet schedule --preemption` (k8s/sched_writes.c: send_evict,
  * send_nominate; the victims are the engine loop's, k8s/live.c
  * "preemption").  Tested: k8s_preempt, sched_preempt_writes on the real API
  * server, sched_preemption (the whole of it).

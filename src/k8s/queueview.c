@@ -20,8 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/obuf.h"
-#include "core/rfc3339.h"
+#include "core/time.h"
 #include "k8s/codec.h"
 
 #define QNAME_MAX GF_K8S_NAME_MAX /* Queue names: cluster-scoped object names */
@@ -86,15 +87,7 @@ struct gf_qview {
 /* Make room for one more element in a growable array. */
 static gf_err grow(void **arr, size_t *cap, size_t n, size_t size)
 {
-	if (n < *cap)
-		return GF_OK;
-	size_t nc = *cap ? *cap * 2 : 16;
-	void *a = realloc(*arr, nc * size);
-	if (!a)
-		return GF_NOMEM;
-	*arr = a;
-	*cap = nc;
-	return GF_OK;
+	return gf_grow(arr, cap, n + 1, size, 16);
 }
 
 gf_err gf_qview_create(const char *scheduler_name, gf_qview **out)

@@ -51,6 +51,7 @@
  */
 #define _GNU_SOURCE 1
 #include "memcap/memcap_config.h"
+#include "core/grow.h"
 #include "memcap/memcap_ledger.h"
 
 #include <dlfcn.h>
@@ -210,7 +211,9 @@ static uint64_t mix(uint64_t k)
 
 static bool map_grow(struct ptrmap *m)
 {
-	size_t ncap = m->cap ? m->cap * 2 : 1024;
+	size_t ncap = gf_grow_cap(m->cap, m->cap + 1, 1024, sizeof(uint64_t));
+	if (!ncap)
+		return false;
 	uint64_t *k = calloc(ncap, sizeof(*k)), *b = calloc(ncap, sizeof(*b));
 	int *d = calloc(ncap, sizeof(*d));
 	if (!k || !b || !d) {

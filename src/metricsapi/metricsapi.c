@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "autoscale/forecast.h"
+#include "core/kstatus.h"
 #include "metricsapi/history.h"
 #include "http/auth.h"
 #include "metricsapi/pods.h"
@@ -61,22 +62,7 @@ static void status(struct gf_http_response *resp, unsigned code, const char *rea
 	resp->status = code;
 	resp->content_type = JSON;
 	gf_obuf_reset(&resp->body);
-	cJSON *o = cJSON_CreateObject();
-	if (o) {
-		cJSON_AddStringToObject(o, "kind", "Status");
-		cJSON_AddStringToObject(o, "apiVersion", "v1");
-		cJSON_AddItemToObject(o, "metadata", cJSON_CreateObject());
-		cJSON_AddStringToObject(o, "status", "Failure");
-		cJSON_AddStringToObject(o, "message", msg);
-		cJSON_AddStringToObject(o, "reason", reason);
-		cJSON_AddNumberToObject(o, "code", code);
-		char *s = cJSON_PrintUnformatted(o);
-		if (s) {
-			gf_obuf_puts(&resp->body, s);
-			cJSON_free(s);
-		}
-		cJSON_Delete(o);
-	}
+	gf_kstatus_render(&resp->body, code, reason, msg);
 }
 
 /* A DNS-1123 label: <= 63 of [a-z0-9-], alphanumeric at both ends. */

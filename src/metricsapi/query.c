@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/time.h"
 #include "metricsapi/quantity.h"
 
 #define PER_GPU(s) "max by (hostname, UUID, GPU_I_ID) (" s "{" GF_MA_MATCHERS "})"
@@ -118,17 +119,6 @@ gf_err gf_ma_result_add(struct gf_ma_result *r, cJSON *labels, double value, int
 	return GF_OK;
 }
 
-void gf_ma_rfc3339(int64_t t, char out[21])
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-	if (!gmtime_r(&tt, &tm) || tm.tm_year + 1900 > 9999 || tm.tm_year + 1900 < 0) {
-		memcpy(out, "1970-01-01T00:00:00Z", 21);
-		return;
-	}
-	strftime(out, 21, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 gf_err gf_ma_render_list(const char *metric, const struct gf_ma_result *r, struct gf_obuf *out)
 {
 	cJSON *doc = cJSON_CreateObject();
@@ -143,7 +133,7 @@ gf_err gf_ma_render_list(const char *metric, const struct gf_ma_result *r, struc
 		char q[GF_QUANTITY_MAX], ts[21];
 		if (gf_quantity_format(it->value, q))
 			continue; /* NaN or infinite: no quantity (query.h) */
-		gf_ma_rfc3339(it->ts, ts);
+		gf_rfc3339(it->ts, ts);
 		cJSON *o = cJSON_CreateObject();
 		if (!o)
 			break;

@@ -99,7 +99,5 @@ gf_err gf_ma_result_add(struct gf_ma_result *r, cJSON *labels, double value, int
  * GF_TOOBIG/GF_NOMEM from out. */
 gf_err gf_ma_render_list(const char *metric, const struct gf_ma_result *r, struct gf_obuf *out);
 
-/* "YYYY-MM-DDTHH:MM:SSZ" of t (UTC); out has room for 21 bytes. */
-void gf_ma_rfc3339(int64_t t, char out[21]);
 
 #endif /* GF_METRICSAPI_QUERY_H */

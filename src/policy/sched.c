@@ -62,6 +62,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
+#include "core/hash.h"
 #include "policy/sched.h"
 
 struct shape_key {
@@ -220,16 +222,14 @@ gf_err gf_sched_create(const struct gf_policy_ops *ops, const struct gf_policy_e
 	s->use_classes = env->features.on[GF_FEAT_NODE_CLASSES] && ops->score && !ops->choose &&
 			 ops->cacheable && ops->tie_break == GF_TIE_PRIORITY;
 	if (s->use_classes) {
-		s->ncslots = 16;
-		while (s->ncslots < 2 * s->n + 2)
-			s->ncslots *= 2;
+		s->ncslots = gf_grow_cap(16, 2 * s->n + 2, 16, sizeof(*s->cslots));
 		s->rank = malloc(s->n * sizeof(*s->rank));
 		s->byrank = malloc(s->n * sizeof(*s->byrank));
 		s->node_class = malloc(s->n * sizeof(*s->node_class));
 		s->cls = calloc(s->n, sizeof(*s->cls));
 		s->free_ids = malloc(s->n * sizeof(*s->free_ids));
 		s->live = malloc(s->n * sizeof(*s->live));
-		s->cslots = calloc(s->ncslots, sizeof(*s->cslots));
+		s->cslots = s->ncslots ? calloc(s->ncslots, sizeof(*s->cslots)) : NULL;
 		s->fcand = malloc(s->n * sizeof(*s->fcand));
 		s->fcls = malloc(s->n * sizeof(*s->fcls));
 		s->clog = malloc(CLASS_LOG * sizeof(*s->clog));
@@ -326,14 +326,7 @@ void gf_sched_stats(const gf_sched *s, uint64_t *computed, uint64_t *cached)
 
 static uint64_t fnv1a(const void *data, size_t len)
 {
-	const unsigned char *b = data;
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
+	return gf_fnv1a(GF_FNV64_OFFSET, data, len);
 }
 
 static uint64_t key_hash(const struct shape_key *k)
@@ -356,8 +349,8 @@ static int memcmp_key(const void *a, const void *b)
 
 static gf_err grow_slots(gf_sched *s)
 {
-	size_t nslots = s->nslots * 2;
-	uint32_t *slots = calloc(nslots, sizeof(*slots));
+	size_t nslots = gf_grow_cap(s->nslots, s->nslots + 1, 1, sizeof(uint32_t));
+	uint32_t *slots = nslots ? calloc(nslots, sizeof(*slots)) : NULL;
 
 	if (!slots)
 		return GF_NOMEM;
@@ -388,8 +381,8 @@ static size_t shape_index(gf_sched *s, const struct gf_pod_spec *p)
 		h = (h + 1) & (s->nslots - 1);
 	}
 	if (s->nshapes == s->shape_cap) {
-		size_t cap = s->shape_cap ? s->shape_cap * 2 : 64;
-		struct shape_key *shapes = realloc(s->shapes, cap * sizeof(*shapes));
+		size_t cap = gf_grow_cap(s->shape_cap, s->shape_cap + 1, 64, sizeof(*s->shapes));
+		struct shape_key *shapes = cap ? realloc(s->shapes, cap * sizeof(*shapes)) : NULL;
 
 		if (!shapes)
 			return SIZE_MAX;
@@ -656,8 +649,8 @@ static gf_err node_enter(gf_sched *s, uint32_t i)
 		id = class_new(s, &k, h);
 	c = &s->cls[id];
 	if (c->nmem == c->cap) {
-		uint32_t cap = c->cap ? c->cap * 2 : 4;
-		uint32_t *mem = realloc(c->mem, cap * sizeof(*mem));
+		size_t cap = gf_grow_cap(c->cap, (size_t)c->cap + 1, 4, sizeof(*c->mem));
+		uint32_t *mem = cap && cap <= UINT32_MAX ? realloc(c->mem, cap * sizeof(*mem)) : NULL;
 
 		if (!mem) {
 			if (c->nmem == 0)
@@ -665,7 +658,7 @@ static gf_err node_enter(gf_sched *s, uint32_t i)
 			return GF_NOMEM;
 		}
 		c->mem = mem;
-		c->cap = cap;
+		c->cap = (uint32_t)cap;
 	}
 	pos = member_pos(s, c, s->rank[i]);
 	memmove(&c->mem[pos + 1], &c->mem[pos], (c->nmem - pos) * sizeof(*c->mem));
@@ -763,19 +756,19 @@ static gf_err classes_sync(gf_sched *s)
 static struct class_entry *class_entry_at(gf_sched *s, size_t shape, uint32_t id)
 {
 	if (id >= s->crow_len[shape]) {
-		uint32_t len = s->crow_len[shape] ? s->crow_len[shape] : 64;
+		size_t len = gf_grow_cap(s->crow_len[shape], (size_t)id + 1, 64, sizeof(struct class_entry));
 
-		while (len <= id)
-			len *= 2;
+		if (!len)
+			return NULL;
 		if (len > s->n)
-			len = (uint32_t)s->n;
+			len = s->n;
 		struct class_entry *row = realloc(s->crows[shape], len * sizeof(*row));
 
 		if (!row)
 			return NULL;
 		memset(&row[s->crow_len[shape]], 0, (len - s->crow_len[shape]) * sizeof(*row));
 		s->crows[shape] = row;
-		s->crow_len[shape] = len;
+		s->crow_len[shape] = (uint32_t)len;
 	}
 	return &s->crows[shape][id];
 }
@@ -888,13 +881,8 @@ static bool view_before(const struct view_entry *a, const struct view_entry *b)
 static gf_err view_push(struct shape_view *v, const struct view_entry *e)
 {
 	if (v->nheap == v->heap_cap) {
-		size_t cap = v->heap_cap ? v->heap_cap * 2 : 64;
-		struct view_entry *h = realloc(v->heap, cap * sizeof(*h));
-
-		if (!h)
+		if (v->nheap == v->heap_cap && gf_grow(&v->heap, &v->heap_cap, v->nheap + 1, sizeof(*v->heap), 64))
 			return GF_NOMEM;
-		v->heap = h;
-		v->heap_cap = cap;
 	}
 	size_t j = v->nheap++;
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "queue/events.h"
+#include "core/grow.h"
 
 void gf_events_init(struct gf_events *h)
 {
@@ -31,15 +32,8 @@ gf_err gf_events_push(struct gf_events *h, int64_t time, enum gf_event_kind kind
 {
 	size_t i;
 
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 256;
-		struct gf_event *ev = realloc(h->ev, cap * sizeof(*ev));
-
-		if (!ev)
-			return GF_NOMEM;
-		h->ev = ev;
-		h->cap = cap;
-	}
+	if (h->n == h->cap && gf_grow(&h->ev, &h->cap, h->n + 1, sizeof(*h->ev), 256))
+		return GF_NOMEM;
 	struct gf_event e = { .time = time, .seq = h->next_seq++, .job = job, .kind = (uint8_t)kind };
 
 	for (i = h->n++; i > 0; i = (i - 1) / 2) {

@@ -54,7 +54,7 @@ static gf_err release_logged(gf_loop *L, struct memo *mo, uint32_t id, const str
 	const struct job *j = &L->jobs[id];
 
 	release(L, id, m);
-	if (gf_loop_grow(&mo->log, &mo->cap, mo->n + j->npods, sizeof(*mo->log)))
+	if (gf_grow(&mo->log, &mo->cap, mo->n + j->npods, sizeof(*mo->log), 64))
 		return GF_NOMEM;
 	for (uint32_t k = 0; k < j->npods; k++)
 		mo->log[mo->n++] = m[k].node;
@@ -120,7 +120,7 @@ gf_err gf_loop_forecast_upto(gf_loop *L, int64_t *start, int64_t horizon, size_t
 
 		if (start[e->job] >= 0 || j->state != GF_JOB_PENDING || j->nbound > 0)
 			continue;	/* seen (kube mode: one entry per pod), or partly bound (kube) */
-		if ((err = gf_loop_grow(&planned, &cap, nplanned + j->npods, sizeof(*planned))))
+		if ((err = gf_grow(&planned, &cap, nplanned + j->npods, sizeof(*planned), 64)))
 			goto out;
 		for (;;) {
 			if (memo_may_fit(L, &mo, j->shape, &p) &&

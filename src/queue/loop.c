@@ -60,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "policy/topology.h"
 #include "queue/loop_impl.h"
 
@@ -107,26 +108,6 @@ size_t gf_loop_bytes_per_pod(void)
 	 * end events, running list and freed-log slots */
 	return sizeof(struct job) + sizeof(struct member) + 2 * sizeof(struct entry) +
 	       2 * sizeof(struct gf_event) + 2 * sizeof(uint32_t);
-}
-
-/* Grow *arr (elem-size items, capacity *cap) to hold at least need. */
-gf_err gf_loop_grow(void *arr, size_t *cap, size_t need, size_t elem)
-{
-	void **p = arr;
-
-	if (need <= *cap)
-		return GF_OK;
-	size_t ncap = *cap ? *cap : 64;
-
-	while (ncap < need)
-		ncap *= 2;
-	void *n = realloc(*p, ncap * elem);
-
-	if (!n)
-		return GF_NOMEM;
-	*p = n;
-	*cap = ncap;
-	return GF_OK;
 }
 
 static gf_err create(const struct gf_node_spec *nodes, size_t nnodes, gf_cluster *borrow,
@@ -277,7 +258,7 @@ gf_err gf_loop_set_budgets(gf_loop *L, const int32_t *allowed, size_t n)
 	for (size_t b = 0; b < n; b++)
 		if (allowed[b] < 0)
 			return GF_INVAL;
-	if (gf_loop_grow(&L->budget_left, &L->budgets_cap, n, sizeof(*L->budget_left)))
+	if (gf_grow(&L->budget_left, &L->budgets_cap, n, sizeof(*L->budget_left), 64))
 		return GF_NOMEM;
 	for (size_t b = 0; b < n; b++)
 		L->budget_left[b] = allowed[b];
@@ -316,14 +297,7 @@ size_t gf_loop_njobs(const gf_loop *L)
 static uint64_t shape_hash(const struct shape *s)
 {
 	int64_t f[7] = { s->cpu, s->mem, s->count, s->milli, s->spec, s->npods, (int64_t)s->served };
-	const unsigned char *b = (const unsigned char *)f;
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < sizeof(f); i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
+	return gf_fnv1a(GF_FNV64_OFFSET, f, sizeof(f));
 }
 
 static bool shape_eq(const struct shape *a, const struct shape *b)
@@ -334,8 +308,8 @@ static bool shape_eq(const struct shape *a, const struct shape *b)
 
 static gf_err rehash(gf_loop *L)
 {
-	size_t n = L->nslots * 2;
-	uint32_t *slots = calloc(n, sizeof(*slots));
+	size_t n = gf_grow_cap(L->nslots, L->nslots + 1, 1, sizeof(uint32_t));
+	uint32_t *slots = n ? calloc(n, sizeof(*slots)) : NULL;
 
 	if (!slots)
 		return GF_NOMEM;
@@ -370,7 +344,7 @@ static gf_err intern_shape(gf_loop *L, const struct gf_job_spec *s, uint32_t *id
 		}
 		h = (h + 1) & (L->nslots - 1);
 	}
-	if (gf_loop_grow(&L->shapes, &L->shapes_cap, L->nshapes + 1, sizeof(*L->shapes)))
+	if (gf_grow(&L->shapes, &L->shapes_cap, L->nshapes + 1, sizeof(*L->shapes), 64))
 		return GF_NOMEM;
 	L->shapes[L->nshapes] = k;
 	L->slots[h] = (uint32_t)++L->nshapes;
@@ -519,7 +493,7 @@ void gf_loop_unbind_pods(gf_cluster *c, const struct gf_pod_spec *p, const struc
 
 static gf_err sample(gf_loop *L, int64_t t)
 {
-	if (gf_loop_grow(&L->timeline, &L->timeline_cap, L->ntimeline + 1, sizeof(*L->timeline)))
+	if (gf_grow(&L->timeline, &L->timeline_cap, L->ntimeline + 1, sizeof(*L->timeline), 64))
 		return GF_NOMEM;
 	L->timeline[L->ntimeline++] = (struct gf_loop_sample){
 		.time = t, .gpu_used = gf_cluster_gpu_used(L->real),
@@ -580,7 +554,7 @@ gf_err gf_loop_note_binds(gf_loop *L, uint32_t id, uint32_t from, uint32_t to)
 {
 	const struct job *j = &L->jobs[id];
 
-	if (gf_loop_grow(&L->binds, &L->binds_cap, L->nbinds + (to - from), sizeof(*L->binds)))
+	if (gf_grow(&L->binds, &L->binds_cap, L->nbinds + (to - from), sizeof(*L->binds), 64))
 		return GF_NOMEM;
 	for (uint32_t k = from; k < to; k++) {
 		const struct member *m = &L->members[j->member0 + k];
@@ -605,7 +579,7 @@ static gf_err confirm(gf_loop *L, uint32_t id)
 	struct job *j = &L->jobs[id];
 	size_t pos;
 
-	if (gf_loop_grow(&L->running, &L->running_cap, L->nrunning + 1, sizeof(*L->running)))
+	if (gf_grow(&L->running, &L->running_cap, L->nrunning + 1, sizeof(*L->running), 64))
 		return GF_NOMEM;
 	if (L->cfg.policy != GF_QP_KUBE && gf_loop_note_binds(L, id, 0, j->npods))
 		return GF_NOMEM;
@@ -653,7 +627,7 @@ gf_err gf_loop_unbind_job(gf_loop *L, uint32_t id)
 		return GF_STATE;
 	memmove(&L->running[pos], &L->running[pos + 1], (L->nrunning - pos - 1) * sizeof(*L->running));
 	L->nrunning--;
-	if (gf_loop_grow(&L->freed, &L->freed_cap, L->nfreed + j->npods, sizeof(*L->freed)))
+	if (gf_grow(&L->freed, &L->freed_cap, L->nfreed + j->npods, sizeof(*L->freed), 64))
 		return GF_NOMEM;
 	gf_loop_quota_charge(L, j, &L->members[j->member0], j->npods, -1);
 	for (uint32_t k = j->npods; k-- > 0;) {
@@ -727,7 +701,7 @@ static gf_err add(gf_loop *L, uint32_t id)
 		return GF_OK;
 	}
 	j->state = GF_JOB_PENDING;
-	if (gf_loop_grow(&L->incoming, &L->incoming_cap, L->nincoming + n, sizeof(*L->incoming)))
+	if (gf_grow(&L->incoming, &L->incoming_cap, L->nincoming + n, sizeof(*L->incoming), 64))
 		return GF_NOMEM;
 	for (uint32_t k = 0; k < n; k++)
 		L->incoming[L->nincoming++] = (struct entry){ id, L->cfg.policy == GF_QP_KUBE ? k : WHOLE };
@@ -764,8 +738,8 @@ static gf_err merge_incoming(gf_loop *L)
 		}
 		L->incoming[k] = e;
 	}
-	if (gf_loop_grow(&L->merge, &L->merge_cap, L->npend + n, sizeof(*L->merge)) ||
-	    gf_loop_grow(&L->pend, &L->pend_cap, L->npend + n, sizeof(*L->pend)))
+	if (gf_grow(&L->merge, &L->merge_cap, L->npend + n, sizeof(*L->merge), 64) ||
+	    gf_grow(&L->pend, &L->pend_cap, L->npend + n, sizeof(*L->pend), 64))
 		return GF_NOMEM;
 	size_t a = 0, b = 0, w = 0;
 
@@ -877,7 +851,7 @@ static gf_err try_pod(gf_loop *L, uint32_t id, uint32_t member, bool *bound)
 	if (j->nbound == j->npods)
 		return confirm(L, id);
 	if (j->nbound == 1 && j->npods > 1) {
-		if (gf_loop_grow(&L->partials, &L->partials_cap, L->npartials + 1, sizeof(*L->partials)))
+		if (gf_grow(&L->partials, &L->partials_cap, L->npartials + 1, sizeof(*L->partials), 64))
 			return GF_NOMEM;
 		L->partials[L->npartials++] = id;
 	}
@@ -906,7 +880,7 @@ static void mark_partials(gf_loop *L)
  */
 static gf_err defer_borrower(gf_loop *L, size_t at, uint32_t id, size_t nahead)
 {
-	if (gf_loop_grow(&L->borrowers, &L->borrowers_cap, L->nborrowers + 1, sizeof(*L->borrowers)))
+	if (gf_grow(&L->borrowers, &L->borrowers_cap, L->nborrowers + 1, sizeof(*L->borrowers), 64))
 		return GF_NOMEM;
 	L->borrowers[L->nborrowers++] = (uint32_t)at;
 	if (gf_loop_ordering(L, id) == GF_ORDER_STRICT)
@@ -1135,8 +1109,8 @@ static gf_err new_job(gf_loop *L, const struct gf_job_spec *s, uint32_t *id)
 		return err;
 	if (L->njobs >= UINT32_MAX - 1 || L->nmembers + s->npods >= UINT32_MAX)
 		return GF_TOOBIG;
-	if (gf_loop_grow(&L->jobs, &L->jobs_cap, L->njobs + 1, sizeof(*L->jobs)) ||
-	    gf_loop_grow(&L->members, &L->members_cap, L->nmembers + s->npods, sizeof(*L->members)))
+	if (gf_grow(&L->jobs, &L->jobs_cap, L->njobs + 1, sizeof(*L->jobs), 64) ||
+	    gf_grow(&L->members, &L->members_cap, L->nmembers + s->npods, sizeof(*L->members), 64))
 		return GF_NOMEM;
 	j = &L->jobs[L->njobs];
 	memset(j, 0, sizeof(*j));
@@ -1358,7 +1332,7 @@ static gf_err release_partial(gf_loop *L, struct job *j)
 {
 	if (j->nbound == 0)
 		return GF_OK;
-	if (gf_loop_grow(&L->freed, &L->freed_cap, L->nfreed + j->nbound, sizeof(*L->freed)))
+	if (gf_grow(&L->freed, &L->freed_cap, L->nfreed + j->nbound, sizeof(*L->freed), 64))
 		return GF_NOMEM;
 	for (uint32_t k = 0; k < j->nbound; k++)
 		L->freed[L->nfreed++] = L->members[j->member0 + k].node;
@@ -1405,7 +1379,7 @@ gf_err gf_loop_end(gf_loop *L, uint32_t id, int64_t now)
 
 gf_err gf_loop_nodes_freed(gf_loop *L, const uint32_t *nodes, size_t n)
 {
-	if (gf_loop_grow(&L->freed, &L->freed_cap, L->nfreed + n, sizeof(*L->freed)))
+	if (gf_grow(&L->freed, &L->freed_cap, L->nfreed + n, sizeof(*L->freed), 64))
 		return GF_NOMEM;
 	for (size_t k = 0; k < n; k++)
 		if (nodes[k] < L->nnodes)
@@ -1478,7 +1452,7 @@ gf_err gf_loop_unbind(gf_loop *L, uint32_t id)
 		return GF_OK;
 	}
 	/* back into the queue at its old place (same arrival sequence) */
-	if (gf_loop_grow(&L->incoming, &L->incoming_cap, L->nincoming + n, sizeof(*L->incoming)))
+	if (gf_grow(&L->incoming, &L->incoming_cap, L->nincoming + n, sizeof(*L->incoming), 64))
 		return GF_NOMEM;
 	for (uint32_t k = 0; k < n; k++)
 		L->incoming[L->nincoming++] = (struct entry){ id, L->cfg.policy == GF_QP_KUBE ? k : WHOLE };

@@ -6,6 +6,7 @@
 #ifndef GF_QUEUE_LOOP_IMPL_H
 #define GF_QUEUE_LOOP_IMPL_H
 
+#include "core/grow.h"
 #include "queue/events.h"
 #include "queue/loop.h"
 
@@ -193,8 +194,6 @@ static inline int64_t gf_loop_max64(int64_t a, int64_t b)
 
 /* loop.c */
 
-/* Grow *arr (elem-size items, capacity *cap) to hold at least need; GF_NOMEM. */
-gf_err gf_loop_grow(void *arr, size_t *cap, size_t need, size_t elem);
 /* How many pods like p fit on node state nd, greedily, at most cap. */
 uint32_t gf_loop_node_slots(const struct gf_catalog *cat, const struct gf_node *nd,
 			    const struct gf_pod_spec *p, uint32_t cap);

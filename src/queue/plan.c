@@ -80,7 +80,7 @@ static gf_err save_prev(gf_loop *L, const struct reservation *r)
 			slot = k;
 	if (slot == L->nprev_next)
 		L->nprev_next = (L->nprev_next + 1) % MAX_RES;
-	if (gf_loop_grow(&L->prev[slot].members, &L->prev[slot].cap, n, sizeof(struct member)))
+	if (gf_grow(&L->prev[slot].members, &L->prev[slot].cap, n, sizeof(struct member), 64))
 		return GF_NOMEM;
 	memcpy(L->prev[slot].members, r->members, n * sizeof(struct member));
 	L->prev[slot].holder = r->holder;
@@ -276,7 +276,7 @@ static gf_err plan(gf_loop *L, uint32_t h)
 
 	L->stats.plans++;
 	L->cycle_plans++;
-	if (gf_loop_grow(&res->members, &res->cap, k, sizeof(*res->members)))
+	if (gf_grow(&res->members, &res->cap, k, sizeof(*res->members), 64))
 		return GF_NOMEM;
 	if (!res->shadow && (err = gf_cluster_create(L->specs, L->nnodes, &res->shadow)))
 		return err;

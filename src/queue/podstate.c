@@ -5,6 +5,7 @@
  * when the head has advanced, doubles when full), take at the head.
  */
 #include "queue/podstate.h"
+#include "core/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,14 +30,8 @@ static gf_err podq_push(struct gf_podq *q, uint32_t id)
 			memmove(q->id, q->id + q->head, q->len * sizeof(*q->id));
 			q->head = 0;
 		}
-		if (q->len == q->cap) {
-			size_t nc = q->cap ? q->cap * 2 : 256;
-			uint32_t *v = realloc(q->id, nc * sizeof(*v));
-			if (!v)
-				return GF_NOMEM;
-			q->id = v;
-			q->cap = nc;
-		}
+		if (gf_grow(&q->id, &q->cap, q->len + 1, sizeof(*q->id), 256))
+			return GF_NOMEM;
 	}
 	q->id[q->head + q->len++] = id;
 	return GF_OK;
@@ -65,10 +60,8 @@ gf_err gf_pod_want_first(struct gf_podq *q, struct gf_pod_rec *const *r, const u
 		k += !r[i]->queued;
 	if (!k)
 		return GF_OK;
-	size_t cap = q->cap;
-	while (cap < q->len + k)
-		cap = cap ? cap * 2 : 256;
-	uint32_t *v = malloc(cap * sizeof(*v));
+	size_t cap = gf_grow_cap(q->cap, q->len + k, 256, sizeof(uint32_t));
+	uint32_t *v = cap ? malloc(cap * sizeof(*v)) : NULL;
 	if (!v)
 		return GF_NOMEM;
 	size_t m = 0;

@@ -98,10 +98,10 @@ static gf_err evict(gf_loop *L, uint32_t id)
 	L->stats.preemptions++;
 	L->stats.budget_violations += budget_take(L, j, L->budget_left);
 	L->plan_dirty = true;	/* the shadows still count it */
-	if (gf_loop_grow(&L->incoming, &L->incoming_cap, L->nincoming + 1, sizeof(*L->incoming)))
+	if (gf_grow(&L->incoming, &L->incoming_cap, L->nincoming + 1, sizeof(*L->incoming), 64))
 		return GF_NOMEM;
 	L->incoming[L->nincoming++] = (struct entry){ id, WHOLE };
-	if (gf_loop_grow(&L->evicted, &L->evicted_cap, L->nevicted + 1, sizeof(*L->evicted)))
+	if (gf_grow(&L->evicted, &L->evicted_cap, L->nevicted + 1, sizeof(*L->evicted), 64))
 		return GF_NOMEM;
 	L->evicted[L->nevicted++] = id;	/* a decision of this cycle: its pods must go */
 	return GF_OK;
@@ -282,7 +282,7 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 		if (gf_loop_quota_may_evict(L, j, v, reclaim))
 			ncand += v->npods;
 	}
-	if (ncand == 0 || gf_loop_grow(&L->tmp_members, &L->tmp_cap, j->npods, sizeof(*L->tmp_members)))
+	if (ncand == 0 || gf_grow(&L->tmp_members, &L->tmp_cap, j->npods, sizeof(*L->tmp_members), 64))
 		goto none;
 	cand = malloc(ncand * sizeof(*cand));
 	chosen = malloc(ncand * sizeof(*chosen));

@@ -8,6 +8,7 @@
  * read it.  The order of the checks is the order of the fields in the CRD,
  * so both decoders name the same first fault for the same object.
  */
+#include "core/grow.h"
 #include "queue/queuedef.h"
 
 #include <stdio.h>
@@ -161,15 +162,10 @@ gf_err gf_queue_file_add(struct gf_queue_file *f, size_t *cap, const struct gf_q
 	for (size_t k = 0; k < f->n; k++)
 		if (!strcmp(f->q[k].name, d->name))
 			return verr(e, "metadata.name", "a second queue of this name");
-	if (f->n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 8;
-		struct gf_queue_def *nq = realloc(f->q, ncap * sizeof(*nq));
+	gf_err e2 = gf_grow(&f->q, cap, f->n + 1, sizeof(*f->q), 8);
 
-		if (!nq)
-			return GF_NOMEM;
-		f->q = nq;
-		*cap = ncap;
-	}
+	if (e2 != GF_OK)
+		return e2;
 	f->q[f->n++] = *d;
 	return GF_OK;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cluster/cluster.h"
+#include "core/grow.h"
 #include "core/rng.h"
 #include "core/sort.h"
 #include "policy/sched.h"
@@ -181,16 +182,9 @@ static gf_err build_order(const gf_openb *x, const struct gf_openb_config *cfg, 
 
 		if (tot + c->gpu_milli > target)
 			break;
-		if (len == cap) {
-			size_t ncap = cap * 2;
-			uint32_t *nq = realloc(q, ncap * sizeof(*q));
-
-			if (!nq) {
-				free(q);
-				return GF_NOMEM;
-			}
-			q = nq;
-			cap = ncap;
+		if (len == cap && gf_grow(&q, &cap, len + 1, sizeof(*q), 1)) {
+			free(q);
+			return GF_NOMEM;
 		}
 		q[len++] = (uint32_t)i;
 		tot += gf_pod_gpu_request(c);

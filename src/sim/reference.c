@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/text.h"
 #include "sim/reference.h"
 
@@ -70,16 +71,9 @@ gf_err gf_reference_parse(const char *data, size_t len, const char *file, struct
 			gf_reference_release(out);
 			return perr(err, file, lineno, "expected 9 comma-separated columns");
 		}
-		if (out->n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct gf_reference_row *rows = realloc(out->rows, ncap * sizeof(*rows));
-
-			if (!rows) {
-				gf_reference_release(out);
-				return GF_NOMEM;
-			}
-			out->rows = rows;
-			cap = ncap;
+		if (gf_grow(&out->rows, &cap, out->n + 1, sizeof(*out->rows), 64)) {
+			gf_reference_release(out);
+			return GF_NOMEM;
 		}
 		struct gf_reference_row *row = &out->rows[out->n];
 		double *num[] = { NULL, NULL, NULL, &row->alloc100, &row->alloc130, &row->alloc_min130,

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/csv.h"
+#include "core/grow.h"
 #include "core/text.h"
 #include "sim/trace.h"
 
@@ -152,14 +153,7 @@ static gf_err reserve(void **arr, size_t *cap, size_t n, size_t elem)
 		return GF_OK;
 	if (n >= GF_TRACE_MAX_ROWS)
 		return GF_TOOBIG;
-	size_t ncap = *cap ? *cap * 2 : 1024;
-	void *p = realloc(*arr, ncap * elem);
-
-	if (!p)
-		return GF_NOMEM;
-	*arr = p;
-	*cap = ncap;
-	return GF_OK;
+	return gf_grow(arr, cap, n + 1, elem, 1024);
 }
 
 #define CPU_MAX 1000000000LL	/* a million cores, in milli-CPU */

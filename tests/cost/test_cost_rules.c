@@ -342,23 +342,23 @@ static void test_windows(void **state)
 	/* now = 2026-12-01T15:04:22Z, a Tuesday */
 	int64_t now = 1796137462;
 	char buf[21];
-	gf_cost_rfc3339(now, buf);
+	gf_rfc3339(now, buf);
 	assert_string_equal(buf, "2026-12-01T15:04:22Z");
 	assert_int_equal(gf_cost_parse_window("7d", now, &s, &e, err, sizeof(err)), GF_OK);
 	assert_int_equal(e - s, 7 * 86400);
 	assert_int_equal(e, now);
 	assert_int_equal(gf_cost_parse_window("today", now, &s, &e, err, sizeof(err)), GF_OK);
-	gf_cost_rfc3339(s, buf);
+	gf_rfc3339(s, buf);
 	assert_string_equal(buf, "2026-12-01T00:00:00Z");
 	assert_int_equal(gf_cost_parse_window("yesterday", now, &s, &e, err, sizeof(err)), GF_OK);
 	assert_int_equal(e - s, 86400);
 	assert_int_equal(gf_cost_parse_window("week", now, &s, &e, err, sizeof(err)), GF_OK);
-	gf_cost_rfc3339(s, buf);
+	gf_rfc3339(s, buf);
 	assert_string_equal(buf, "2026-11-29T00:00:00Z"); /* Sunday */
 	assert_int_equal(gf_cost_parse_window("lastmonth", now, &s, &e, err, sizeof(err)), GF_OK);
-	gf_cost_rfc3339(s, buf);
+	gf_rfc3339(s, buf);
 	assert_string_equal(buf, "2026-11-01T00:00:00Z");
-	gf_cost_rfc3339(e, buf);
+	gf_rfc3339(e, buf);
 	assert_string_equal(buf, "2026-12-01T00:00:00Z");
 	assert_int_equal(gf_cost_parse_window("2024-02-28T00:00:00Z,2024-03-01T00:00:00Z", now, &s, &e, err,
 					      sizeof(err)), GF_OK);

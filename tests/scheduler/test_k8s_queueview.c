@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "core/obuf.h"
-#include "core/rfc3339.h"
+#include "core/time.h"
 #include "k8s/queueview.h"
 #include "../testutil.h"
 

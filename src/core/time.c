@@ -1,9 +1,13 @@
 /*
- * core/rfc3339.c - RFC 3339 UTC timestamps to and from Unix seconds
- * (rfc3339.h): the civil-date conversions on the proleptic Gregorian
- * calendar, in integers, valid for any int64_t day count.
+ * core/time.c - calendar arithmetic and RFC 3339 (see time.h).
+ *
+ * days_from_civil / civil_from_days: the era-based conversion (400-year
+ * eras of 146,097 days, years starting in March so that the leap day is
+ * the last of the year), O(1), exact for every int64 year that does not
+ * overflow.  Formatting is snprintf of the civil fields; parsing checks
+ * each digit and the day of the month (February 29 only in leap years).
  */
-#include "core/rfc3339.h"
+#include "core/time.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -38,7 +42,7 @@ int64_t gf_floor_div(int64_t a, int64_t b)
 	return a / b - (a % b != 0 && (a < 0) != (b < 0));
 }
 
-void gf_rfc3339(int64_t t, char out[21])
+void gf_rfc3339(int64_t t, char out[GF_RFC3339_LEN])
 {
 	int64_t days = gf_floor_div(t, 86400), s = t - days * 86400, y;
 	int m, d;
@@ -51,6 +55,14 @@ void gf_rfc3339(int64_t t, char out[21])
 	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)y, m, d, (int)(s / 3600),
 		 (int)(s / 60 % 60), (int)(s % 60));
 	memcpy(out, buf, 21);
+}
+
+void gf_rfc3339_us(int64_t us, char out[GF_RFC3339_US_LEN])
+{
+	int64_t sec = gf_floor_div(us, 1000000);
+	char s[GF_RFC3339_LEN];
+	gf_rfc3339(sec, s);
+	snprintf(out, GF_RFC3339_US_LEN, "%.19s.%06dZ", s, (int)(us - sec * 1000000));
 }
 
 /* n digits at s as a number; false if any is not a digit. */

@@ -226,6 +226,8 @@ struct gf_live {
 	uint32_t *ext_list;	/* the nodes to score, ascending */
 	struct nindex names;	/* node name -> cluster index, for the extender */
 	uint64_t epoch;		/* cluster rebuilds: cluster indices are valid within one */
+	uint64_t node_verbs;	/* node changes applied in place (gf_loop_node_*) */
+	size_t ngone;		/* cluster indices of nodes that left in place (tombstones) */
 	uint64_t resets;	/* make_sched() calls */
 	bool freed;
 	uint64_t conflicts;

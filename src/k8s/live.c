@@ -10,12 +10,24 @@
  * would grow (node_slots_reclaim), so node churn over days keeps the slots
  * at the peak node count.  Pod slots go to a free list.
  *
- * The engine cluster indexes present nodes 0..k-1 in slot order; it is
- * rebuilt (with the score cache, the target and the policy state) when the
- * node set or a node's description changes: every ASSUMED and BOUND pod is
- * bound again, so the allocation only depends on the objects, never on the
- * order events came in.  A bound pod that does not fit (two schedulers
- * gave out one GPU) is counted in `conflicts` and left out.
+ * The engine cluster indexes nodes by cluster index (cnode: index ->
+ * slot).  Node changes are the loop's node verbs, applied in place
+ * (node_join, node_leave, node_respec): a node that joins takes the next
+ * index, one that leaves becomes a tombstone (NO_SLOT, never fitting) so
+ * no index moves and pending pods, running jobs and every other node's
+ * cached scores stay.  A rebuild (all indices again, present nodes 0..k-1
+ * in slot order, with the score cache, the target and the policy state;
+ * every ASSUMED and BOUND pod bound again, so the allocation only depends
+ * on the objects, never on the order events came in) remains only where it
+ * cannot be avoided: the first nodes; a node whose GPU model or GPU memory
+ * changes (the bound pods' requests were counted by them); a change that
+ * the engine refuses (resources below what is bound); out of memory in a
+ * verb; and compaction, when more than 64 tombstones outnumber the live
+ * indices at a join (node churn over days).  A new FGD target, a Queue or
+ * PodDisruptionBudget change and job-record compaction still make a new
+ * loop (make_sched, make_loop), not a new cluster.  A bound pod that does
+ * not fit (two schedulers gave out one GPU) is counted in `conflicts` and
+ * left out.
  *
  * GPU memory requests become milli-GPU: among the GPU models whose memory
  * (nvidia.com/gpu.memory, the smallest seen per model) holds the request

@@ -809,6 +809,8 @@ static gf_err make_loop(gf_live *l)
 	gf_err e = gf_live_quota_config(l, &lc);
 	if (!e)
 		e = gf_loop_create_on(l->cluster, l->o.policy, &l->env, &lc, &l->loop);
+	l->loop_dirty = false;
+	l->loops_made += !e;
 	l->pdb_dirty = true; /* its budgets: before its first cycle */
 	quota_charge_all(l);
 	if (!e)
@@ -920,14 +922,56 @@ static gf_err rebuild(gf_live *l)
 	return make_sched(l);
 }
 
+/*
+ * Queues, namespaces' Queues or budgets' selectors changed: every loop job
+ * gets its queue and budget indices again (gf_loop_job_relabel) and the
+ * loop its quotas (gf_loop_set_quotas, usage recounted; the pods it does
+ * not hold charged again), in place.  GF_UNSUPPORTED when a pod waiting in
+ * the loop lost its Queue: it must leave the loop and wait here, said so (a
+ * new loop does that); errors leave the caller to make a new loop.
+ */
+static gf_err relabel_loop(gf_live *l)
+{
+	bool quotas = l->o.queues && l->o.queue_policy != GF_QP_KUBE;
+	if (!l->loop)
+		return GF_STATE;
+	for (size_t i = 0; quotas && i < l->npods; i++) {
+		const struct lpod *lp = &l->pods[i];
+		if (lp->used && lp->job != NO_JOB && pod_qindex(l, pod_of(l, lp), NULL, 0) < 0)
+			return GF_UNSUPPORTED;
+	}
+	struct gf_loop_config lc = { .policy = (enum gf_queue_policy)l->o.queue_policy };
+	gf_err e = gf_live_quota_config(l, &lc);
+	if (e)
+		return e;
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		uint32_t job = lp->job != NO_JOB ? lp->job : lp->run;
+		if (!lp->used || job == NO_JOB)
+			continue;
+		int qi = quotas ? pod_qindex(l, pod_of(l, lp), NULL, 0) : 0;
+		uint16_t b[GF_JOB_MAX_BUDGETS] = { 0 };
+		job_budgets(l, pod_of(l, lp), b);
+		if ((e = gf_loop_job_relabel(l->loop, job, (uint16_t)(qi < 0 ? (int)l->nq : qi), b)))
+			return e;
+	}
+	if ((e = gf_loop_set_quotas(l->loop, lc.queues, lc.nqueues)))
+		return e;
+	quota_charge_all(l); /* the charges of pods the loop holds no job for */
+	l->pdb_dirty = true;
+	return GF_OK;
+}
+
 static gf_err ensure(gf_live *l)
 {
 	if (l->dirty)
 		return rebuild(l);
 	if (l->sched_dirty)
 		return make_sched(l);
-	if (l->queues_dirty && l->sched)
+	if (l->loop_dirty && l->sched)
 		return make_loop(l);
+	if (l->queues_dirty && l->sched)
+		return relabel_loop(l) ? make_loop(l) : GF_OK;
 	return GF_OK;
 }
 
@@ -1991,7 +2035,7 @@ static void run_leave(gf_live *l, struct lpod *lp)
 	free(rest);
 	size_t nj = gf_loop_njobs(l->loop);
 	if (nj > 4096 && nj > 4 * (l->in_loop + l->nrun))
-		l->queues_dirty = true; /* ended jobs' records: a new loop (make_loop) */
+		l->loop_dirty = true; /* ended jobs' records: a new loop (make_loop) */
 }
 
 /* ---- preemption (opts.preemption; not kube) -------------------------------- */
@@ -2558,7 +2602,7 @@ gf_err gf_live_pdb_set(gf_live *l, const struct gf_k8s_pdb *p)
 			l->pdb_cap = nc;
 		}
 		l->npdb++;
-		l->queues_dirty = true; /* new jobs' budgets: a new loop */
+		l->queues_dirty = true; /* jobs' budgets: relabelled (relabel_loop) */
 	} else if (!gf_k8s_pdb_same_selector(&l->pdb[b], p)) {
 		l->queues_dirty = true;
 	}
@@ -2572,7 +2616,7 @@ void gf_live_pdb_delete(gf_live *l, const char *ns, const char *name)
 	size_t b = pdb_find(l, ns, name);
 	if (b == l->npdb)
 		return;
-	l->pdb[b] = l->pdb[--l->npdb]; /* indices move: a new loop */
+	l->pdb[b] = l->pdb[--l->npdb]; /* indices move: jobs relabelled */
 	l->queues_dirty = true;
 	l->pdb_dirty = true;
 }
@@ -3142,6 +3186,7 @@ void gf_live_stats(gf_live *l, struct gf_live_stats *s)
 	}
 	s->rebuilds = l->epoch;
 	s->node_verbs = l->node_verbs;
+	s->loops_made = l->loops_made;
 	s->resets = l->resets;
 	s->node_slots = l->nnodes;
 	s->index_slots = l->nmap.cap + l->pmap.cap + l->gidx.cap;

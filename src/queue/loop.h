@@ -367,6 +367,15 @@ size_t gf_loop_nnodes(const gf_loop *L);
  */
 gf_err gf_loop_set_quotas(gf_loop *L, const struct gf_queue_quota *queues, size_t n);
 
+/*
+ * Job id's quota queue and disruption budgets change (the caller's Queue
+ * or PodDisruptionBudget objects changed, and with them their indices): the
+ * queue index refers to the list the following gf_loop_set_quotas gives,
+ * which must follow (it recounts usage); the budgets as
+ * gf_job_spec.budgets.  Errors: GF_RANGE (no such job).
+ */
+gf_err gf_loop_job_relabel(gf_loop *L, uint32_t id, uint16_t queue, const uint16_t budgets[GF_JOB_MAX_BUDGETS]);
+
 /* Tie-break priorities of the nodes (as gf_sched_set_priorities), for placement and planning. */
 void gf_loop_set_node_priorities(gf_loop *L, const uint32_t *prio);
 

@@ -130,6 +130,15 @@ gf_err gf_loop_set_quotas(gf_loop *L, const struct gf_queue_quota *queues, size_
 	return GF_OK;
 }
 
+gf_err gf_loop_job_relabel(gf_loop *L, uint32_t id, uint16_t queue, const uint16_t budgets[GF_JOB_MAX_BUDGETS])
+{
+	if (id >= L->njobs)
+		return GF_RANGE;
+	L->jobs[id].queue = queue;
+	memcpy(L->jobs[id].budgets, budgets, sizeof(L->jobs[id].budgets));
+	return GF_OK;
+}
+
 static int64_t job_milli(const struct job *j)
 {
 	return (int64_t)j->npods * j->gpu_count * j->gpu_milli;

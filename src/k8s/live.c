@@ -23,8 +23,9 @@
  * changes (the bound pods' requests were counted by them); a change that
  * the engine refuses (resources below what is bound); out of memory in a
  * verb; and compaction, when more than 64 tombstones outnumber the live
- * indices at a join (node churn over days).  A new FGD target, a Queue or
- * PodDisruptionBudget change and job-record compaction still make a new
+ * indices at a join (node churn over days).  Queue and budget changes
+ * relabel the loop's jobs in place (relabel_loop); a new FGD target,
+ * job-record compaction and a waiting pod whose Queue went still make a new
  * loop (make_sched, make_loop), not a new cluster.  A bound pod that does
  * not fit (two schedulers gave out one GPU) is counted in `conflicts` and
  * left out.

@@ -12,6 +12,15 @@
  * nodes that changed instead of rereading all of them; one that fell further
  * behind, or that a reset passed, rereads everything.
  *
+ * Node verbs: add appends (the arrays grow by doubling; the journal records
+ * a reset, since readers' per-node arrays must grow); remove leaves a
+ * tombstone (zero capacity, GF_NODE_GONE) so indices never move; update
+ * refuses a description the bound pods would not fit (no over-commitment to
+ * track: the caller drains first); cordon and notice are flag bits in the
+ * node's state, so the planner's copies (gf_cluster_copy_node) and the
+ * scheduler's node classes (the flags are in the class key) follow them.
+ * Each is one journal entry and a version bump of its node.
+ *
  * Debug builds (GF_DEBUG_INVARIANTS) re-check the changed node after every
  * bind and unbind and abort with the broken invariant named: a wrong engine
  * must fail loudly in the tests, not skew a figure.
@@ -21,11 +30,13 @@
 #include <string.h>
 
 #include "cluster/cluster.h"
+#include "core/grow.h"
 
 struct gf_cluster {
-	size_t n;
+	size_t n, cap;
 	struct gf_node_spec *spec;
 	struct gf_node *node;
+	int64_t *leave_at;	/* per node: its notice's time, INT64_MAX: none */
 	int64_t gpu_capacity;
 	int64_t gpu_used;
 	int64_t ngpus;
@@ -88,8 +99,10 @@ static void node_derive(struct gf_node *nd)
 static void node_reset(struct gf_node *nd, const struct gf_node_spec *s)
 {
 	uint32_t version = nd->version;
+	uint8_t flags = nd->flags;
 
 	memset(nd, 0, sizeof(*nd));
+	nd->flags = flags;
 	nd->cpu_free = s->cpu_milli;
 	nd->mem_free = s->mem_mib;
 	nd->ngpus = (uint8_t)s->ngpus;
@@ -100,29 +113,35 @@ static void node_reset(struct gf_node *nd, const struct gf_node_spec *s)
 	node_derive(nd);
 }
 
+static bool spec_valid(const struct gf_node_spec *s)
+{
+	return s->ngpus >= 0 && s->ngpus <= GF_MAX_GPUS && s->cpu_milli >= 0 && s->mem_mib >= 0 &&
+	       s->model >= -1 && s->model < GF_MAX_MODELS;
+}
+
 gf_err gf_cluster_create(const struct gf_node_spec *specs, size_t n, gf_cluster **out)
 {
 	gf_cluster *c;
 
 	if (n == 0)
 		return GF_INVAL;
-	for (size_t i = 0; i < n; i++) {
-		if (specs[i].ngpus < 0 || specs[i].ngpus > GF_MAX_GPUS ||
-		    specs[i].cpu_milli < 0 || specs[i].mem_mib < 0 ||
-		    specs[i].model < -1 || specs[i].model >= GF_MAX_MODELS)
+	for (size_t i = 0; i < n; i++)
+		if (!spec_valid(&specs[i]))
 			return GF_INVAL;
-	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return GF_NOMEM;
-	c->n = n;
+	c->n = c->cap = n;
 	c->spec = malloc(n * sizeof(*c->spec));
 	c->node = calloc(n, sizeof(*c->node));
-	if (!c->spec || !c->node) {
+	c->leave_at = malloc(n * sizeof(*c->leave_at));
+	if (!c->spec || !c->node || !c->leave_at) {
 		gf_cluster_destroy(c);
 		return GF_NOMEM;
 	}
 	memcpy(c->spec, specs, n * sizeof(*specs));
+	for (size_t i = 0; i < n; i++)
+		c->leave_at[i] = INT64_MAX;
 	for (size_t i = 0; i < n; i++)
 		c->ngpus += specs[i].ngpus;
 	c->gpu_capacity = c->ngpus * GF_MILLI_PER_GPU;
@@ -137,6 +156,7 @@ void gf_cluster_destroy(gf_cluster *c)
 		return;
 	free(c->spec);
 	free(c->node);
+	free(c->leave_at);
 	free(c);
 }
 
@@ -200,6 +220,8 @@ bool gf_cluster_fits(const gf_cluster *c, const struct gf_catalog *cat, size_t i
 {
 	const struct gf_node *nd = &c->node[i];
 
+	if (nd->flags)
+		return false;
 	if (nd->cpu_free < p->cpu_milli || nd->mem_free < p->mem_mib)
 		return false;
 	if (p->gpu_count == 0)
@@ -269,7 +291,7 @@ gf_err gf_cluster_bind(gf_cluster *c, size_t i, const struct gf_pod_spec *p, con
 	if (i >= c->n)
 		return GF_RANGE;
 	nd = &c->node[i];
-	if (nd->cpu_free < p->cpu_milli || nd->mem_free < p->mem_mib)
+	if ((nd->flags & GF_NODE_GONE) || nd->cpu_free < p->cpu_milli || nd->mem_free < p->mem_mib)
 		return GF_RANGE;
 	if (p->gpu_count > 0) {
 		if (!gpus_valid(nd, p, gpus))
@@ -324,6 +346,192 @@ gf_err gf_cluster_unbind(gf_cluster *c, size_t i, const struct gf_pod_spec *p, c
 	node_derive(nd);
 	assert_node(c, i);
 	return GF_OK;
+}
+
+/* ---- node verbs ---- */
+
+gf_err gf_cluster_reserve(gf_cluster *c, size_t n)
+{
+	if (n <= c->cap)
+		return GF_OK;
+	size_t cap = gf_grow_cap(c->cap, n, n, sizeof(struct gf_node) + sizeof(struct gf_node_spec));
+
+	if (!cap)
+		return GF_NOMEM;
+	struct gf_node_spec *sp = realloc(c->spec, cap * sizeof(*sp));
+
+	if (!sp)
+		return GF_NOMEM;
+	c->spec = sp;
+	struct gf_node *nd = realloc(c->node, cap * sizeof(*nd));
+
+	if (!nd)
+		return GF_NOMEM;
+	c->node = nd;
+	int64_t *la = realloc(c->leave_at, cap * sizeof(*la));
+
+	if (!la)
+		return GF_NOMEM;
+	c->leave_at = la;
+	c->cap = cap;
+	return GF_OK;
+}
+
+gf_err gf_cluster_add_node(gf_cluster *c, const struct gf_node_spec *spec, size_t *index)
+{
+	gf_err err;
+
+	if (!spec_valid(spec))
+		return GF_INVAL;
+	if (c->n >= UINT32_MAX - 1)
+		return GF_RANGE;
+	if ((err = gf_cluster_reserve(c, c->n + 1)))
+		return err;
+	size_t i = c->n++;
+
+	c->spec[i] = *spec;
+	c->leave_at[i] = INT64_MAX;
+	memset(&c->node[i], 0, sizeof(c->node[i]));
+	node_reset(&c->node[i], spec);
+	c->ngpus += spec->ngpus;
+	c->gpu_capacity += (int64_t)spec->ngpus * GF_MILLI_PER_GPU;
+	c->changes++;
+	c->reset_at = ++c->jseq;	/* readers' per-node arrays must grow */
+	*index = i;
+	return GF_OK;
+}
+
+/* Replace node i's description by s and its free amounts by what s leaves beside what is bound. */
+static void respec(gf_cluster *c, size_t i, const struct gf_node_spec *s)
+{
+	struct gf_node *nd = &c->node[i];
+	const struct gf_node_spec *o = &c->spec[i];
+
+	nd->cpu_free += s->cpu_milli - o->cpu_milli;
+	nd->mem_free += s->mem_mib - o->mem_mib;
+	for (int g = o->ngpus; g < s->ngpus; g++)
+		nd->gpu_free[g] = GF_MILLI_PER_GPU;
+	for (int g = s->ngpus; g < GF_MAX_GPUS; g++)
+		nd->gpu_free[g] = 0;
+	nd->ngpus = (uint8_t)s->ngpus;
+	nd->model = (int16_t)s->model;
+	c->ngpus += s->ngpus - o->ngpus;
+	c->gpu_capacity += (int64_t)(s->ngpus - o->ngpus) * GF_MILLI_PER_GPU;
+	c->spec[i] = *s;
+	nd->version++;
+	journal_note(c, i);
+	node_derive(nd);
+}
+
+gf_err gf_cluster_remove_node(gf_cluster *c, size_t i, char *why, size_t whylen)
+{
+	struct gf_node_spec tomb;
+
+	if (i >= c->n)
+		return GF_RANGE;
+	const struct gf_node *nd = &c->node[i];
+
+	if (nd->flags & GF_NODE_GONE)
+		return GF_OK;
+	if (nd->npods) {
+		snprintf(why, whylen, "node %s: %u pods bound (%lld milli-CPU, %lld MiB, %d milli-GPU)",
+			 c->spec[i].name, nd->npods, (long long)(c->spec[i].cpu_milli - nd->cpu_free),
+			 (long long)(c->spec[i].mem_mib - nd->mem_free),
+			 nd->ngpus * GF_MILLI_PER_GPU - nd->gpu_free_total);
+		return GF_STATE;
+	}
+	memset(&tomb, 0, sizeof(tomb));
+	memcpy(tomb.name, c->spec[i].name, sizeof(tomb.name));
+	tomb.model = -1;
+	respec(c, i, &tomb);
+	c->node[i].flags = GF_NODE_GONE;
+	c->leave_at[i] = INT64_MAX;
+	return GF_OK;
+}
+
+gf_err gf_cluster_update_node(gf_cluster *c, size_t i, const struct gf_node_spec *spec, char *why,
+			      size_t whylen)
+{
+	if (i >= c->n || (c->node[i].flags & GF_NODE_GONE))
+		return GF_RANGE;
+	if (!spec_valid(spec))
+		return GF_INVAL;
+	const struct gf_node *nd = &c->node[i];
+	const struct gf_node_spec *o = &c->spec[i];
+	int64_t cpu_used = o->cpu_milli - nd->cpu_free, mem_used = o->mem_mib - nd->mem_free;
+	bool gpu_pods = false;
+	int top = -1;
+
+	for (int t = 0; t < GF_TAG_COUNT; t++)
+		gpu_pods |= nd->tag_pods[t] > 0;
+	for (int g = 0; g < nd->ngpus; g++)
+		if (nd->gpu_free[g] < GF_MILLI_PER_GPU)
+			top = g;
+	if (cpu_used > spec->cpu_milli || mem_used > spec->mem_mib) {
+		snprintf(why, whylen, "node %s: %lld milli-CPU and %lld MiB bound, above the new capacity",
+			 o->name, (long long)cpu_used, (long long)mem_used);
+		return GF_STATE;
+	}
+	if (top >= spec->ngpus || (gpu_pods && spec->model != o->model)) {
+		snprintf(why, whylen, "node %s: GPU %d in use %s", o->name, top,
+			 top >= spec->ngpus ? "beyond the new GPU count" : "under the old GPU model");
+		return GF_STATE;
+	}
+	respec(c, i, spec);
+	assert_node(c, i);
+	return GF_OK;
+}
+
+static gf_err set_flag(gf_cluster *c, size_t i, uint8_t bit, bool on)
+{
+	struct gf_node *nd;
+
+	if (i >= c->n || (c->node[i].flags & GF_NODE_GONE))
+		return GF_RANGE;
+	nd = &c->node[i];
+	if (!!(nd->flags & bit) == on)
+		return GF_OK;
+	nd->flags = on ? (uint8_t)(nd->flags | bit) : (uint8_t)(nd->flags & ~bit);
+	nd->version++;
+	journal_note(c, i);
+	return GF_OK;
+}
+
+gf_err gf_cluster_cordon(gf_cluster *c, size_t i, bool on)
+{
+	return set_flag(c, i, GF_NODE_CORDONED, on);
+}
+
+gf_err gf_cluster_notice(gf_cluster *c, size_t i, int64_t t)
+{
+	gf_err err = set_flag(c, i, GF_NODE_LEAVING, true);
+
+	if (!err)
+		c->leave_at[i] = t;
+	return err;
+}
+
+int64_t gf_cluster_leave_at(const gf_cluster *c, size_t i)
+{
+	return i < c->n ? c->leave_at[i] : INT64_MAX;
+}
+
+gf_err gf_cluster_copy_spec(gf_cluster *dst, const gf_cluster *src, size_t i)
+{
+	if (i >= dst->n || i >= src->n)
+		return GF_RANGE;
+	if (memcmp(&dst->spec[i], &src->spec[i], sizeof(dst->spec[i]))) {
+		const struct gf_node_spec *o = &dst->spec[i], *s = &src->spec[i];
+
+		int64_t delta = (int64_t)(s->ngpus - o->ngpus) * GF_MILLI_PER_GPU;
+
+		dst->ngpus += s->ngpus - o->ngpus;
+		dst->gpu_capacity += delta;
+		dst->gpu_used += delta;	/* copy_node's sum assumes the old capacity */
+		dst->spec[i] = *s;
+	}
+	dst->leave_at[i] = src->leave_at[i];
+	return gf_cluster_copy_node(dst, src, i);
 }
 
 static gf_err check_node(const gf_cluster *c, size_t i, char *why, size_t whylen)

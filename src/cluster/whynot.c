@@ -19,6 +19,8 @@ enum gf_why gf_cluster_why_not(const gf_cluster *c, const struct gf_catalog *cat
 
 	const struct gf_node *nd = gf_cluster_node(c, i);
 
+	if (nd->flags)
+		return GF_WHY_UNSCHEDULABLE;
 	if (nd->cpu_free < p->cpu_milli)
 		return GF_WHY_CPU;
 	if (nd->mem_free < p->mem_mib)

@@ -10,12 +10,25 @@
  * would grow (node_slots_reclaim), so node churn over days keeps the slots
  * at the peak node count.  Pod slots go to a free list.
  *
- * The engine cluster indexes present nodes 0..k-1 in slot order; it is
- * rebuilt (with the score cache, the target and the policy state) when the
- * node set or a node's description changes: every ASSUMED and BOUND pod is
- * bound again, so the allocation only depends on the objects, never on the
- * order events came in.  A bound pod that does not fit (two schedulers
- * gave out one GPU) is counted in `conflicts` and left out.
+ * The engine cluster indexes nodes by cluster index (cnode: index ->
+ * slot).  Node changes are the loop's node verbs, applied in place
+ * (node_join, node_leave, node_respec): a node that joins takes the next
+ * index, one that leaves becomes a tombstone (NO_SLOT, never fitting) so
+ * no index moves and pending pods, running jobs and every other node's
+ * cached scores stay.  A rebuild (all indices again, present nodes 0..k-1
+ * in slot order, with the score cache, the target and the policy state;
+ * every ASSUMED and BOUND pod bound again, so the allocation only depends
+ * on the objects, never on the order events came in) remains only where it
+ * cannot be avoided: the first nodes; a node whose GPU model or GPU memory
+ * changes (the bound pods' requests were counted by them); a change that
+ * the engine refuses (resources below what is bound); out of memory in a
+ * verb; and compaction, when more than 64 tombstones outnumber the live
+ * indices at a join (node churn over days).  Queue and budget changes
+ * relabel the loop's jobs in place (relabel_loop); a new FGD target,
+ * job-record compaction and a waiting pod whose Queue went still make a new
+ * loop (make_sched, make_loop), not a new cluster.  A bound pod that does
+ * not fit (two schedulers gave out one GPU) is counted in `conflicts` and
+ * left out.
  *
  * GPU memory requests become milli-GPU: among the GPU models whose memory
  * (nvidia.com/gpu.memory, the smallest seen per model) holds the request
@@ -797,6 +810,8 @@ static gf_err make_loop(gf_live *l)
 	gf_err e = gf_live_quota_config(l, &lc);
 	if (!e)
 		e = gf_loop_create_on(l->cluster, l->o.policy, &l->env, &lc, &l->loop);
+	l->loop_dirty = false;
+	l->loops_made += !e;
 	l->pdb_dirty = true; /* its budgets: before its first cycle */
 	quota_charge_all(l);
 	if (!e)
@@ -895,6 +910,7 @@ static gf_err rebuild(gf_live *l)
 	if (e)
 		return e;
 	l->epoch++;
+	l->ngone = 0;
 	l->dirty = false;
 	gf_changelog_add(&l->changes, GF_CHANGE_ALL);
 	/* Assumed pods first: they were decided against the state before. */
@@ -907,14 +923,56 @@ static gf_err rebuild(gf_live *l)
 	return make_sched(l);
 }
 
+/*
+ * Queues, namespaces' Queues or budgets' selectors changed: every loop job
+ * gets its queue and budget indices again (gf_loop_job_relabel) and the
+ * loop its quotas (gf_loop_set_quotas, usage recounted; the pods it does
+ * not hold charged again), in place.  GF_UNSUPPORTED when a pod waiting in
+ * the loop lost its Queue: it must leave the loop and wait here, said so (a
+ * new loop does that); errors leave the caller to make a new loop.
+ */
+static gf_err relabel_loop(gf_live *l)
+{
+	bool quotas = l->o.queues && l->o.queue_policy != GF_QP_KUBE;
+	if (!l->loop)
+		return GF_STATE;
+	for (size_t i = 0; quotas && i < l->npods; i++) {
+		const struct lpod *lp = &l->pods[i];
+		if (lp->used && lp->job != NO_JOB && pod_qindex(l, pod_of(l, lp), NULL, 0) < 0)
+			return GF_UNSUPPORTED;
+	}
+	struct gf_loop_config lc = { .policy = (enum gf_queue_policy)l->o.queue_policy };
+	gf_err e = gf_live_quota_config(l, &lc);
+	if (e)
+		return e;
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		uint32_t job = lp->job != NO_JOB ? lp->job : lp->run;
+		if (!lp->used || job == NO_JOB)
+			continue;
+		int qi = quotas ? pod_qindex(l, pod_of(l, lp), NULL, 0) : 0;
+		uint16_t b[GF_JOB_MAX_BUDGETS] = { 0 };
+		job_budgets(l, pod_of(l, lp), b);
+		if ((e = gf_loop_job_relabel(l->loop, job, (uint16_t)(qi < 0 ? (int)l->nq : qi), b)))
+			return e;
+	}
+	if ((e = gf_loop_set_quotas(l->loop, lc.queues, lc.nqueues)))
+		return e;
+	quota_charge_all(l); /* the charges of pods the loop holds no job for */
+	l->pdb_dirty = true;
+	return GF_OK;
+}
+
 static gf_err ensure(gf_live *l)
 {
 	if (l->dirty)
 		return rebuild(l);
 	if (l->sched_dirty)
 		return make_sched(l);
-	if (l->queues_dirty && l->sched)
+	if (l->loop_dirty && l->sched)
 		return make_loop(l);
+	if (l->queues_dirty && l->sched)
+		return relabel_loop(l) ? make_loop(l) : GF_OK;
 	return GF_OK;
 }
 
@@ -1010,6 +1068,166 @@ static bool node_slot_new(gf_live *l, uint32_t *at)
 	return true;
 }
 
+/*
+ * Node changes in place (the loop's node verbs, queue/loop.h): a node that
+ * joins, leaves or changes resources changes the engine's cluster and loop
+ * where they are, so pending pods keep their place, running jobs their
+ * records and every other node its cached scores.  Cluster indices never
+ * move: a node that leaves is a tombstone (cnode NO_SLOT, no rules, no
+ * name).  Each returns an error when it cannot (out of memory, a change
+ * the engine refuses: resources below what is bound, a GPU model or
+ * memory that changes how bound pods were counted); the caller then falls
+ * back to a rebuild (l->dirty).
+ */
+#define NO_SLOT UINT32_MAX
+
+static bool engine_live(const gf_live *l)
+{
+	return !l->dirty && l->cluster && l->loop && l->sched;
+}
+
+/* The per-cluster-node arrays for k nodes. */
+static gf_err engine_arrays(gf_live *l, size_t k)
+{
+	size_t old = gf_cluster_nnodes(l->cluster);
+	uint32_t *cn = realloc(l->cnode, k * sizeof(*cn));
+	if (!cn)
+		return GF_NOMEM;
+	l->cnode = cn;
+	struct gf_node_rules *r = realloc(l->rules, k * sizeof(*r));
+	if (!r)
+		return GF_NOMEM;
+	l->rules = r;
+	uint64_t *a = realloc(l->allowed, gf_mask_words(k) * sizeof(*a));
+	if (!a)
+		return GF_NOMEM;
+	l->allowed = a;
+	uint8_t *m = realloc(l->ext_mark, k);
+	if (!m)
+		return GF_NOMEM;
+	l->ext_mark = m;
+	memset(m + old, 0, k - old);
+	uint8_t *c = realloc(l->ext_code, k);
+	if (!c)
+		return GF_NOMEM;
+	l->ext_code = c;
+	int64_t *sc = realloc(l->ext_score, k * sizeof(*sc));
+	if (!sc)
+		return GF_NOMEM;
+	l->ext_score = sc;
+	uint32_t *li = realloc(l->ext_list, k * sizeof(*li));
+	if (!li)
+		return GF_NOMEM;
+	l->ext_list = li;
+	return GF_OK;
+}
+
+/* After the node set changed: rules (views into nodes[], which may have moved), the name index, model memory. */
+static gf_err engine_views(gf_live *l)
+{
+	size_t k = gf_cluster_nnodes(l->cluster);
+	const char **cn = malloc(k * sizeof(*cn));
+	if (!cn)
+		return GF_NOMEM;
+	for (int m = 0; m < GF_MAX_MODELS; m++)
+		l->model_mem[m] = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (l->cnode[i] == NO_SLOT) {
+			memset(&l->rules[i], 0, sizeof(l->rules[i]));
+			cn[i] = "";
+			continue;
+		}
+		const struct lnode *nd = &l->nodes[l->cnode[i]];
+		l->rules[i] = node_rules(&nd->n);
+		cn[i] = nd->n.name;
+		if (nd->model >= 0 && nd->n.spec.gpu_mem_mib > 0 &&
+		    (!l->model_mem[nd->model] || nd->n.spec.gpu_mem_mib < l->model_mem[nd->model]))
+			l->model_mem[nd->model] = nd->n.spec.gpu_mem_mib;
+	}
+	gf_err e = nindex_build(&l->names, cn, k);
+	free(cn);
+	return e;
+}
+
+/* Node nd (present, not in the engine) joins it: a new cluster index, its bound pods accounted. */
+static gf_err node_join(gf_live *l, struct lnode *nd)
+{
+	size_t k = gf_cluster_nnodes(l->cluster) + 1;
+	if (l->ngone > 64 && 2 * l->ngone > k)
+		return GF_UNSUPPORTED; /* mostly tombstones: a rebuild compacts the indices */
+	struct gf_node_spec spec = nd->n.spec;
+	uint32_t ci, slot = (uint32_t)(nd - l->nodes);
+	gf_err e = engine_arrays(l, k);
+	if (e)
+		return e;
+	spec.model = nd->model;
+	if ((e = gf_loop_node_add(l->loop, &spec, &ci)))
+		return e;
+	if (ci != k - 1)
+		return GF_STATE;
+	l->cnode[ci] = slot;
+	nd->cidx = (int32_t)ci;
+	gf_sched *s;
+	if ((e = engine_views(l)) || (e = gf_sched_create(l->o.policy, &l->env, &s)))
+		return e;
+	gf_sched_destroy(l->sched); /* its per-node caches are sized by the node count */
+	l->sched = s;
+	l->resets++;
+	gf_changelog_add(&l->changes, GF_CHANGE_ALL);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < l->npods; i++) {
+			struct lpod *lp = &l->pods[i];
+			if (lp->used && lp->r.node == (int32_t)slot && !lp->r.counted &&
+			    lp->r.st == (pass ? GF_POD_BOUND : GF_POD_ASSUMED))
+				account(l, lp);
+		}
+	l->node_verbs++;
+	return GF_OK;
+}
+
+/* Node nd (now absent) leaves the engine: its pods unaccounted, its index a tombstone. */
+static gf_err node_leave(gf_live *l, struct lnode *nd)
+{
+	uint32_t ci = (uint32_t)nd->cidx, slot = (uint32_t)(nd - l->nodes);
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		if (lp->used && lp->r.counted && lp->r.node == (int32_t)slot)
+			unaccount(l, lp);
+	}
+	char why[256];
+	gf_err e = gf_loop_node_remove(l->loop, ci, why, sizeof(why));
+	if (e)
+		return e;
+	l->cnode[ci] = NO_SLOT;
+	nd->cidx = -1;
+	l->ngone++;
+	gf_changelog_add(&l->changes, ci);
+	if ((e = engine_views(l)))
+		return e;
+	l->node_verbs++;
+	return GF_OK;
+}
+
+/* Node nd's resources change to n's: in place unless the GPU model or memory (how its pods count) change. */
+static gf_err node_respec(gf_live *l, struct lnode *nd, const struct gf_k8s_node *n)
+{
+	if (strcmp(nd->n.model, n->model) || nd->n.spec.gpu_mem_mib != n->spec.gpu_mem_mib || nd->cidx < 0)
+		return GF_UNSUPPORTED;
+	struct gf_node_spec spec = n->spec;
+	char why[256];
+	spec.model = nd->model;
+	gf_err e = gf_loop_node_update(l->loop, (uint32_t)nd->cidx, &spec, why, sizeof(why));
+	if (e)
+		return e;
+	nd->n = *n;
+	gf_changelog_add(&l->changes, nd->cidx);
+	if ((e = engine_views(l)))
+		return e;
+	l->freed = true;
+	l->node_verbs++;
+	return GF_OK;
+}
+
 void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
 {
 	bool f;
@@ -1042,6 +1260,8 @@ void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
 			}
 			return;
 		}
+		if (nd->present && engine_live(l) && node_respec(l, nd, n) == GF_OK)
+			return;
 	} else {
 		uint32_t at;
 		if (!node_slot_new(l, &at))
@@ -1059,16 +1279,20 @@ void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
 	if (n->model[0] && n->spec.ngpus > 0 &&
 	    gf_catalog_model(&l->cat, n->model, strlen(n->model), &nd->model))
 		nd->model = -1;
+	bool joined = nd->present && nd->cidx >= 0; /* a change the engine refused in place */
+	if (joined && !l->dirty)
+		l->cnode[nd->cidx] = NO_SLOT; /* the rebuild makes every index again */
 	nd->present = true;
 	nd->cidx = -1;
-	l->dirty = true;
 	l->freed = true;
-	/* Pods bound to this node before it was known are accounted at the rebuild. */
+	/* Pods bound to this node before it was known are accounted when it joins. */
 	for (size_t i = 0; i < l->npods; i++) {
 		struct lpod *lp = &l->pods[i];
 		if (lp->used && lp->r.st == GF_POD_BOUND && lp->r.node < 0 && !strcmp(pod_of(l, lp)->node, n->name))
 			lp->r.node = (int32_t)(nd - l->nodes);
 	}
+	if (joined || !engine_live(l) || node_join(l, nd))
+		l->dirty = true;
 }
 
 void gf_live_node_delete(gf_live *l, const char *name)
@@ -1077,7 +1301,8 @@ void gf_live_node_delete(gf_live *l, const char *name)
 	if (!nd || !nd->present)
 		return;
 	nd->present = false;
-	l->dirty = true;
+	if (!engine_live(l) || nd->cidx < 0 || node_leave(l, nd))
+		l->dirty = true;
 }
 
 static void pod_free(gf_live *l, struct lpod *lp)
@@ -1273,13 +1498,18 @@ static uint64_t why_summary(gf_live *l, const struct gf_k8s_pod *p, const struct
 	size_t counts[GF_WHY_COUNT_] = { 0 };
 	size_t n = l->cluster ? gf_cluster_nnodes(l->cluster) : 0;
 	struct gf_pod_rules pr = pod_rules(p);
+	size_t gone = 0;
 	for (size_t i = 0; i < n; i++) {
+		if (gf_cluster_node(l->cluster, i)->flags & GF_NODE_GONE) {
+			gone++; /* a node that left: not one of the cluster's */
+			continue;
+		}
 		enum gf_why w = gf_admit_why(l->cluster, l->rules, i, &pr);
 		if (w == GF_WHY_FITS)
 			w = gf_cluster_why_not(l->cluster, &l->cat, i, eff);
 		counts[w]++;
 	}
-	gf_why_summary(counts, n, msg, msglen);
+	gf_why_summary(counts, n - gone, msg, msglen);
 	return gf_report_key(counts);
 }
 
@@ -1806,7 +2036,7 @@ static void run_leave(gf_live *l, struct lpod *lp)
 	free(rest);
 	size_t nj = gf_loop_njobs(l->loop);
 	if (nj > 4096 && nj > 4 * (l->in_loop + l->nrun))
-		l->queues_dirty = true; /* ended jobs' records: a new loop (make_loop) */
+		l->loop_dirty = true; /* ended jobs' records: a new loop (make_loop) */
 }
 
 /* ---- preemption (opts.preemption; not kube) -------------------------------- */
@@ -2373,7 +2603,7 @@ gf_err gf_live_pdb_set(gf_live *l, const struct gf_k8s_pdb *p)
 			l->pdb_cap = nc;
 		}
 		l->npdb++;
-		l->queues_dirty = true; /* new jobs' budgets: a new loop */
+		l->queues_dirty = true; /* jobs' budgets: relabelled (relabel_loop) */
 	} else if (!gf_k8s_pdb_same_selector(&l->pdb[b], p)) {
 		l->queues_dirty = true;
 	}
@@ -2387,7 +2617,7 @@ void gf_live_pdb_delete(gf_live *l, const char *ns, const char *name)
 	size_t b = pdb_find(l, ns, name);
 	if (b == l->npdb)
 		return;
-	l->pdb[b] = l->pdb[--l->npdb]; /* indices move: a new loop */
+	l->pdb[b] = l->pdb[--l->npdb]; /* indices move: jobs relabelled */
 	l->queues_dirty = true;
 	l->pdb_dirty = true;
 }
@@ -2956,6 +3186,8 @@ void gf_live_stats(gf_live *l, struct gf_live_stats *s)
 		s->loop_tries += st.tries;
 	}
 	s->rebuilds = l->epoch;
+	s->node_verbs = l->node_verbs;
+	s->loops_made = l->loops_made;
 	s->resets = l->resets;
 	s->node_slots = l->nnodes;
 	s->index_slots = l->nmap.cap + l->pmap.cap + l->gidx.cap;
@@ -2965,7 +3197,7 @@ void gf_live_stats(gf_live *l, struct gf_live_stats *s)
 	if (!l->cluster)
 		return;
 	size_t n = gf_cluster_nnodes(l->cluster);
-	s->nodes = n;
+	s->nodes = n - l->ngone; /* tombstones of nodes that left are none of the cluster's */
 	s->gpus = gf_cluster_ngpus(l->cluster);
 	s->gpu_capacity_milli = gf_cluster_gpu_capacity(l->cluster);
 	s->gpu_used_milli = gf_cluster_gpu_used(l->cluster);

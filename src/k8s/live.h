@@ -320,7 +320,9 @@ struct gf_live_stats {
 	int64_t gpus, gpu_capacity_milli, gpu_used_milli;
 	double frag_milli;		/* FGD fragmentation of the cluster w.r.t. the target */
 	uint64_t conflicts;		/* bound pods that did not fit their node's state */
-	uint64_t rebuilds;		/* engine rebuilt: nodes came, went or changed resources */
+	uint64_t rebuilds;		/* engine rebuilt: the first nodes, or a node change it could not apply in place */
+	uint64_t node_verbs;		/* nodes joined, left or changed resources in place (no rebuild) */
+	uint64_t loops_made;		/* engine loops made (a rebuild, a new target, job records compacted) */
 	uint64_t resets;		/* placement state (score cache) started afresh: rebuilds, new target */
 	uint64_t requeue_skips;		/* requeued pods not tried: no changed node lets them fit */
 	uint64_t loop_tries;		/* placements the engine's loop tried (every policy; all loops) */

@@ -226,6 +226,8 @@ struct gf_live {
 	uint32_t *ext_list;	/* the nodes to score, ascending */
 	struct nindex names;	/* node name -> cluster index, for the extender */
 	uint64_t epoch;		/* cluster rebuilds: cluster indices are valid within one */
+	uint64_t node_verbs;	/* node changes applied in place (gf_loop_node_*) */
+	size_t ngone;		/* cluster indices of nodes that left in place (tombstones) */
 	uint64_t resets;	/* make_sched() calls */
 	bool freed;
 	uint64_t conflicts;
@@ -300,7 +302,9 @@ struct gf_live {
 	size_t nnsq, capnsq;
 	struct smap qmap, nsmap;	/* Queue name -> qdef index; namespace -> nsq index */
 	struct gf_queue_quota *quota;	/* nq + 1: the last one, unlimited, for pods of no Queue */
-	bool queues_dirty;		/* a Queue or namespace label changed: a new loop */
+	bool queues_dirty;		/* a Queue, namespace label or budget's selector changed: jobs relabelled in place */
+	bool loop_dirty;		/* job records to compact: a new loop */
+	uint64_t loops_made;		/* loops made (each re-adopts every pod) */
 	uint64_t loop_tries;	/* placements tried by loops since destroyed (gf_live_stats) */
 	size_t nrun;		/* pods in the loop's running jobs ("running jobs") */
 	struct gf_live_eviction *evq;	/* evictions not handed out yet ("preemption") */

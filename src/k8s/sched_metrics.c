@@ -143,7 +143,7 @@ void gf_ksched_h_metrics(void *ud, const struct gf_http_request *req, struct gf_
 		       "gpufleet_gpu_fragmentation_ratio %.6f\n"
 		       "# HELP gpufleet_state_conflicts_total Bound pods that did not fit the accounted state (GPU given out twice by someone).\n"
 		       "# TYPE gpufleet_state_conflicts_total counter\ngpufleet_state_conflicts_total %llu\n"
-		       "# HELP gpufleet_engine_rebuilds_total Engine state rebuilt because nodes came, went or changed resources.\n"
+		       "# HELP gpufleet_engine_rebuilds_total Engine state rebuilt: the first nodes, a node GPU model or memory change, tombstone compaction (other node changes are applied in place).\n"
 		       "# TYPE gpufleet_engine_rebuilds_total counter\ngpufleet_engine_rebuilds_total %llu\n"
 		       "# HELP gpufleet_engine_score_resets_total Cached scores dropped (rebuilds, a new FGD target workload).\n"
 		       "# TYPE gpufleet_engine_score_resets_total counter\ngpufleet_engine_score_resets_total %llu\n"

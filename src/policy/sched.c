@@ -18,7 +18,8 @@
  * each GPU in index order, the GPU pods per tag, model, GPU count, and the
  * CPU and memory capacity - get the same filter result, score and GPU hint
  * from every policy whose score is a pure function of (node state, pod
- * shape) (ops->cacheable).  For those policies with the fixed priority
+ * shape) (ops->cacheable); the node's flags (cordon, notice, removed) are in
+ * the key too, since the filter reads them.  For those policies with the fixed priority
  * tie-break, a decision takes the best score over classes, ties to the
  * lowest (priority, index) member: each class keeps its members sorted by
  * that rank, so its candidate is its first member (the first allowed one
@@ -104,7 +105,8 @@ struct class_key {
 	uint16_t tag_pods[GF_TAG_COUNT];
 	int16_t model;
 	uint8_t ngpus;
-	uint8_t pad[3];
+	uint8_t flags;	/* a cordon or notice: the filter refuses the node */
+	uint8_t pad[2];
 };
 _Static_assert(sizeof(struct class_key) == 104, "class_key has implicit padding");
 
@@ -539,6 +541,7 @@ static void class_key_of(const gf_sched *s, uint32_t i, struct class_key *k)
 	memcpy(k->tag_pods, nd->tag_pods, sizeof(k->tag_pods));
 	k->model = nd->model;
 	k->ngpus = nd->ngpus;
+	k->flags = nd->flags;
 }
 
 static uint64_t class_hash(const struct class_key *k)

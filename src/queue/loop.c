@@ -154,6 +154,8 @@ static gf_err create(const struct gf_node_spec *nodes, size_t nnodes, gf_cluster
 		return GF_NOMEM;
 	L->cfg = *cfg;
 	L->cat = env->cat;
+	L->ops = ops;
+	L->env = *env;
 	L->nnodes = nnodes;
 	L->mask_words = (nnodes + 63) / 64;
 	L->max_res = cfg->policy == GF_QP_CONSERVATIVE ? MAX_RES : 1;
@@ -239,6 +241,7 @@ void gf_loop_destroy(gf_loop *L)
 	free(L->mask);
 	free(L->admit_mask);
 	free(L->specs);
+	free(L->prio);
 	free(L->tmp_members);
 	free(L->timeline);
 	free(L->queues);
@@ -274,12 +277,18 @@ void gf_loop_set_rng(gf_loop *L, const struct gf_rng *rng)
 void gf_loop_sched_stats(const gf_loop *L, uint64_t *computed, uint64_t *cached)
 {
 	gf_sched_stats(L->sched, computed, cached);
+	*computed += L->sched_computed;
+	*cached += L->sched_cached;
 }
 
 void gf_loop_set_node_priorities(gf_loop *L, const uint32_t *prio)
 {
 	gf_sched_set_priorities(L->sched, prio);
 	gf_sched_set_priorities(L->planner, prio);
+	if (!L->prio)
+		L->prio = malloc(L->nnodes * sizeof(*L->prio));
+	if (L->prio)	/* out of memory: a node added later forgets them (a tie-break only) */
+		memcpy(L->prio, prio, L->nnodes * sizeof(*prio));
 }
 
 const gf_cluster *gf_loop_cluster(const gf_loop *L)
@@ -364,7 +373,8 @@ uint32_t gf_loop_node_slots(const struct gf_catalog *cat, const struct gf_node *
 	int64_t cpu = nd->cpu_free, mem = nd->mem_free;
 	uint32_t n = 0;
 
-	if (p->gpu_count > 0 && (nd->ngpus < p->gpu_count || !gf_catalog_allows(cat, p->spec, nd->model)))
+	if (nd->flags || (p->gpu_count > 0 && (nd->ngpus < p->gpu_count ||
+						!gf_catalog_allows(cat, p->spec, nd->model))))
 		return 0;
 	if (p->cpu_milli == 0 && p->mem_mib == 0 && p->gpu_count == 0)
 		return cap;
@@ -705,6 +715,28 @@ static gf_err add(gf_loop *L, uint32_t id)
 		return GF_NOMEM;
 	for (uint32_t k = 0; k < n; k++)
 		L->incoming[L->nincoming++] = (struct entry){ id, L->cfg.policy == GF_QP_KUBE ? k : WHOLE };
+	return GF_OK;
+}
+
+gf_err gf_loop_requeue_unresolvable(gf_loop *L)
+{
+	for (size_t k = 0; k < L->nshapes; k++)
+		if (L->shapes[k].resolvable == 0)
+			L->shapes[k].resolvable = -1;
+	for (size_t id = 0; id < L->njobs; id++) {
+		struct job *j = &L->jobs[id];
+		struct gf_pod_spec p = gf_loop_pod_of(j);
+		uint32_t n = L->cfg.policy == GF_QP_KUBE ? j->npods : 1;
+
+		if (j->state != GF_JOB_UNRESOLVABLE || !resolvable(L, j, &p))
+			continue;
+		if (gf_grow(&L->incoming, &L->incoming_cap, L->nincoming + n, sizeof(*L->incoming), 64))
+			return GF_NOMEM;
+		j->state = GF_JOB_PENDING;	/* its arrival sequence kept: its place in the queue */
+		for (uint32_t k = 0; k < n; k++)
+			L->incoming[L->nincoming++] = (struct entry){ (uint32_t)id,
+								      L->cfg.policy == GF_QP_KUBE ? k : WHOLE };
+	}
 	return GF_OK;
 }
 

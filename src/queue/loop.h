@@ -311,6 +311,71 @@ gf_err gf_loop_clear_jobs(gf_loop *L);
  */
 gf_err gf_loop_set_budgets(gf_loop *L, const int32_t *allowed, size_t n);
 
+/*
+ * Node verbs: the loop's node set changes in place; jobs, the queue, the
+ * per-shape memos, budgets and quotas stay.  Node indices never move (a
+ * removed node leaves a tombstone), so running jobs' members, the caller's
+ * index maps and tie-breaks by index stay valid.  On a loop made with
+ * gf_loop_create_on these are the only way to change the caller's cluster's
+ * node set (the loop keeps planning copies of it); the caller's admission
+ * masks (config.admit) cover the new node count from the call on.
+ *
+ * What each invalidates, exactly:
+ *   add: the placement schedulers' per-node caches and node classes are
+ *     remade over the new node count (O(nodes); the new node's tie-break
+ *     priority is its index); reservations are planned again (the node may bring a
+ *     start forward); the node counts as freed room (parked shapes look
+ *     there); shapes found unresolvable are checked again, and their
+ *     UNRESOLVABLE jobs that now fit the empty cluster join the queue in
+ *     their arrival order.
+ *   remove: only a node with nothing bound (GF_STATE otherwise, why names
+ *     what is bound); reservations and their "never later" plans are
+ *     dropped; the resolvable memo is recomputed for later arrivals
+ *     (pending jobs stay pending).
+ *   update (new capacity, GPUs, model, labels in the spec): refused when
+ *     what is bound would not fit (GF_STATE, why says what); reservations
+ *     dropped, the resolvable memo recomputed, the node counted as freed.
+ *   cordon (on/off): no new placement there (pods bound stay, end and are
+ *     evicted as before); reservations using the node are dropped (all of
+ *     them, with their "never later" plans); uncordon counts as freed room.
+ *   notice (the node leaves at time t, a number of the caller's clock): as
+ *     a cordon from now on; t is kept (gf_cluster_leave_at) for planners
+ *     that move work off it before t.
+ * Errors: GF_RANGE (no node i, or removed), GF_INVAL (a bad spec),
+ * GF_STATE (as above), GF_NOMEM (the loop stays usable: a failed add leaves
+ * the node set as it was, in every copy).
+ */
+gf_err gf_loop_node_add(gf_loop *L, const struct gf_node_spec *spec, uint32_t *index);
+gf_err gf_loop_node_remove(gf_loop *L, uint32_t i, char *why, size_t whylen);
+gf_err gf_loop_node_update(gf_loop *L, uint32_t i, const struct gf_node_spec *spec, char *why, size_t whylen);
+gf_err gf_loop_node_cordon(gf_loop *L, uint32_t i, bool on);
+gf_err gf_loop_node_notice(gf_loop *L, uint32_t i, int64_t t);
+
+/* Nodes of the loop's cluster, removed ones included (indices < this are valid). */
+size_t gf_loop_nnodes(const gf_loop *L);
+
+/*
+ * Replace the quota queues in place (config.queues; copied): jobs keep
+ * their queue index, usage is recounted from the jobs holding room, and
+ * the next cycle applies the new limits (nothing running is evicted by the
+ * change itself; reclaim and preemption act as usual).  Usage charged with
+ * gf_loop_queue_charge is not kept: the caller charges it again.  Ignored
+ * (GF_OK) in kube mode, which has no quotas.  Errors: GF_INVAL (a bad
+ * definition, more than GF_LOOP_MAX_QUEUES), GF_RANGE (a pending, future or
+ * running job names a queue index >= n while n > 0), GF_NOMEM; the quotas
+ * are then unchanged.
+ */
+gf_err gf_loop_set_quotas(gf_loop *L, const struct gf_queue_quota *queues, size_t n);
+
+/*
+ * Job id's quota queue and disruption budgets change (the caller's Queue
+ * or PodDisruptionBudget objects changed, and with them their indices): the
+ * queue index refers to the list the following gf_loop_set_quotas gives,
+ * which must follow (it recounts usage); the budgets as
+ * gf_job_spec.budgets.  Errors: GF_RANGE (no such job).
+ */
+gf_err gf_loop_job_relabel(gf_loop *L, uint32_t id, uint16_t queue, const uint16_t budgets[GF_JOB_MAX_BUDGETS]);
+
 /* Tie-break priorities of the nodes (as gf_sched_set_priorities), for placement and planning. */
 void gf_loop_set_node_priorities(gf_loop *L, const uint32_t *prio);
 

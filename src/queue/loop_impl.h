@@ -104,6 +104,10 @@ struct gf_loop {
 	gf_cluster *real, *scratch, *empty;
 	bool borrowed;		/* real is the caller's (gf_loop_create_on) */
 	gf_sched *sched, *planner;
+	const struct gf_policy_ops *ops;	/* to remake sched and planner when a node is added */
+	struct gf_policy_env env;
+	uint32_t *prio;			/* node priorities given (gf_loop_set_node_priorities); NULL: none */
+	uint64_t sched_computed, sched_cached;	/* score counters of schedulers remade since */
 	struct gf_rng rng;
 	size_t nnodes, mask_words;
 
@@ -209,6 +213,8 @@ void gf_loop_assume(gf_loop *L, struct job *j, uint32_t n);
 void gf_loop_forget(gf_loop *L, struct job *j);
 /* With history estimates: set a pending job's estimate from its class's finished jobs. */
 void gf_loop_history_estimate(gf_loop *L, struct job *j);
+/* Jobs of shapes now resolvable that were UNRESOLVABLE join the queue (a node was added or grew). */
+gf_err gf_loop_requeue_unresolvable(gf_loop *L);
 /* Unbind a running job (freed-node log, running list, allocation); GF_STATE if inconsistent. */
 gf_err gf_loop_unbind_job(gf_loop *L, uint32_t id);
 /* Note members [from, to) of job id as bound by this cycle (gf_loop_cycle's decisions). */
@@ -256,6 +262,9 @@ gf_err gf_loop_backfill_step(gf_loop *L, uint32_t id, size_t *nahead, bool *ok);
 
 /* quota.c */
 
+/* Check queues[0, n) and copy them into fresh arrays (*out etc., caller frees); GF_INVAL, GF_NOMEM. */
+gf_err gf_loop_quota_copy(const struct gf_queue_quota *queues, size_t n, struct qstate **out,
+			  uint8_t **q_state, uint32_t **q_next);
 /* Copy and check the config's queues; GF_INVAL, GF_NOMEM. */
 gf_err gf_loop_quota_init(gf_loop *L, const struct gf_loop_config *cfg);
 /* Are quotas enforced (there are queues and the policy is not kube)? */

@@ -34,19 +34,18 @@
 
 #include "queue/loop_impl.h"
 
-gf_err gf_loop_quota_init(gf_loop *L, const struct gf_loop_config *cfg)
+gf_err gf_loop_quota_copy(const struct gf_queue_quota *queues, size_t n, struct qstate **out,
+			  uint8_t **q_state, uint32_t **q_next)
 {
-	if (cfg->nqueues == 0 || cfg->policy == GF_QP_KUBE)
-		return GF_OK;
-	if (cfg->nqueues > GF_LOOP_MAX_QUEUES || !cfg->queues)
+	struct qstate *q;
+
+	*out = NULL;
+	*q_state = NULL;
+	*q_next = NULL;
+	if (n > GF_LOOP_MAX_QUEUES || (n && !queues))
 		return GF_INVAL;
-	L->queues = calloc(cfg->nqueues, sizeof(*L->queues));
-	L->q_state = calloc(cfg->nqueues, sizeof(*L->q_state));
-	L->q_next = calloc(cfg->nqueues, sizeof(*L->q_next));
-	if (!L->queues || !L->q_state || !L->q_next)
-		return GF_NOMEM;
-	for (size_t i = 0; i < cfg->nqueues; i++) {
-		const struct gf_queue_quota *d = &cfg->queues[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct gf_queue_quota *d = &queues[i];
 
 		if (d->nominal < 0 || d->borrowing_limit < 0 || d->lending_limit < 0 || d->weight < 1 ||
 		    d->nmodels > GF_QUOTA_MAX_MODELS || d->cohort < -1)
@@ -54,11 +53,89 @@ gf_err gf_loop_quota_init(gf_loop *L, const struct gf_loop_config *cfg)
 		for (uint32_t m = 0; m < d->nmodels; m++)
 			if (d->models[m].nominal < 0 || d->models[m].model < 0 || d->models[m].model >= GF_MAX_MODELS)
 				return GF_INVAL;
-		L->queues[i].d = *d;
-		if (L->queues[i].d.lending_limit > d->nominal)
-			L->queues[i].d.lending_limit = d->nominal;
 	}
+	if (!n)
+		return GF_OK;
+	q = calloc(n, sizeof(*q));
+	*q_state = calloc(n, sizeof(**q_state));
+	*q_next = calloc(n, sizeof(**q_next));
+	if (!q || !*q_state || !*q_next) {
+		free(q);
+		free(*q_state);
+		free(*q_next);
+		*q_state = NULL;
+		*q_next = NULL;
+		return GF_NOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		q[i].d = queues[i];
+		if (q[i].d.lending_limit > queues[i].nominal)
+			q[i].d.lending_limit = queues[i].nominal;
+	}
+	*out = q;
+	return GF_OK;
+}
+
+gf_err gf_loop_quota_init(gf_loop *L, const struct gf_loop_config *cfg)
+{
+	gf_err err;
+
+	if (cfg->nqueues == 0 || cfg->policy == GF_QP_KUBE)
+		return GF_OK;
+	if (!cfg->queues)
+		return GF_INVAL;
+	if ((err = gf_loop_quota_copy(cfg->queues, cfg->nqueues, &L->queues, &L->q_state, &L->q_next)))
+		return err;
 	L->nqueues = cfg->nqueues;
+	return GF_OK;
+}
+
+gf_err gf_loop_set_quotas(gf_loop *L, const struct gf_queue_quota *queues, size_t n)
+{
+	struct qstate *q;
+	uint8_t *qs;
+	uint32_t *qn;
+	gf_err err;
+
+	if (L->cfg.policy == GF_QP_KUBE)
+		return GF_OK;
+	if ((err = gf_loop_quota_copy(queues, n, &q, &qs, &qn)))
+		return err;
+	for (size_t id = 0; n && id < L->njobs; id++) {
+		const struct job *j = &L->jobs[id];
+
+		if ((j->state == GF_JOB_FUTURE || j->state == GF_JOB_PENDING || j->state == GF_JOB_RUNNING) &&
+		    j->queue >= n) {
+			free(q);
+			free(qs);
+			free(qn);
+			return GF_RANGE;
+		}
+	}
+	free(L->queues);
+	free(L->q_state);
+	free(L->q_next);
+	L->queues = q;
+	L->q_state = qs;
+	L->q_next = qn;
+	L->nqueues = n;
+	/* usage: what every job holds now (running, or partly bound) */
+	for (size_t id = 0; id < L->njobs; id++) {
+		const struct job *j = &L->jobs[id];
+
+		if (j->nbound)
+			gf_loop_quota_charge(L, j, &L->members[j->member0], j->nbound, 1);
+	}
+	L->plan_dirty = true;
+	return GF_OK;
+}
+
+gf_err gf_loop_job_relabel(gf_loop *L, uint32_t id, uint16_t queue, const uint16_t budgets[GF_JOB_MAX_BUDGETS])
+{
+	if (id >= L->njobs)
+		return GF_RANGE;
+	L->jobs[id].queue = queue;
+	memcpy(L->jobs[id].budgets, budgets, sizeof(L->jobs[id].budgets));
 	return GF_OK;
 }
 

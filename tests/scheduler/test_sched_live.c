@@ -337,7 +337,8 @@ static void test_extender(void **st)
 		else
 			assert_null(why2[i]);
 	}
-	/* indices valid for one epoch; a node gone changes it */
+	/* indices valid for one epoch; a node gone leaves the epoch (indices never move in place):
+	 * its old index answers no, and its name resolves to nothing */
 	const size_t lens[] = { 6, 6, 5, 5 };
 	assert_int_equal(gf_live_resolve(l, names, lens, 4, ci, &ep), GF_OK);
 	assert_true(ci[0] >= 0 && ci[1] >= 0 && ci[2] >= 0 && ci[0] != ci[1]);
@@ -345,10 +346,10 @@ static void test_extender(void **st)
 	assert_int_equal(gf_live_filter_at(l, &q, ep, ci, 4, why, msg, sizeof(msg)), GF_OK);
 	assert_string_equal(why[2], "too few GPUs on the node");
 	gf_live_node_delete(l, "cpu-c");
-	assert_int_equal(gf_live_filter_at(l, &q, ep, ci, 4, why, msg, sizeof(msg)), GF_STATE);
-	assert_int_equal(gf_live_prioritize_at(l, &q, ep, ci, 4, 0, sc), GF_STATE);
+	assert_int_equal(gf_live_filter_at(l, &q, ep, ci, 4, why, msg, sizeof(msg)), GF_OK);
+	assert_non_null(why[2]);
 	assert_int_equal(gf_live_epoch(l, &ep2), GF_OK);
-	assert_true(ep2 != ep);
+	assert_true(ep2 == ep);
 	assert_int_equal(gf_live_resolve(l, names, lens, 4, ci, &ep), GF_OK);
 	assert_int_equal(ep, ep2);
 	assert_int_equal(ci[2], -1);
@@ -1674,6 +1675,136 @@ static void test_node_churn(void **st)
 	gf_live_destroy(l);
 }
 
+/*
+ * Node verbs, not rebuilds: under backfill (the loop owns pending and
+ * running pods), nodes join, leave and change GPU count while pods wait and
+ * run; the engine is built once (the first nodes) and every later change is
+ * applied in place.  Pods waiting for room start on a node that joins or
+ * grows; a node that leaves takes its pods out of the accounting.
+ */
+static void test_node_verbs_no_rebuild(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("backfill", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	char name[32], uid[32], why[256];
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	for (int i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		struct gf_k8s_node n = mknode(name, 2, "H100", 81559, false);
+		gf_live_node_set(l, &n);
+	}
+	for (int i = 0; i < 26; i++) {
+		snprintf(name, sizeof(name), "p%d", i);
+		snprintf(uid, sizeof(uid), "u%d", i);
+		struct gf_k8s_pod p = mkpod(name, uid, "", "", "\"nvidia.com/gpu\":\"1\"", "gpufleet");
+		gf_live_pod_set(l, &p);
+	}
+	struct gf_k8s_pod bound[64];
+	size_t nb = 0;
+	drain(l, bound, &nb, NULL);
+	assert_int_equal(nb, 20); /* 6 wait */
+	assert_int_equal(gpus_used(l), 20);
+	/* three nodes join: the six waiting pods start there */
+	for (int i = 10; i < 13; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		struct gf_k8s_node n = mknode(name, 2, "H100", 81559, false);
+		gf_live_node_set(l, &n);
+	}
+	drain(l, bound, &nb, NULL);
+	assert_int_equal(nb, 26);
+	assert_int_equal(gpus_used(l), 26);
+	/* n12 grows to 4 GPUs; two more pods start there */
+	struct gf_k8s_node g = mknode("n12", 4, "H100", 81559, false);
+	gf_live_node_set(l, &g);
+	for (int i = 26; i < 28; i++) {
+		snprintf(name, sizeof(name), "p%d", i);
+		snprintf(uid, sizeof(uid), "u%d", i);
+		struct gf_k8s_pod p = mkpod(name, uid, "", "", "\"nvidia.com/gpu\":\"1\"", "gpufleet");
+		gf_live_pod_set(l, &p);
+	}
+	drain(l, bound, &nb, NULL);
+	assert_int_equal(nb, 28);
+	assert_int_equal(gpus_used(l), 28);
+	/* two nodes leave (with their pods): their GPUs no longer counted */
+	gf_live_node_delete(l, "n0");
+	gf_live_node_delete(l, "n1");
+	assert_int_equal(gpus_used(l), 24);
+	struct gf_live_stats s;
+	gf_live_stats(l, &s);
+	assert_int_equal(s.nodes, 11);
+	print_message("node churn: %llu rebuilds, %llu node changes in place\n", (unsigned long long)s.rebuilds,
+		      (unsigned long long)s.node_verbs);
+	assert_int_equal(s.rebuilds, 1);	/* the first nodes only */
+	assert_int_equal(s.node_verbs, 6);
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+}
+
+/*
+ * Queue and budget changes in place: a Queue's quota raised lets its
+ * waiting pods start, a PodDisruptionBudget added relabels the jobs, and
+ * neither makes a new loop (gf_live_stats.loops_made: the loop made once,
+ * its pods never re-adopted).
+ */
+static void test_queue_change_in_place(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("best-effort-fifo", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp, .queues = true };
+	gf_live *l;
+	char name[32], uid[32], why[256];
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node nd = mknode("n0", 8, "H100", 81559, false);
+	gf_live_node_set(l, &nd);
+	struct gf_queue_def d;
+	memset(&d, 0, sizeof(d));
+	snprintf(d.name, sizeof(d.name), "q");
+	d.nominal = 2000;
+	d.borrowing_limit = d.lending_limit = GF_QUOTA_UNLIMITED;
+	d.weight = 1;
+	assert_int_equal(gf_live_queue_set(l, &d, NULL), GF_OK);
+	assert_int_equal(gf_live_namespace_queue(l, "t", "q"), GF_OK);
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "p%d", i);
+		snprintf(uid, sizeof(uid), "u%d", i);
+		struct gf_k8s_pod p = mkpod(name, uid, "", "", "\"nvidia.com/gpu\":\"1\"", "gpufleet");
+		gf_live_pod_set(l, &p);
+	}
+	struct gf_k8s_pod bound[8];
+	size_t nb = 0;
+	drain(l, bound, &nb, NULL);
+	assert_int_equal(nb, 2); /* the quota: two GPUs */
+	struct gf_live_stats s0, s;
+	gf_live_stats(l, &s0);
+	d.nominal = 4000;
+	assert_int_equal(gf_live_queue_set(l, &d, NULL), GF_OK);
+	gf_live_requeue_due(l, 20.0);
+	drain(l, bound, &nb, NULL);
+	assert_int_equal(nb, 4);
+	static const char doc[] = "{\"metadata\":{\"name\":\"b\",\"namespace\":\"t\"},\"spec\":"
+				  "{\"minAvailable\":1,\"selector\":{\"matchLabels\":{\"app\":\"x\"}}},"
+				  "\"status\":{\"disruptionsAllowed\":0}}";
+	struct gf_k8s_pdb b;
+	char err[300];
+	assert_int_equal(gf_k8s_pdb_decode_text(doc, strlen(doc), &b, err, sizeof(err)), GF_OK);
+	assert_int_equal(gf_live_pdb_set(l, &b), GF_OK);
+	struct gf_k8s_pod p4 = mkpod("p4", "u4", "", "", "\"nvidia.com/gpu\":\"1\"", "gpufleet");
+	gf_live_pod_set(l, &p4);
+	gf_live_requeue_due(l, 40.0);
+	drain(l, bound, &nb, NULL); /* the engine brought up to date: p4 waits for the quota */
+	assert_int_equal(nb, 4);
+	gf_live_stats(l, &s);
+	print_message("queue and budget changes: loops made %llu before, %llu after\n",
+		      (unsigned long long)s0.loops_made, (unsigned long long)s.loops_made);
+	assert_int_equal(s.loops_made, s0.loops_made);
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+}
+
 static void count_queue(void *ud, const char *name, int64_t used, int64_t nominal, const char *err)
 {
 	(void)name, (void)used, (void)nominal, (void)err;
@@ -2109,6 +2240,8 @@ int main(void)
 		cmocka_unit_test(test_gang_index_churn),
 		cmocka_unit_test(test_engine_error_message),
 		cmocka_unit_test(test_node_churn),
+		cmocka_unit_test(test_node_verbs_no_rebuild),
+		cmocka_unit_test(test_queue_change_in_place),
 		cmocka_unit_test(test_queue_lookups),
 		cmocka_unit_test(test_idle_cycle_skipped),
 		cmocka_unit_test(test_plain_mask_follows_changes),

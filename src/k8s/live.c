@@ -2959,6 +2959,13 @@ gf_err gf_live_epoch(gf_live *l, uint64_t *epoch)
 	return e;
 }
 
+/* Cluster index c names a node of the cluster: resolved, and not a tombstone of one that left
+ * (its name stays in the index, and the extender's epoch, until the next rebuild). */
+static bool known_index(const gf_live *l, int32_t c)
+{
+	return c >= 0 && l->cnode[c] != NO_SLOT;
+}
+
 gf_err gf_live_resolve(gf_live *l, const char *const *names, const size_t *lens, size_t n,
 			int32_t *ci, uint64_t *epoch)
 {
@@ -3012,7 +3019,7 @@ gf_err gf_live_filter_at(gf_live *l, const struct gf_k8s_pod *p, uint64_t epoch,
 		unmark(l, ci, n);
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (ci[i] < 0)
+		if (!known_index(l, ci[i]))
 			reasons[i] = "node not known to gpufleet";
 		else if (r == -2)
 			reasons[i] = "no GPU with that much memory";
@@ -3088,7 +3095,7 @@ void gf_live_judge_names(const gf_live *l, const struct gf_live_judge *j, const 
 {
 	nindex_find_many(&l->names, names, lens, n, ci);
 	for (size_t i = 0; i < n; i++) {
-		if (ci[i] < 0) {
+		if (!known_index(l, ci[i])) {
 			reasons[i] = "node not known to gpufleet";
 		} else if (j->r == -2) {
 			reasons[i] = "no GPU with that much memory";

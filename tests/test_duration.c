@@ -16,7 +16,7 @@ static void ok(const char *s, int64_t bare, int64_t want)
 {
 	int64_t ms = -7;
 	if (!gf_duration_parse(s, bare, &ms))
-		fail_msg("\"%s\" (bare %lld): refused, expected %lld ms", s, (long long)bare, (long long)want);
+		fail_msg("\"%s\" (bare %lld): refused, expected %lld ms", s ? s : "(null)", (long long)bare, (long long)want);
 	if (ms != want)
 		fail_msg("\"%s\" (bare %lld): %lld ms, expected %lld", s, (long long)bare, (long long)ms, (long long)want);
 }
@@ -25,7 +25,8 @@ static void refused(const char *s, int64_t bare)
 {
 	int64_t ms = -7;
 	if (gf_duration_parse(s, bare, &ms))
-		fail_msg("\"%s\" (bare %lld): accepted as %lld ms, expected a refusal", s, (long long)bare, (long long)ms);
+		fail_msg("\"%s\" (bare %lld): accepted as %lld ms, expected a refusal", s ? s : "(null)", (long long)bare,
+			 (long long)ms);
 	assert_int_equal(ms, -7); /* left alone */
 }
 

@@ -28,6 +28,7 @@
 #include "core/grow.h"
 #include "core/rng.h"
 #include "core/sort.h"
+#include "core/time.h"
 
 /* ---- parsing ---- */
 
@@ -58,18 +59,6 @@ static bool digits(const char *p, int n, int *out)
 	return true;
 }
 
-/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; Howard Hinnant's days_from_civil). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	int64_t yoe = y - era * 400;
-	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-
-	return era * 146097 + doe - 719468;
-}
-
 /* "YYYY-MM-DD HH:MM:SS" as UTC -> Unix seconds. */
 static bool parse_datetime(const struct gf_csv_field *s, int64_t *out)
 {
@@ -83,7 +72,7 @@ static bool parse_datetime(const struct gf_csv_field *s, int64_t *out)
 		return false;
 	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
 		return false;
-	*out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
+	*out = gf_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
 	return true;
 }
 

@@ -6,7 +6,7 @@
  * Linked with one fuzz/fuzz_NAME.c in place of libFuzzer's driver: each
  * argument is a file or a folder whose regular files (sorted by name, so the
  * order is the same everywhere) are read whole and passed, one call each, to
- * LLVMFuzzerTestOneInput.  A harness reports a failed check by abort(), which
+ * LLVMFuzzerTestOneInput (read by gf_read_file, src/cli/files.c).  A harness reports a failed check by abort(), which
  * fails the test; so does a sanitizer report in the ASan build.  An empty
  * corpus fails too: a replay of nothing proves nothing.
  *
@@ -21,46 +21,19 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli/files.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Inputs larger than this are refused: libFuzzer's own default -max_len is far below it. */
-#define REPLAY_MAX_INPUT (16u << 20)
-
+/* One input: read whole by the CLI's reader (its size cap and error messages), then passed
+ * in memory of exactly its size, so ASan sees a read past the end. */
 static int replay_file(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "replay: %s: %s\n", path, strerror(errno));
+	char *buf;
+	size_t len;
+
+	if (gf_read_file(path, &buf, &len) != 0)
 		return -1;
-	}
-	uint8_t *buf = NULL;
-	size_t len = 0, cap = 0;
-	for (;;) {
-		if (len == cap) {
-			size_t ncap = cap ? cap * 2 : 4096;
-			if (ncap > REPLAY_MAX_INPUT) {
-				fprintf(stderr, "replay: %s: larger than %u bytes\n", path, REPLAY_MAX_INPUT);
-				goto fail;
-			}
-			uint8_t *nb = realloc(buf, ncap);
-			if (!nb) {
-				fprintf(stderr, "replay: %s: out of memory\n", path);
-				goto fail;
-			}
-			buf = nb;
-			cap = ncap;
-		}
-		size_t n = fread(buf + len, 1, cap - len, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		fprintf(stderr, "replay: %s: read error\n", path);
-		goto fail;
-	}
-	fclose(f);
-	/* The exact size in memory of its own, so ASan sees a read past the end. */
 	uint8_t *in = malloc(len ? len : 1);
 	if (!in) {
 		free(buf);
@@ -72,10 +45,6 @@ static int replay_file(const char *path)
 	LLVMFuzzerTestOneInput(in, len);
 	free(in);
 	return 0;
-fail:
-	fclose(f);
-	free(buf);
-	return -1;
 }
 
 static int by_name(const void *a, const void *b)

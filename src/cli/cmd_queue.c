@@ -2,8 +2,8 @@
  * cli/cmd_queue.c - `gpufleet queue`: argument parsing and wiring only.
  *
  * Reads the API server and nothing else (the same access as `schedule`:
- * --kubeconfig, else the in-cluster service account): LISTs of the Queue
- * objects, the namespaces, the pending pods and the FailedScheduling
+ * --kubeconfig, else $KUBECONFIG, the service account, ~/.kube/config):
+ * LISTs of the Queue objects, the namespaces, the pending pods and the FailedScheduling
  * events, fed to the view of k8s/queueview.h, printed as a table or JSON.
  * Queues and namespaces that cannot be listed (no Queue CRD, no right to
  * list namespaces) are said on stderr and the view goes on without them;
@@ -37,7 +37,8 @@ static void usage(FILE *f)
 		"PodScheduled condition). A pod's queue is its\n"
 		"gpufleet.io/queue label, else its namespace's. Reads only the API server.\n"
 		"\n"
-		"      --kubeconfig PATH      API server access (default: in-cluster service account)\n"
+		"      --kubeconfig PATH      API server access (default: $KUBECONFIG, else the in-cluster\n"
+		"                             service account, else ~/.kube/config)\n"
 		"  -o, --output FORMAT        table (default) or json\n"
 		"      --scheduler-name NAME  pods of this schedulerName (default gpufleet)\n"
 		"      --all-schedulers       pods of any scheduler\n"

@@ -14,6 +14,46 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sort.h"
+
+struct step { int64_t t; int64_t milli; };	/* GPUs held change by milli at t */
+
+static int cmp_step(const void *a, const void *b)
+{
+	const struct step *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return (x->milli > y->milli) - (x->milli < y->milli); /* ends (negative) before starts */
+}
+
+/* The most milli-GPU held at once by the timed GPU pods, and when. */
+static gf_err peak(const struct gf_pod_spec *pods, size_t n, double *gpus, int64_t *at)
+{
+	struct step *s = malloc((n ? 2 * n : 1) * sizeof(*s));
+	if (!s)
+		return GF_NOMEM;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct gf_pod_spec *p = &pods[i];
+		if (!p->gpu_count || p->duration < 0)
+			continue;
+		int64_t m = (int64_t)p->gpu_count * p->gpu_milli;
+		s[k++] = (struct step){ p->arrival, m };
+		s[k++] = (struct step){ p->arrival + p->duration, -m };
+	}
+	gf_qsort(s, k, sizeof(*s), cmp_step);
+	int64_t cur = 0, best = 0, when = k ? s[0].t : 0;
+	for (size_t i = 0; i < k; i++) {
+		cur += s[i].milli;
+		if (cur > best)
+			best = cur, when = s[i].t;
+	}
+	free(s);
+	*gpus = (double)best / GF_MILLI_PER_GPU;
+	*at = when;
+	return GF_OK;
+}
+
 static const char *class_of(const struct gf_pod_spec *p)
 {
 	if (p->gpu_milli < GF_MILLI_PER_GPU)
@@ -84,7 +124,8 @@ gf_err gf_trace_cost(const struct gf_pod_spec *pods, size_t n, int64_t ngpus,
 	}
 	struct gf_cost_gpu cap = { "cluster", "all", NULL, false,
 				   (double)ngpus * (double)(out->end - out->start), 0 };
-	if ((e = run(u, k, &cap, pr, "label:class", true, out->start, out->end, &out->by_class)))
+	if ((e = peak(pods, n, &out->peak_gpus, &out->peak_at)) ||
+	    (e = run(u, k, &cap, pr, "label:class", true, out->start, out->end, &out->by_class)))
 		goto out;
 	if (tenants)
 		e = run(u, k, &cap, pr, "label:tenant", false, out->start, out->end, &out->by_tenant);
@@ -135,6 +176,14 @@ gf_err gf_trace_cost_render(const struct gf_trace_cost *c, struct gf_obuf *o)
 	gf_obuf_printf(o, "  %-12s %14.1f %16s %12.1f   (capacity %.1f GPU-hours, %.2f %% allocated)\n",
 		       "idle", r->idle_hours, "", r->idle_cost, r->capacity_hours,
 		       r->capacity_hours > 0 ? 100 * r->workload_hours / r->capacity_hours : 0);
+	double span_h = (double)(c->end - c->start) / 3600;
+	gf_obuf_printf(o, "  GPUs held at once: mean %.1f, peak %.1f (day %.1f of the span) of %lld\n",
+		       span_h > 0 ? r->workload_hours / span_h : 0, c->peak_gpus,
+		       (double)(c->peak_at - c->start) / 86400, (long long)c->ngpus);
+	if (c->ngpus > 0 && c->peak_gpus < 0.5 * (double)c->ngpus)
+		gf_obuf_printf(o, "  (the trace's pods never held half the cluster at once: it lists a sample of the "
+				  "cluster's pods, not all of\n   them, so \"idle\" is the capacity its listed pods "
+				  "left unused, not the cluster's idle time)\n");
 	double whole = r->whole_cost, share = r->workload_cost;
 	gf_obuf_printf(o, "\nsaved by sharing: %.1f (%.1f %% of whole-GPU billing %.1f; whole-GPU billing "
 			  "overstates share billing %.1f by %.1f %%)\n",

@@ -8,7 +8,11 @@
  * capacity is every GPU of the cluster over the trace's span (first arrival
  * to last end).  Classes: "shared" (gpu_milli < 1000), "whole" (one whole
  * GPU), "multi-GPU" (several whole GPUs), and, when pods carry tenants,
- * "tenant-N" rows too.
+ * "tenant-N" rows too.  The peak of GPUs held at once is kept beside the
+ * totals: a trace that lists a sample of a cluster's pods (openb's 8,152
+ * pods over 149 days never hold more than about 66 GPUs at once) leaves most
+ * of the capacity idle over its span, and the peak shows how much of the
+ * cluster it covers.
  *
  * For a replay that placed pods on GPUs: build gf_cost_alloc intervals with
  * the node, GPU and model of each placement and call gf_cost_compute()
@@ -26,6 +30,8 @@ struct gf_trace_cost {
 	int64_t start, end;        /* the span */
 	int64_t ngpus;
 	size_t pods_counted, pods_untimed, pods_cpu;
+	double peak_gpus;          /* most GPUs held at once (shares count gpu_milli/1000) */
+	int64_t peak_at;           /* when first held */
 	struct gf_cost_report by_class;  /* rows: classes, then __idle__ */
 	struct gf_cost_report by_tenant; /* rows: tenant-N (empty when no pod has a tenant) */
 };

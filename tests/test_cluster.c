@@ -3,10 +3,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "cluster/admit.h"
 #include "cluster/cluster.h"
+#include "cluster/request.h"
 #include "testutil.h"
 
 static void test_catalog_spec_normalised(void **state)
@@ -201,6 +203,102 @@ static void test_admit_mask(void **state)
 	gf_cluster_destroy(c);
 }
 
+/*
+ * GPU memory -> share: on a given node, against that node's GPUs; otherwise
+ * against the smallest allowed model that holds the memory, the constraint
+ * narrowed to the models that do; a share asked too is a floor.
+ */
+static void test_request_resolve(void **state)
+{
+	struct gf_catalog cat;
+	int t4, a100, h100;
+	int64_t model_mem[GF_MAX_MODELS] = { 0 };
+	struct gf_pod_spec req = { .cpu_milli = 4000, .mem_mib = 1024, .gpu_count = 1, .gpu_milli = 1000 };
+	struct gf_request rq = { &req, "", false, "" };
+	struct gf_pod_spec eff;
+	char msg[256];
+
+	(void)state;
+	assert_int_equal(gf_catalog_init(&cat), GF_OK);
+	assert_int_equal(gf_catalog_model(&cat, "T4", 2, &t4), GF_OK);
+	assert_int_equal(gf_catalog_model(&cat, "A100", 4, &a100), GF_OK);
+	assert_int_equal(gf_catalog_model(&cat, "H100", 4, &h100), GF_OK);
+	assert_int_equal(gf_catalog_model(&cat, "L4", 2, &(int){ 0 }), GF_OK);	/* memory unknown: 0 */
+	model_mem[t4] = 16384;
+	model_mem[a100] = 40960;
+	model_mem[h100] = 81920;
+
+	/* no memory asked: the request as it is, any model */
+	assert_int_equal(gf_request_resolve(&cat, model_mem, 3, &rq, 0, &eff, msg, sizeof(msg)), GF_REQUEST_OK);
+	assert_int_equal(eff.gpu_milli, 1000);
+	assert_int_equal(eff.spec, 0);
+	assert_int_equal(eff.cpu_milli, 4000);
+
+	/* 20000 MiB: A100 and H100 hold it, sized on the A100: ceil(20000 * 1000 / 40960) = 489 */
+	req.gpu_mem_mib = 20000;
+	assert_int_equal(gf_request_resolve(&cat, model_mem, 3, &rq, 0, &eff, msg, sizeof(msg)), GF_REQUEST_OK);
+	assert_int_equal(eff.gpu_milli, 489);
+	assert_string_equal(cat.specs[eff.spec].text, "A100|H100");
+	assert_false(gf_catalog_allows(&cat, eff.spec, t4));
+
+	/* a model constraint: only H100 of "H100|T4" holds it: ceil(20000 * 1000 / 81920) = 245 */
+	rq.model = "H100|T4";
+	assert_int_equal(gf_request_resolve(&cat, model_mem, 3, &rq, 0, &eff, msg, sizeof(msg)), GF_REQUEST_OK);
+	assert_int_equal(eff.gpu_milli, 245);
+	assert_string_equal(cat.specs[eff.spec].text, "H100");
+
+	/* a share asked as well is a floor: 600 > 245 stays, 200 < 245 is raised */
+	rq.milli_given = true;
+	req.gpu_milli = 600;
+	assert_int_equal(gf_request_resolve(&cat, model_mem, 3, &rq, 0, &eff, msg, sizeof(msg)), GF_REQUEST_OK);
+	assert_int_equal(eff.gpu_milli, 600);
+	req.gpu_milli = 200;
+	assert_int_equal(gf_request_resolve(&cat, model_mem, 3, &rq, 0, &eff, msg, sizeof(msg)), GF_REQUEST_OK);
+	assert_int_equal(eff.gpu_milli, 245);
+
+	/* on a given node: its GPUs' memory, model_mem not read; capped at a whole GPU */
+	rq.milli_given = false;
+	rq.model = NULL;
+	assert_int_equal(gf_request_resolve(&cat, NULL, 3, &rq, 16384, &eff, msg, sizeof(msg)), GF_REQUEST_OK);
+	assert_int_equal(eff.gpu_milli, 1000);	/* ceil(20000000 / 16384) = 1221: a whole GPU */
+	req.gpu_mem_mib = 8000;
+	assert_int_equal(gf_request_resolve(&cat, NULL, 3, &rq, 16384, &eff, msg, sizeof(msg)), GF_REQUEST_OK);
+	assert_int_equal(eff.gpu_milli, 489);	/* ceil(8000000 / 16384) = 489 (488.28) */
+	assert_int_equal(eff.spec, 0);
+
+	/* no model with the memory: unschedulable, in kube-scheduler's words */
+	req.gpu_mem_mib = 100000;
+	assert_int_equal(gf_request_resolve(&cat, model_mem, 3, &rq, 0, &eff, msg, sizeof(msg)),
+			 GF_REQUEST_UNSCHEDULABLE);
+	assert_string_equal(msg, "0/3 nodes are available: no GPU model with 100000 MiB per GPU.");
+	req.gpu_mem_mib = 40000;
+	rq.model = "T4";
+	assert_int_equal(gf_request_resolve(&cat, model_mem, 3, &rq, 0, &eff, msg, sizeof(msg)),
+			 GF_REQUEST_UNSCHEDULABLE);
+	assert_string_equal(msg, "0/3 nodes are available: no GPU model allowed by the model constraint "
+				 "with 40000 MiB per GPU.");
+
+	/* the decoder's verdict and an unusable constraint: invalid */
+	rq.invalid = "gpu-milli must be 1..1000";
+	assert_int_equal(gf_request_resolve(&cat, model_mem, 3, &rq, 0, &eff, msg, sizeof(msg)),
+			 GF_REQUEST_INVALID);
+	assert_string_equal(msg, "invalid GPU request: gpu-milli must be 1..1000");
+	rq.invalid = NULL;
+	char lng[GF_SPEC_MAX + 8];
+	memset(lng, 'A', sizeof(lng) - 1);
+	lng[sizeof(lng) - 1] = '\0';
+	rq.model = lng;
+	assert_int_equal(gf_request_resolve(&cat, model_mem, 3, &rq, 0, &eff, msg, sizeof(msg)),
+			 GF_REQUEST_INVALID);
+
+	/* CPU-only: nothing to resolve, even with a constraint */
+	req.gpu_count = 0;
+	req.gpu_milli = 0;
+	assert_int_equal(gf_request_resolve(&cat, model_mem, 3, &rq, 0, &eff, msg, sizeof(msg)), GF_REQUEST_OK);
+	assert_int_equal(eff.spec, 0);
+	gf_catalog_release(&cat);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -209,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_create_rejects_bad_nodes),
 		cmocka_unit_test(test_admission_rules),
 		cmocka_unit_test(test_admit_mask),
+		cmocka_unit_test(test_request_resolve),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -78,6 +78,7 @@
 #include "cluster/admit.h"
 #include "cluster/cluster.h"
 #include "cluster/frag.h"
+#include "cluster/request.h"
 #include "core/rng.h"
 #include "core/sort.h"
 #include "core/zpack.h"
@@ -440,61 +441,16 @@ static struct gf_pod_rec *pod_rec(void *ud, uint32_t id)
 	return id < l->npods && l->pods[id].used ? &l->pods[id].r : NULL;
 }
 
-/* Effective request of p: model constraint interned, GPU memory -> milli.
- * 0 ok; -1 invalid; -2 unschedulable (msg). */
+/* Effective request of p: model constraint interned, GPU memory -> milli
+ * (cluster/request.h).  0 ok; -1 invalid; -2 unschedulable (msg). */
 static int effective(gf_live *l, const struct gf_k8s_pod *p, int64_t node_gpu_mem,
 		     struct gf_pod_spec *eff, char *msg, size_t msglen)
 {
-	*eff = p->req;
-	eff->spec = 0;
-	if (p->invalid[0]) {
-		snprintf(msg, msglen, "invalid GPU request: %s", p->invalid);
-		return -1;
-	}
-	if (!eff->gpu_count)
-		return 0;
-	if (p->model[0] && gf_catalog_spec(&l->cat, p->model, strlen(p->model), &eff->spec)) {
-		snprintf(msg, msglen, "invalid GPU request: model constraint '%.100s' not usable "
-				      "(too long or too many distinct constraints)", p->model);
-		return -1;
-	}
-	if (!p->req.gpu_mem_mib)
-		return 0;
-	int64_t mem = p->req.gpu_mem_mib, best = 0;
-	if (node_gpu_mem > 0) {
-		/* On a known node (accounting a bound pod): that node's GPUs. */
-		best = node_gpu_mem;
-	} else {
-		char text[GF_SPEC_MAX];
-		size_t n = 0;
-		text[0] = '\0';
-		for (int m = 0; m < l->cat.nmodels; m++) {
-			if (l->model_mem[m] < mem || !gf_catalog_allows(&l->cat, eff->spec, m))
-				continue;
-			int k = snprintf(text + n, sizeof(text) - n, "%s%s", n ? "|" : "", l->cat.models[m]);
-			if (k < 0 || (size_t)k >= sizeof(text) - n)
-				break;
-			n += (size_t)k;
-			if (!best || l->model_mem[m] < best)
-				best = l->model_mem[m];
-		}
-		if (!best) {
-			snprintf(msg, msglen, "0/%zu nodes are available: no GPU model%s with %lld MiB "
-					      "per GPU.", l->cluster ? gf_cluster_nnodes(l->cluster) : 0,
-				 p->model[0] ? " allowed by the model constraint" : "", (long long)mem);
-			return -2;
-		}
-		if (gf_catalog_spec(&l->cat, text, n, &eff->spec)) {
-			snprintf(msg, msglen, "invalid GPU request: too many distinct model constraints");
-			return -1;
-		}
-	}
-	int64_t need = (mem * GF_MILLI_PER_GPU + best - 1) / best;
-	if (need > GF_MILLI_PER_GPU)
-		need = GF_MILLI_PER_GPU;
-	if (!p->milli_given || need > eff->gpu_milli)
-		eff->gpu_milli = (int)need;
-	return 0;
+	struct gf_request rq = { &p->req, p->model, p->milli_given, p->invalid };
+	enum gf_request_result r = gf_request_resolve(&l->cat, l->model_mem,
+						      l->cluster ? gf_cluster_nnodes(l->cluster) : 0, &rq,
+						      node_gpu_mem, eff, msg, msglen);
+	return r == GF_REQUEST_OK ? 0 : r == GF_REQUEST_INVALID ? -1 : -2;
 }
 
 static gf_err ensure(gf_live *l);

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "policy/sched.h"
+#include "policy/target.h"
 #include "testutil.h"
 
 struct fixture {
@@ -762,6 +763,77 @@ static void test_node_classes_match_per_node(void **state)
 	}
 }
 
+/* Two targets with the same classes in the same order, the same p. */
+static void assert_same_target(const struct gf_target *a, const struct gf_target *b)
+{
+	assert_int_equal(a->nclasses, b->nclasses);
+	assert_int_equal(a->ndistinct, b->ndistinct);
+	assert_int_equal(a->kept_pods, b->kept_pods);
+	for (int k = 0; k < a->nclasses; k++) {
+		assert_int_equal(a->cls[k].cpu_milli, b->cls[k].cpu_milli);
+		assert_int_equal(a->cls[k].gpu_milli, b->cls[k].gpu_milli);
+		assert_int_equal(a->cls[k].gpu_count, b->cls[k].gpu_count);
+		assert_int_equal(a->cls[k].spec, b->cls[k].spec);
+		assert_true(a->cls[k].p == b->cls[k].p);
+	}
+}
+
+/*
+ * FGD's target from the pods seen (policy/target.h): every pod by its
+ * shape, CPU-only ones too; a GPU pod of unknown share left out; nothing
+ * left: one whole GPU.
+ */
+static void test_target_from_pods(void **state)
+{
+	struct gf_catalog cat;
+	struct gf_pod_spec pods[6] = {
+		{ .cpu_milli = 8000, .gpu_count = 1, .gpu_milli = 500 },
+		{ .cpu_milli = 8000, .gpu_count = 1, .gpu_milli = 500 },
+		{ .cpu_milli = 16000, .gpu_count = 2, .gpu_milli = 1000 },
+		{ .cpu_milli = 4000 },						/* CPU-only: counts */
+		{ .cpu_milli = 2000, .gpu_count = 1, .gpu_milli = 0 },		/* share unknown */
+		{ .cpu_milli = 2000, .gpu_count = 1, .gpu_milli = 0 },
+	};
+	struct gf_target got, want;
+	size_t counted = 99;
+
+	(void)state;
+	assert_int_equal(gf_catalog_init(&cat), GF_OK);
+
+	/* all count: the very target of gf_target_build over them */
+	assert_int_equal(gf_target_from_pods(pods, 4, &cat, GF_TARGET_PCT, &got, &counted), GF_OK);
+	assert_int_equal(gf_target_build(pods, 4, &cat, GF_TARGET_PCT, &want), GF_OK);
+	assert_int_equal(counted, 4);
+	assert_same_target(&got, &want);
+	gf_target_release(&got);
+
+	/* the two of unknown share are left out: the same target, 4 pods counted */
+	assert_int_equal(gf_target_from_pods(pods, 6, &cat, GF_TARGET_PCT, &got, &counted), GF_OK);
+	assert_int_equal(counted, 4);
+	assert_same_target(&got, &want);
+	assert_int_equal(got.kept_pods, 4);	/* gf_target_build over all 6 would keep 6 */
+	gf_target_release(&got);
+	gf_target_release(&want);
+
+	/* nothing that counts (none seen, or none resolved): one pod of one whole GPU */
+	for (size_t n = 0; n <= 2; n += 2) {
+		assert_int_equal(gf_target_from_pods(&pods[4], n, &cat, GF_TARGET_PCT, &got, &counted), GF_OK);
+		assert_int_equal(counted, 0);
+		assert_int_equal(got.nclasses, 1);
+		assert_int_equal(got.cls[0].gpu_count, 1);
+		assert_int_equal(got.cls[0].gpu_milli, GF_MILLI_PER_GPU);
+		assert_int_equal(got.cls[0].cpu_milli, 0);
+		assert_int_equal(got.cls[0].spec, 0);
+		assert_true(got.cls[0].p == 1.0);
+		gf_target_release(&got);
+	}
+
+	/* the threshold is checked as gf_target_build checks it */
+	assert_int_equal(gf_target_from_pods(pods, 6, &cat, 0, &got, NULL), GF_INVAL);
+	assert_int_equal(gf_target_from_pods(pods, 4, &cat, 101, &got, NULL), GF_INVAL);
+	gf_catalog_release(&cat);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -783,6 +855,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_choice),
 		cmocka_unit_test(test_random),
 		cmocka_unit_test(test_node_classes_match_per_node),
+		cmocka_unit_test(test_target_from_pods),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

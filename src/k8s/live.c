@@ -84,6 +84,7 @@
 #include "core/zpack.h"
 #include "k8s/gangs.h"
 #include "policy/sched.h"
+#include "policy/target.h"
 #include "queue/loop.h"
 #include "queue/podstate.h"
 #include "queue/requeue.h"
@@ -264,7 +265,7 @@ gf_err gf_live_create(const struct gf_live_opts *o, gf_live **out)
 	if (!l->o.policy)
 		l->o.policy = &gf_policy_fgd;
 	if (!l->o.target_pct)
-		l->o.target_pct = 95;
+		l->o.target_pct = GF_TARGET_PCT;
 	snprintf(l->name, sizeof(l->name), "%s", l->o.scheduler_name ? l->o.scheduler_name : "gpufleet");
 	l->o.scheduler_name = l->name;
 	gf_rng_init(&l->rng, l->o.seed ? l->o.seed : 42);
@@ -588,8 +589,8 @@ static void account(gf_live *l, struct lpod *lp)
 
 /*
  * FGD's target workload from every pod seen (bound, assumed, pending; CPU-only
- * pods too), each by the shape it is or would be placed with: the simulator's
- * rule (sim/openb.c and sim/replay.c build it from every pod of the trace).
+ * pods too), each by the shape it is or would be placed with: policy/target.h's
+ * rule, the simulator's.
  */
 static gf_err build_target(gf_live *l)
 {
@@ -618,16 +619,9 @@ static gf_err build_target(gf_live *l)
 			else
 				continue;
 		}
-		if (v[k].gpu_count == 0 || v[k].gpu_milli > 0)
-			k++;
+		k++;
 	}
-	if (!k) {
-		memset(&v[0], 0, sizeof(v[0]));
-		v[0].gpu_count = 1;
-		v[0].gpu_milli = GF_MILLI_PER_GPU;
-		k = 1;
-	}
-	gf_err e = gf_target_build(v, k, &l->cat, l->o.target_pct, &l->target);
+	gf_err e = gf_target_from_pods(v, k, &l->cat, l->o.target_pct, &l->target, &k);
 	free(v);
 	if (!e) {
 		l->have_target = true;

@@ -20,6 +20,7 @@
 #include "core/rng.h"
 #include "core/sort.h"
 #include "policy/sched.h"
+#include "policy/target.h"
 #include "queue/loop.h"
 #include "sim/openb.h"
 
@@ -91,7 +92,7 @@ gf_err gf_openb_create(const struct gf_node_spec *nodes, size_t nnodes,
 	x->cat = cat;
 	for (size_t i = 0; i < nnodes; i++)
 		x->ngpus += nodes[i].ngpus;
-	err = gf_target_build(x->pods, npods, cat, 95, &x->target);
+	err = gf_target_from_pods(x->pods, npods, cat, GF_TARGET_PCT, &x->target, NULL);
 	if (err)
 		goto fail;
 	free(rank);

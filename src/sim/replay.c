@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/sort.h"
+#include "policy/target.h"
 #include "sim/replay.h"
 
 #define BURST_SINGLES 16
@@ -126,7 +127,7 @@ gf_err gf_replay_create(const struct gf_node_spec *nodes, size_t nnodes,
 		err = GF_INVAL;
 		goto fail;
 	}
-	if ((err = gf_target_build(x->pods, npods, cat, 95, &x->target)))
+	if ((err = gf_target_from_pods(x->pods, npods, cat, GF_TARGET_PCT, &x->target, NULL)))
 		goto fail;
 	*out = x;
 	return GF_OK;
@@ -541,7 +542,7 @@ gf_err gf_replay_listed(const struct gf_node_spec *nodes, size_t nnodes,
 	*out = NULL;
 	if (!nnodes || !npods || (cfg->estimate == GF_EST_OVER && !(cfg->over >= 1.0)))
 		return GF_INVAL;
-	if ((err = gf_target_build(pods, npods, cat, 95, &target)))
+	if ((err = gf_target_from_pods(pods, npods, cat, GF_TARGET_PCT, &target, NULL)))
 		return err;
 	jobs = calloc(npods, sizeof(*jobs));
 	if (!jobs) {

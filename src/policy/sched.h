@@ -21,7 +21,7 @@
  * Node classes (feature NODE_CLASSES): for policies whose score depends only
  * on the node's state and the pod's shape, with the fixed priority
  * tie-break, a decision scores each class of nodes in the same state once
- * and picks the same node as the per-node loop (policy/sched.c).
+ * and picks the same node as the per-node loop (policy/classes.c).
  *
  * Score cache (feature SCORE_CACHE): scores of cacheable policies are kept
  * per (pod shape, node) with the node's version, and reused while the node is

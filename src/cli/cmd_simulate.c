@@ -22,6 +22,7 @@
 #include "cli/commands.h"
 #include "cli/experiment.h"
 #include "cli/files.h"
+#include "cli/simulate_mig.h"
 #include "sim/openb.h"
 #include "sim/reference.h"
 #include "sim/report.h"
@@ -55,6 +56,12 @@ static const char usage_text[] =
 	"                       six policies (and ours) over seeds 42-51 and compare alloc@130 with the paper;\n"
 	"                       counts the means within 0.5 points of the paper's; exits 1 unless\n"
 	"                       every mean lies inside the paper's range over seeds and FGD beats BestFit\n"
+	"  --mig                the same cluster with every GPU taken as an H100 80GB in MIG mode:\n"
+	"                       GPU memory placed at 100 %% and 130 %% load under mig-parted's static\n"
+	"                       layouts, dynamic-first, dynamic (gpufleet's slot choice) and milli\n"
+	"                       sharing without isolation (docs/mig.md)\n"
+	"  --mig-csv FILE       with --mig: one row per layout and seed\n"
+	"                       (layout,seed,mem_placed_pct_100,mem_placed_pct_130,pods_placed_130)\n"
 	"  --threads N          runs in parallel [number of CPUs] (--jobs N: deprecated)\n"
 	"  --feature NAME=on|off  switch an engine feature (benchmarks): %s\n"
 	"  --prices FILE        price sheet for the trace's cost section (its '*' row; see\n"
@@ -394,6 +401,8 @@ int gf_cmd_simulate(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "prices", required_argument, NULL, 'C' },
 		{ "no-cost", no_argument, NULL, 'N' },
+		{ "mig", no_argument, NULL, 'M' },
+		{ "mig-csv", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -404,7 +413,8 @@ int gf_cmd_simulate(int argc, char **argv)
 	const char *nodes_path = nodes_default, *pods_path = pods_default;
 	const char *policy_arg = NULL, *seeds_arg = "42-51", *csv_path = NULL, *html_path = NULL;
 	double tune = 1.3;
-	bool do_reproduce = false, quiet = false;
+	bool do_reproduce = false, quiet = false, do_mig = false;
+	const char *mig_csv = NULL;
 	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
 	struct gf_features feat = gf_features_default();
 	static uint64_t seeds[MAX_SEEDS];
@@ -435,6 +445,8 @@ int gf_cmd_simulate(int argc, char **argv)
 		case 'q': quiet = true; break;
 		case 'C': prices_path = optarg; break;
 		case 'N': no_cost = true; break;
+		case 'M': do_mig = true; break;
+		case 'G': mig_csv = optarg; break;
 		case 't':
 			errno = 0;
 			tune = strtod(optarg, &e);
@@ -492,6 +504,30 @@ int gf_cmd_simulate(int argc, char **argv)
 	}
 	if (gf_cli_operands("simulate", argc, argv))
 		return 2;
+
+	if (mig_csv && !do_mig) {
+		fprintf(stderr, "gpufleet simulate: --mig-csv needs --mig\n");
+		return 2;
+	}
+	if (do_mig) {
+		if (do_reproduce || policy_arg || csv_path || html_path) {
+			fprintf(stderr, "gpufleet simulate: --mig runs its own layouts: it does not combine with "
+					"--reproduce, --policy, --curves-csv or --report\n");
+			return 2;
+		}
+		nseeds = gf_cli_parse_seeds(seeds_arg, seeds, MAX_SEEDS);
+		if (nseeds <= 0) {
+			fprintf(stderr, "gpufleet simulate: --seeds: expected a list like 42-51 or 1,5,7-9 (at most %d seeds), found \"%s\"\n",
+				MAX_SEEDS, seeds_arg);
+			return 2;
+		}
+		struct gf_cli_mig_opts mo = {
+			.nodes_path = nodes_path, .pods_path = pods_path, .seeds = seeds, .nseeds = nseeds,
+			.seeds_arg = seeds_arg, .tune = tune, .threads = (int)jobs, .quiet = quiet,
+			.csv_path = mig_csv, .feat = feat,
+		};
+		return gf_cli_simulate_mig(&mo);
+	}
 
 	struct gf_reference ref = { 0 };
 

@@ -19,8 +19,11 @@
  *                  destroyed when their pod leaves;
  *   dynamic        created as dynamic-first, but at the node, GPU and start
  *                  where the slice-level fragmentation of the node grows
- *                  least (FGD's rule one level down; ties: node order, GPU
- *                  index, lowest start).
+ *                  least (FGD's rule one level down): nodes ranked by
+ *                  floor(100 sigma(delta / 32)), delta the growth in
+ *                  slices (quantised as FGD's score is); ties: node order;
+ *                  inside the node the least growth, then GPU index, then
+ *                  the lowest start.
  *
  * Fragmentation of a node with cpu_free CPU, for a target workload T of
  * classes c (CPU, profile or none, share p_c):

@@ -123,10 +123,10 @@ int gf_cli_simulate_mig(const struct gf_cli_mig_opts *o)
 	int rc = 2;
 	gf_err err;
 
-	gf_obuf_init(&b, 1u << 20);
-	gf_obuf_init(&c, 16u << 20);
 	if (gf_cli_trace_load("simulate", o->nodes_path, o->pods_path, false, &t))
 		return 2;
+	gf_obuf_init(&b, 1u << 20);
+	gf_obuf_init(&c, 16u << 20);
 	for (size_t i = 0; i < t.npods; i++)
 		t.pods[i].spec = 0;	/* one GPU model: constraints on the old models drop */
 	err = gf_openb_create(t.nodes, t.nnodes, t.pods, t.npods, &t.cat, &x);

@@ -89,6 +89,31 @@
 	X(mig_handle, gf_nvml_return, (gf_nvml_device, unsigned, gf_nvml_device *), false,          \
 	  "nvmlDeviceGetMigDeviceHandleByIndex")                                                    \
 	X(gi_id, gf_nvml_return, (gf_nvml_device, unsigned *), false, "nvmlDeviceGetGpuInstanceId") \
+	X(set_mig_mode, gf_nvml_return, (gf_nvml_device, unsigned, gf_nvml_return *), false,       \
+	  "nvmlDeviceSetMigMode")                                                                   \
+	X(gi_profile_info, gf_nvml_return, (gf_nvml_device, unsigned, gf_nvml_gi_profile_info_v2 *), \
+	  false, "nvmlDeviceGetGpuInstanceProfileInfoV")                                            \
+	X(gi_placements, gf_nvml_return,                                                           \
+	  (gf_nvml_device, unsigned, gf_nvml_gi_placement *, unsigned *), false,                    \
+	  "nvmlDeviceGetGpuInstancePossiblePlacements_v2")                                          \
+	X(gi_create_at, gf_nvml_return,                                                            \
+	  (gf_nvml_device, unsigned, const gf_nvml_gi_placement *, gf_nvml_gpu_instance *), false,  \
+	  "nvmlDeviceCreateGpuInstanceWithPlacement")                                               \
+	X(gi_list, gf_nvml_return, (gf_nvml_device, unsigned, gf_nvml_gpu_instance *, unsigned *),  \
+	  false, "nvmlDeviceGetGpuInstances")                                                       \
+	X(gi_info, gf_nvml_return, (gf_nvml_gpu_instance, gf_nvml_gi_info *), false,               \
+	  "nvmlGpuInstanceGetInfo")                                                                 \
+	X(gi_destroy, gf_nvml_return, (gf_nvml_gpu_instance), false, "nvmlGpuInstanceDestroy")     \
+	X(ci_profile_info, gf_nvml_return,                                                         \
+	  (gf_nvml_gpu_instance, unsigned, unsigned, gf_nvml_ci_profile_info *), false,             \
+	  "nvmlGpuInstanceGetComputeInstanceProfileInfo")                                           \
+	X(ci_create, gf_nvml_return, (gf_nvml_gpu_instance, unsigned, gf_nvml_compute_instance *),  \
+	  false, "nvmlGpuInstanceCreateComputeInstance")                                            \
+	X(ci_list, gf_nvml_return,                                                                 \
+	  (gf_nvml_gpu_instance, unsigned, gf_nvml_compute_instance *, unsigned *), false,          \
+	  "nvmlGpuInstanceGetComputeInstances")                                                     \
+	X(ci_destroy, gf_nvml_return, (gf_nvml_compute_instance), false,                           \
+	  "nvmlComputeInstanceDestroy")                                                             \
 	X(nvlink_state, gf_nvml_return, (gf_nvml_device, unsigned, int *), false,                   \
 	  "nvmlDeviceGetNvLinkState")                                                               \
 	X(nvlink_remote_pci, gf_nvml_return, (gf_nvml_device, unsigned, gf_nvml_pci_info *), false, \

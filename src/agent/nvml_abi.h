@@ -24,6 +24,8 @@
 #define GF_NVML_ERROR_FUNCTION_NOT_FOUND 13
 #define GF_NVML_ERROR_GPU_IS_LOST 15
 #define GF_NVML_ERROR_RESET_REQUIRED 16
+#define GF_NVML_ERROR_IN_USE 19
+#define GF_NVML_ERROR_INSUFFICIENT_RESOURCES 23
 #define GF_NVML_ERROR_UNKNOWN 999
 
 /* Buffer sizes (NVML_DEVICE_UUID_V2_BUFFER_SIZE, ..._NAME_V2_..., driver version). */
@@ -51,7 +53,26 @@
 #define GF_NVML_PCIE_UTIL_RX_BYTES 1
 /* nvmlEnableState_t, MIG mode */
 #define GF_NVML_FEATURE_ENABLED 1
+#define GF_NVML_MIG_DISABLE 0
 #define GF_NVML_MIG_ENABLE 1
+/* nvmlGpuInstanceProfile: the `profile` argument of the MIG calls is this
+ * index (NVML_GPU_INSTANCE_PROFILE_1_SLICE 0 ... 1_SLICE_REV2 9), not the
+ * id nvidia-smi prints; NVML_GPU_INSTANCE_PROFILE_COUNT bounds it. */
+#define GF_NVML_GI_PROFILE_1_SLICE 0
+#define GF_NVML_GI_PROFILE_2_SLICE 1
+#define GF_NVML_GI_PROFILE_3_SLICE 2
+#define GF_NVML_GI_PROFILE_4_SLICE 3
+#define GF_NVML_GI_PROFILE_7_SLICE 4
+#define GF_NVML_GI_PROFILE_8_SLICE 5
+#define GF_NVML_GI_PROFILE_6_SLICE 6
+#define GF_NVML_GI_PROFILE_1_SLICE_REV1 7
+#define GF_NVML_GI_PROFILE_2_SLICE_REV1 8
+#define GF_NVML_GI_PROFILE_1_SLICE_REV2 9
+#define GF_NVML_GI_PROFILE_COUNT 15
+/* nvmlComputeInstanceProfile (1_SLICE 0, 2_SLICE 1, 3_SLICE 2, 4_SLICE 3,
+ * 7_SLICE 4) and the shared engine profile. */
+#define GF_NVML_CI_PROFILE_COUNT 9
+#define GF_NVML_CI_ENGINE_PROFILE_SHARED 0
 /* Event types */
 #define GF_NVML_EVENT_XID_CRITICAL 0x8ULL
 /* Field ids for nvmlDeviceGetFieldValues */
@@ -79,6 +100,8 @@
 
 typedef int gf_nvml_return;
 typedef struct gf_nvml_device_st *gf_nvml_device;
+typedef struct gf_nvml_gpu_instance_st *gf_nvml_gpu_instance;
+typedef struct gf_nvml_compute_instance_st *gf_nvml_compute_instance;
 typedef struct gf_nvml_event_set_st *gf_nvml_event_set;
 
 typedef struct {
@@ -148,5 +171,47 @@ typedef struct { /* nvmlFieldValue_t */
 	gf_nvml_return nvmlReturn;
 	gf_nvml_value value;
 } gf_nvml_field_value;
+
+typedef struct { /* nvmlGpuInstancePlacement_t: memory slices [start, start+size) of 8 */
+	unsigned int start;
+	unsigned int size;
+} gf_nvml_gi_placement;
+
+typedef struct { /* nvmlGpuInstanceProfileInfo_v2_t (nvmlDeviceGetGpuInstanceProfileInfoV) */
+	unsigned int version;
+	unsigned int id; /* the id nvidia-smi -lgip prints */
+	unsigned int isP2pSupported;
+	unsigned int sliceCount;
+	unsigned int instanceCount;
+	unsigned int multiprocessorCount;
+	unsigned int copyEngineCount;
+	unsigned int decoderCount;
+	unsigned int encoderCount;
+	unsigned int jpegCount;
+	unsigned int ofaCount;
+	unsigned long long memorySizeMB;
+	char name[GF_NVML_NAME_LEN]; /* "MIG 3g.40gb" */
+} gf_nvml_gi_profile_info_v2;
+#define GF_NVML_GI_PROFILE_INFO_V2_VERSION \
+	((unsigned int)(sizeof(gf_nvml_gi_profile_info_v2) | (2u << 24)))
+
+typedef struct { /* nvmlGpuInstanceInfo_t */
+	gf_nvml_device device;
+	unsigned int id;
+	unsigned int profileId;
+	gf_nvml_gi_placement placement;
+} gf_nvml_gi_info;
+
+typedef struct { /* nvmlComputeInstanceProfileInfo_t (v1) */
+	unsigned int id;
+	unsigned int sliceCount;
+	unsigned int instanceCount;
+	unsigned int multiprocessorCount;
+	unsigned int sharedCopyEngineCount;
+	unsigned int sharedDecoderCount;
+	unsigned int sharedEncoderCount;
+	unsigned int sharedJpegCount;
+	unsigned int sharedOfaCount;
+} gf_nvml_ci_profile_info;
 
 #endif /* GF_AGENT_NVML_ABI_H */

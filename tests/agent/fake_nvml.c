@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "agent/nvml_abi.h"
+#include "fake_mig.h"
 #include "fake_state.h"
 
 #define API(ret, name, args) \
@@ -34,11 +35,13 @@
 
 struct fake_dev {
 	unsigned gpu;
-	int mig; /* -1: the GPU itself; else MIG slot */
+	int mig;     /* -1: the GPU itself; else MIG slot */
+	bool driver; /* a MIG device the driver made (fake_mig.c), else a scripted one */
 };
 
 static struct fake_dev devs[FAKE_MAX_GPUS];
 static struct fake_dev migdevs[FAKE_MAX_GPUS][FAKE_MAX_MIG];
+static struct fake_dev drvdevs[FAKE_MAX_GPUS][FAKE_MAX_MIG];
 static struct fake_state *st;
 static const char *state_path;
 static struct timespec state_mtime, last_check;
@@ -102,6 +105,8 @@ static int dev(void *h, struct fake_gpu **g, const struct fake_dev **d)
 	const struct fake_dev *fd = h;
 	if (!fd || fd->gpu >= st->ngpus)
 		return GF_NVML_ERROR_INVALID_ARGUMENT;
+	if (fd->driver && !fake_mig_slot(fd->gpu, (unsigned)fd->mig))
+		return GF_NVML_ERROR_INVALID_ARGUMENT; /* its instance was destroyed */
 	struct fake_gpu *gp = &st->gpus[fd->gpu];
 	calls[fd->gpu]++;
 	if ((gp->set >> FK_lost & 1) && gp->v[FK_lost])
@@ -114,6 +119,52 @@ static int dev(void *h, struct fake_gpu **g, const struct fake_dev **d)
 	if (d)
 		*d = fd;
 	return GF_NVML_SUCCESS;
+}
+
+int fake_resolve(void *h, struct fake_gpu **g, unsigned *gpu, int *slot, bool *driver)
+{
+	const struct fake_dev *fd;
+	int r = dev(h, g, &fd);
+	if (r)
+		return r;
+	*gpu = fd->gpu;
+	*slot = fd->mig;
+	*driver = fd->driver;
+	return GF_NVML_SUCCESS;
+}
+
+struct fake_state *fake_current(void)
+{
+	return st;
+}
+
+void *fake_gpu_handle(unsigned gpu)
+{
+	return gpu < FAKE_MAX_GPUS ? &devs[gpu] : NULL;
+}
+
+void *fake_mig_handle(unsigned gpu, unsigned slot)
+{
+	return gpu < FAKE_MAX_GPUS && slot < FAKE_MAX_MIG ? &drvdevs[gpu][slot] : NULL;
+}
+
+/* The profile name and memory of a MIG device (scripted or driver-made). */
+static void mig_of(const struct fake_gpu *g, const struct fake_dev *fd, const char **uuid, const char **profile,
+		   unsigned long long *mem_mib, long long *gi)
+{
+	if (!fd->driver) {
+		*uuid = g->mig[fd->mig].uuid;
+		*profile = g->mig[fd->mig].profile;
+		*mem_mib = g->mig[fd->mig].mem_mib;
+		*gi = g->mig[fd->mig].gi;
+		return;
+	}
+	const struct fake_drv_gi *x = fake_mig_slot(fd->gpu, (unsigned)fd->mig);
+	const struct fake_mig_profile *p = x ? fake_mig_profile(g, x->profile) : NULL;
+	*uuid = x ? x->uuid : "";
+	*profile = p ? p->name : "";
+	*mem_mib = p ? p->mem_mb : 0;
+	*gi = x ? (long long)x->id : -1;
 }
 
 #define DEV(h)                                         \
@@ -165,10 +216,12 @@ static int do_init(void)
 		devs[i].gpu = i;
 		devs[i].mig = -1;
 		for (int m = 0; m < FAKE_MAX_MIG; m++) {
-			migdevs[i][m].gpu = i;
-			migdevs[i][m].mig = m;
+			migdevs[i][m] = (struct fake_dev){ i, m, false };
+			drvdevs[i][m] = (struct fake_dev){ i, m, true };
 		}
 	}
+	if (!inited)
+		fake_mig_load(state_path); /* the driver's MIG state survives the process */
 	inited++;
 	return GF_NVML_SUCCESS;
 }
@@ -196,6 +249,9 @@ API(const char *, nvmlErrorString, (int r))
 	case GF_NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded (fake)";
 	case GF_NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions (fake)";
 	case GF_NVML_ERROR_GPU_IS_LOST: return "GPU is lost (fake)";
+	case GF_NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument (fake)";
+	case GF_NVML_ERROR_IN_USE: return "In use by another client (fake)";
+	case GF_NVML_ERROR_INSUFFICIENT_RESOURCES: return "Insufficient resources (fake)";
 	default: return "Unknown Error (fake)";
 	}
 }
@@ -249,7 +305,13 @@ API(int, nvmlDeviceGetIndex, (void *h, unsigned *i))
 API(int, nvmlDeviceGetUUID, (void *h, char *u, unsigned len))
 {
 	DEV(h);
-	return put_str(u, len, fd->mig >= 0 ? g->mig[fd->mig].uuid : g->uuid);
+	if (fd->mig < 0)
+		return put_str(u, len, g->uuid);
+	const char *uu, *prof;
+	unsigned long long mem;
+	long long gi;
+	mig_of(g, fd, &uu, &prof, &mem, &gi);
+	return put_str(u, len, uu);
 }
 
 API(int, nvmlDeviceGetName, (void *h, char *n, unsigned len))
@@ -258,7 +320,11 @@ API(int, nvmlDeviceGetName, (void *h, char *n, unsigned len))
 	if (fd->mig < 0)
 		return put_str(n, len, g->name);
 	char buf[200];
-	snprintf(buf, sizeof(buf), "%s MIG %s", g->name, g->mig[fd->mig].profile);
+	const char *uu, *prof;
+	unsigned long long mem;
+	long long gi;
+	mig_of(g, fd, &uu, &prof, &mem, &gi);
+	snprintf(buf, sizeof(buf), "%s MIG %s", g->name, prof);
 	return put_str(n, len, buf);
 }
 
@@ -283,7 +349,7 @@ API(int, nvmlDeviceGetUtilizationRates, (void *h, gf_nvml_utilization *u))
 {
 	DEV(h);
 	long long a, b;
-	if ((g->set >> FK_mig & 1) && g->v[FK_mig])
+	if (fake_mig_mode(fd->gpu) == 1 || fd->mig >= 0)
 		return GF_NVML_ERROR_NOT_SUPPORTED; /* as on a MIG-enabled GPU */
 	GET(util_gpu, &a);
 	GET(util_mem, &b);
@@ -317,10 +383,14 @@ API(int, nvmlDeviceGetMemoryInfo, (void *h, gf_nvml_memory_v1 *m))
 {
 	DEV(h);
 	if (fd->mig >= 0) { /* a MIG device: used = its processes' memory */
-		m->total = g->mig[fd->mig].mem_mib * MiB;
+		const char *uu, *prof;
+		unsigned long long mem;
+		long long gi;
+		mig_of(g, fd, &uu, &prof, &mem, &gi);
+		m->total = mem * MiB;
 		m->used = 0;
 		for (unsigned i = 0; i < g->nprocs; i++)
-			if (g->procs[i].gi == (long long)g->mig[fd->mig].gi)
+			if (g->procs[i].gi == gi)
 				m->used += g->procs[i].mem_mib * MiB;
 		m->free = m->total > m->used ? m->total - m->used : 0;
 		return GF_NVML_SUCCESS;
@@ -544,9 +614,10 @@ API(int, nvmlDeviceGetComputeRunningProcesses_v3, (void *h, unsigned *n, gf_nvml
 API(int, nvmlDeviceGetMigMode, (void *h, unsigned *cur, unsigned *pend))
 {
 	DEV(h);
-	long long v;
-	GET(mig, &v);
-	*cur = *pend = (unsigned)v;
+	int mode = fake_mig_mode(fd->gpu);
+	if (mode < 0)
+		return GF_NVML_ERROR_NOT_SUPPORTED;
+	*cur = *pend = (unsigned)mode;
 	return GF_NVML_SUCCESS;
 }
 
@@ -562,9 +633,16 @@ API(int, nvmlDeviceGetMigDeviceHandleByIndex, (void *h, unsigned i, void **out))
 	DEV(h);
 	if (i >= FAKE_MAX_MIG)
 		return GF_NVML_ERROR_INVALID_ARGUMENT;
-	if (i >= g->nmig)
+	if (g->nmig) { /* scripted instances */
+		if (i >= g->nmig)
+			return GF_NVML_ERROR_NOT_FOUND;
+		*out = &migdevs[fd->gpu][i];
+		return GF_NVML_SUCCESS;
+	}
+	int slot = fake_mig_device(fd->gpu, i);
+	if (slot < 0)
 		return GF_NVML_ERROR_NOT_FOUND;
-	*out = &migdevs[fd->gpu][i];
+	*out = &drvdevs[fd->gpu][slot];
 	return GF_NVML_SUCCESS;
 }
 
@@ -573,7 +651,11 @@ API(int, nvmlDeviceGetGpuInstanceId, (void *h, unsigned *id))
 	DEV(h);
 	if (fd->mig < 0)
 		return GF_NVML_ERROR_INVALID_ARGUMENT;
-	*id = g->mig[fd->mig].gi;
+	const char *uu, *prof;
+	unsigned long long mem;
+	long long gi;
+	mig_of(g, fd, &uu, &prof, &mem, &gi);
+	*id = (unsigned)gi;
 	return GF_NVML_SUCCESS;
 }
 

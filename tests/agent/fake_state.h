@@ -23,6 +23,12 @@
  *   topo GPU_A GPU_B LEVEL             common ancestor (10,20,30,40,50)
  *   xid GPU CODE                       an XID event, delivered once
  *   mig GPU gi=ID uuid=MIG-... profile=1g.10gb mem_mib=N
+ *                                      a scripted (read-only) MIG instance
+ *
+ * MIG made through the API (nvmlDeviceSetMigMode, GPU and compute
+ * instances) is the fake driver's own state, kept in a second file
+ * ($GF_FAKE_NVML_MIG_STATE, default "<this file>.mig"): see fake_mig.h.
+ * The `mig` key of a gpu is its MIG mode until the API sets one.
  *
  * The fake re-reads the file when its mtime or size changes (checked at
  * most every 20 ms), so a test can change the GPUs while the agent runs.

@@ -283,6 +283,7 @@ void gf_agent_destroy(gf_agent *a)
 		free(a->gpus[i].raw);
 	}
 	gf_pod_map_destroy(a->pods);
+	free(a->mig_last);
 	free(a->proc_root);
 	free(a->log_root);
 	free(a->sys_root);
@@ -992,4 +993,72 @@ unsigned gf_agent_gpus_up(gf_agent *a)
 bool gf_agent_has_nvml(gf_agent *a)
 {
 	return a->have_nvml;
+}
+
+/* ---- MIG (agent/mig.h) ---- */
+
+gf_err gf_agent_mig_apply(gf_agent *a, const struct gf_mig_layout *l, struct gf_mig_state *out)
+{
+	if (!a->have_nvml) {
+		memset(out, 0, sizeof(*out));
+		return GF_UNAVAILABLE;
+	}
+	pthread_mutex_lock(&a->lock);
+	gf_err e = gf_mig_apply(&a->nvml, l, a->mig_in_use, a->mig_in_use_ud, out);
+	if (!a->mig_last)
+		a->mig_last = malloc(sizeof(*a->mig_last));
+	if (a->mig_last)
+		memcpy(a->mig_last, out, sizeof(*out));
+	a->collected = false; /* the MIG devices changed: collect at the next render */
+	pthread_mutex_unlock(&a->lock);
+	return e;
+}
+
+void gf_agent_mig_state(gf_agent *a, struct gf_mig_state *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!a->have_nvml)
+		return;
+	pthread_mutex_lock(&a->lock);
+	gf_mig_read(&a->nvml, a->mig_in_use, a->mig_in_use_ud, out);
+	/* The last apply's notes (kept instances, instances not made) stay
+	 * until the next apply; in-use flags and UUIDs are NVML's now. */
+	for (unsigned i = 0; a->mig_last && i < a->mig_last->n; i++) {
+		const struct gf_mig_gpu_state *L = &a->mig_last->gpu[i];
+		struct gf_mig_gpu_state *S = NULL;
+		for (unsigned j = 0; j < out->n; j++)
+			if (!strcmp(out->gpu[j].uuid, L->uuid))
+				S = &out->gpu[j];
+		for (unsigned k = 0; k < L->n; k++) {
+			const struct gf_mig_inst *m = &L->inst[k];
+			if (!m->unwanted && m->made)
+				continue;
+			if (!S && out->n < GF_MIG_MAX_GPUS) {
+				S = &out->gpu[out->n++];
+				memset(S, 0, sizeof(*S));
+				memcpy(S->uuid, L->uuid, sizeof(S->uuid));
+			}
+			if (!S)
+				break;
+			bool found = false;
+			for (unsigned q = 0; q < S->n && !found; q++)
+				if (S->inst[q].made && S->inst[q].start == m->start &&
+				    !strcmp(S->inst[q].profile, m->profile) && m->unwanted) {
+					S->inst[q].unwanted = true;
+					memcpy(S->inst[q].reason, m->reason, sizeof(m->reason));
+					found = true;
+				}
+			if (!found && !m->made && S->n < GF_MIG_MAX_INST * 2)
+				S->inst[S->n++] = *m;
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+}
+
+void gf_agent_set_mig_in_use(gf_agent *a, bool (*fn)(void *ud, const char *mig_uuid), void *ud)
+{
+	pthread_mutex_lock(&a->lock);
+	a->mig_in_use = fn;
+	a->mig_in_use_ud = ud;
+	pthread_mutex_unlock(&a->lock);
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "agent/agent.h"
+#include "agent/mig.h"
 #include "agent/nvml.h"
 #include "agent/pods.h"
 #include "k8s/codec.h"
@@ -152,6 +153,11 @@ struct gf_agent {
 	struct timespec last; /* monotonic time of the last collection */
 	unsigned long long wd_kills, wd_kill_errors; /* watchdog counters */
 	bool collected;
+	/* MIG (agent/mig.h): who else holds MIG devices (the device plugin), and
+	 * the state after the last apply (NULL: none applied yet; heap). */
+	gf_mig_in_use_fn mig_in_use;
+	void *mig_in_use_ud;
+	struct gf_mig_state *mig_last;
 };
 
 /* Escape a Prometheus label value (\\, \", \n) into out (size n, truncating). */

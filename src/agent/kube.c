@@ -110,6 +110,18 @@ gf_err gf_agent_node_patch_body(gf_agent *a, const char *node, struct gf_obuf *o
 			  ? cJSON_GetStringValue(cJSON_GetObjectItem(doc, "driver"))
 			  : "");
 	cJSON_AddStringToObject(ann, "gpufleet.io/gpu-topology", inv.data);
+	if (mig_on || a->mig_last) { /* what the MIG layout came to (agent/mig.h) */
+		struct gf_mig_state *ms = malloc(sizeof(*ms));
+		struct gf_obuf mb;
+		gf_obuf_init(&mb, 128 * 1024);
+		if (!ms)
+			goto out;
+		gf_agent_mig_state(a, ms);
+		if (gf_mig_state_render(ms, &mb) == GF_OK)
+			cJSON_AddStringToObject(ann, GF_ANN_MIG_STATE, mb.data);
+		gf_obuf_release(&mb);
+		free(ms);
+	}
 	char seen[GF_SERVED_SEEN_MAX * GF_K8S_SERVED_MAX];
 	gf_agent_served_render(a, seen, sizeof(seen));
 	if (seen[0])
@@ -288,6 +300,51 @@ static bool lookup_pod(gf_agent *a, gf_kube_client *k, const char *ns, const cha
 		return true;
 	fprintf(stderr, "gpufleet agent: %s\n", err);
 	return status >= 400 && status < 500 && status != 429;	/* 403: RBAC, say it once */
+}
+
+gf_err gf_agent_fetch_mig_layout(const struct gf_kube_conn *c, const char *node, struct gf_mig_layout *out,
+				 bool *present, char *err, size_t errlen)
+{
+	const struct gf_kube_client_opts opts = { .timeout_ms = 15000, .retries = 1, .max_body = 4 << 20 };
+	char path[400];
+	long status = 0;
+	cJSON *doc = NULL;
+	gf_kube_client *cl = NULL;
+	*present = false;
+	memset(out, 0, sizeof(*out));
+	if (!gf_k8s_dns_subdomain(node)) {
+		snprintf(err, errlen, "node name '%.100s' is not a DNS subdomain", node);
+		return GF_INVAL;
+	}
+	snprintf(path, sizeof(path), "/api/v1/nodes/%s", node);
+	gf_err e = gf_kube_client_create(c, &opts, &cl);
+	if (e) {
+		snprintf(err, errlen, "GET %s: %s", path, gf_strerror(e));
+		return e;
+	}
+	e = gf_kube_json(cl, "GET", path, NULL, NULL, &status, &doc, err, errlen);
+	gf_kube_client_destroy(cl);
+	if (e || !doc) {
+		cJSON_Delete(doc);
+		return e == GF_NOMEM ? GF_NOMEM : GF_UNAVAILABLE;
+	}
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "metadata"), "annotations"),
+		GF_ANN_MIG_LAYOUT);
+	e = GF_OK;
+	if (cJSON_IsString(v)) {
+		char why[400];
+		*present = true;
+		e = gf_mig_layout_parse(v->valuestring, strlen(v->valuestring), out, why, sizeof(why));
+		if (e)
+			snprintf(err, errlen, "node %s, annotation %s: %s", node, GF_ANN_MIG_LAYOUT, why);
+	} else if (v) {
+		*present = true;
+		snprintf(err, errlen, "node %s, annotation %s: not a string", node, GF_ANN_MIG_LAYOUT);
+		e = GF_INVAL;
+	}
+	cJSON_Delete(doc);
+	return e;
 }
 
 int gf_agent_learn_served(gf_agent *a, const struct gf_kube_conn *c)

@@ -21,6 +21,24 @@
 #include "core/obuf.h"
 #include "k8s/conn.h"
 
+/*
+ * MIG (agent/mig.h): the layout the scheduler wants on this node is the
+ * node annotation gpufleet.io/mig-layout; the agent reports what it applied
+ * in gpufleet.io/mig-state, carried by the node patch below whenever a
+ * layout was applied or a GPU is in MIG mode.
+ */
+#define GF_ANN_MIG_LAYOUT "gpufleet.io/mig-layout"
+#define GF_ANN_MIG_STATE "gpufleet.io/mig-state"
+
+struct gf_mig_layout;
+/* GET /api/v1/nodes/<node> and parse its gpufleet.io/mig-layout
+ * annotation into out.  GF_OK with *present false when the node has no
+ * such annotation; GF_INVAL for a bad node name or a bad layout (err names
+ * the annotation and the JSON path); GF_UNAVAILABLE when the API server
+ * could not be asked (err says why); GF_NOMEM. */
+gf_err gf_agent_fetch_mig_layout(const struct gf_kube_conn *c, const char *node, struct gf_mig_layout *out,
+				 bool *present, char *err, size_t errlen);
+
 /* The merge-patch body for node (labels + topology annotation). */
 gf_err gf_agent_node_patch_body(gf_agent *a, const char *node, struct gf_obuf *out);
 

@@ -22,14 +22,17 @@
 #include "agent/cdi.h"
 #include "agent/deviceplugin.h"
 #include "agent/kube.h"
+#include "agent/mig.h"
 #include "cli/args.h"
+#include "cli/files.h"
 #include "cli/commands.h"
 #include "core/build_info.h"
 #include "core/duration.h"
 #include "http/server.h"
 
 /* Long options without a short letter. */
-enum { OPT_ADDRESS = 256, OPT_INTERVAL, OPT_PUBLISH_INTERVAL };
+enum { OPT_ADDRESS = 256, OPT_INTERVAL, OPT_PUBLISH_INTERVAL, OPT_MIG_LAYOUT, OPT_MIG_FROM_NODE, OPT_MIG_INTERVAL,
+       OPT_MIG_STATE };
 
 #define METRICS_CAP (8u << 20) /* 8 MiB: 64 GPUs x 32 pods x 40 metrics fits */
 
@@ -45,6 +48,9 @@ struct opts {
 	bool cdi_spec;        /* write (or print) the CDI spec and exit */
 	bool device_plugin, match_pods;
 	struct gf_dp_config dp;
+	const char *mig_layout; /* --mig-layout FILE (NULL = none) */
+	bool mig_from_node, mig_state;
+	unsigned long mig_s;
 };
 
 static void usage(FILE *f)
@@ -85,6 +91,13 @@ static void usage(FILE *f)
 		"      --memcap-lib PATH      host path of libgpufleet-memcap.so: cap shares' GPU memory\n"
 		"      --memcap-dir DIR       host folder for the shares' limit files (default\n"
 		"                             /var/run/gpufleet/memcap)\n"
+		"      --mig-layout FILE      apply this MIG layout (docs/mig-node.md) at start and every\n"
+		"                             --mig-interval (the file is read again each time)\n"
+		"      --mig-from-node        apply the node's gpufleet.io/mig-layout annotation (API access\n"
+		"                             as --kubeconfig); the result goes to gpufleet.io/mig-state\n"
+		"                             with --publish-node\n"
+		"      --mig-interval D       how often the MIG layout is applied again (default 30s)\n"
+		"      --mig-state            print the MIG state JSON (after --mig-layout) and exit\n"
 		"      --watchdog             report processes of capped shares whose NVML memory passes\n"
 		"                             the cap (gpufleet_watchdog_* metrics; needs hostPID)\n"
 		"      --watchdog-kill        ... and SIGKILL them, largest first (needs CAP_KILL)\n"
@@ -133,6 +146,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "watchdog", no_argument, NULL, 'W' },
 		{ "watchdog-kill", no_argument, NULL, 'Z' },
 		{ "watchdog-slack-mib", required_argument, NULL, 'z' },
+		{ "mig-layout", required_argument, NULL, OPT_MIG_LAYOUT },
+		{ "mig-from-node", no_argument, NULL, OPT_MIG_FROM_NODE },
+		{ "mig-interval", required_argument, NULL, OPT_MIG_INTERVAL },
+		{ "mig-state", no_argument, NULL, OPT_MIG_STATE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -141,6 +158,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->cfg.interval_ms = 1000;
 	o->cfg.kubernetes = true;
 	o->publish_s = 300;
+	o->mig_s = 30;
 	o->cfg.watchdog_slack = 512ull << 20;
 	o->address = getenv("DCGM_EXPORTER_LISTEN");
 	if (!o->address || !*o->address)
@@ -227,6 +245,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 					    1, 86400, &sec))
 				return 2;
 			o->publish_s = (unsigned long)sec;
+			break;
+		}
+		case OPT_MIG_LAYOUT: o->mig_layout = optarg; break;
+		case OPT_MIG_FROM_NODE: o->mig_from_node = true; break;
+		case OPT_MIG_STATE: o->mig_state = true; break;
+		case OPT_MIG_INTERVAL: {
+			int64_t sec;
+			if (!gf_cli_whole_seconds("agent", "--mig-interval", optarg, 1, 86400, &sec))
+				return 2;
+			o->mig_s = (unsigned long)sec;
 			break;
 		}
 		default: /* ':' no value, '?' unknown */
@@ -327,6 +355,67 @@ static int cdi(gf_agent *a, const struct opts *o)
 	return 0;
 }
 
+/* One MIG pass: the layout from --mig-layout FILE or the node's annotation,
+ * applied; its summary logged.  0, 1 when there was nothing valid to apply
+ * (logged), -1 when a --mig-layout file is unreadable or invalid. */
+static int mig_pass(gf_agent *a, const struct opts *o, const struct gf_kube_conn *kc)
+{
+	char err[600];
+	struct gf_mig_layout *l = malloc(sizeof(*l));
+	struct gf_mig_state *st = malloc(sizeof(*st));
+	int rc = 1;
+	if (!l || !st)
+		goto out;
+	if (o->mig_layout) {
+		char *text = NULL;
+		size_t len = 0;
+		rc = -1;
+		if (gf_read_file(o->mig_layout, &text, &len) != 0)
+			goto out;
+		gf_err e = gf_mig_layout_parse(text, len, l, err, sizeof(err));
+		free(text);
+		if (e) {
+			fprintf(stderr, "gpufleet agent: --mig-layout %s: %s\n", o->mig_layout, err);
+			goto out;
+		}
+	} else {
+		bool present = false;
+		gf_err e = gf_agent_fetch_mig_layout(kc, o->node, l, &present, err, sizeof(err));
+		if (e || !present) {
+			if (e)
+				fprintf(stderr, "gpufleet agent: MIG layout not applied: %s\n", err);
+			goto out;
+		}
+	}
+	gf_err e = gf_agent_mig_apply(a, l, st);
+	fprintf(stderr,
+		"gpufleet agent: MIG layout from %s applied: %u created, %u destroyed, %u kept in use, %u failed%s\n",
+		o->mig_layout ? o->mig_layout : "the node annotation " GF_ANN_MIG_LAYOUT, st->created, st->destroyed,
+		st->refused, st->failed, e == GF_NOENT ? " (a GPU of the layout is not on this node)" : "");
+	rc = 0;
+out:
+	free(l);
+	free(st);
+	return rc;
+}
+
+/* The MIG state JSON on stdout. */
+static int print_mig_state(gf_agent *a)
+{
+	struct gf_mig_state *st = malloc(sizeof(*st));
+	struct gf_obuf b;
+	gf_obuf_init(&b, 1u << 20);
+	if (!st)
+		return 1;
+	gf_agent_mig_state(a, st);
+	gf_err e = gf_mig_state_render(st, &b);
+	if (!e)
+		printf("%s\n", b.data);
+	gf_obuf_release(&b);
+	free(st);
+	return e ? 1 : 0;
+}
+
 static void publish(gf_agent *a, const struct opts *o, const struct gf_kube_conn *kc)
 {
 	char err[512];
@@ -378,6 +467,16 @@ int gf_cmd_agent(int argc, char **argv)
 			     : "");
 		return 1;
 	}
+	bool mig = o.mig_layout || o.mig_from_node;
+	if (o.mig_layout && mig_pass(agent, &o, NULL) < 0) {
+		gf_agent_destroy(agent);
+		return 2;
+	}
+	if (o.mig_state) {
+		rc = print_mig_state(agent);
+		gf_agent_destroy(agent);
+		return rc;
+	}
 	if (o.once || o.inventory || o.cdi_spec) {
 		rc = o.cdi_spec ? cdi(agent, &o) : print_once(agent, &o);
 		gf_agent_destroy(agent);
@@ -390,15 +489,18 @@ int gf_cmd_agent(int argc, char **argv)
 
 	struct gf_kube_conn kc;
 	bool have_kube = false;
-	if (o.publish || (o.device_plugin && o.match_pods)) {
+	if (o.publish || (o.device_plugin && o.match_pods) || o.mig_from_node) {
 		e = gf_kube_conn_open(&kc, o.kubeconfig, err, sizeof(err));
 		if (e) {
-			fprintf(stderr, "gpufleet agent: %s: %s\n", o.publish ? "--publish-node" : "--match-pods", err);
+			fprintf(stderr, "gpufleet agent: %s: %s\n",
+				o.publish ? "--publish-node" : o.mig_from_node ? "--mig-from-node" : "--match-pods", err);
 			gf_agent_destroy(agent);
 			return 1;
 		}
 		have_kube = true;
 	}
+	if (o.mig_from_node && !o.mig_layout)
+		mig_pass(agent, &o, &kc); /* before the device plugin lists the MIG devices */
 
 	gf_dp *dp = NULL;
 	if (o.device_plugin) {
@@ -448,13 +550,32 @@ int gf_cmd_agent(int argc, char **argv)
 
 	if (o.publish)
 		publish(agent, &o, &kc);
+	/* Two periods on one wait: the node publish and the MIG pass (which
+	 * publishes at once when it changed something, so the scheduler reads
+	 * gpufleet.io/mig-state without waiting for the next publish). */
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	time_t next_pub = t0.tv_sec + (time_t)o.publish_s, next_mig = t0.tv_sec + (time_t)o.mig_s;
 	for (;;) {
-		struct timespec ts = { o.publish ? (time_t)o.publish_s : 3600, 0 };
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		time_t wait = o.publish ? next_pub - now.tv_sec : 3600;
+		if (mig && next_mig - now.tv_sec < wait)
+			wait = next_mig - now.tv_sec;
+		struct timespec ts = { wait > 0 ? wait : 0, wait > 0 ? 0 : 1000000 };
 		int sig = sigtimedwait(&sigs, NULL, &ts);
 		if (sig == SIGINT || sig == SIGTERM)
 			break;
-		if (sig < 0 && errno == EAGAIN && o.publish)
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (mig && now.tv_sec >= next_mig) {
+			next_mig = now.tv_sec + (time_t)o.mig_s;
+			if (mig_pass(agent, &o, have_kube ? &kc : NULL) == 0 && o.publish)
+				next_pub = now.tv_sec; /* report the applied state now */
+		}
+		if (o.publish && now.tv_sec >= next_pub) {
+			next_pub = now.tv_sec + (time_t)o.publish_s;
 			publish(agent, &o, &kc);
+		}
 	}
 	fprintf(stderr, "gpufleet agent: stopping\n");
 	gf_dp_stop(dp);

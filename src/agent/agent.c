@@ -448,6 +448,11 @@ static void read_mig(gf_agent *a, struct gf_agent_gpu *g, gf_nvml_return *down)
 			continue;
 		GF_NVML_CALL(n, name, md, name, sizeof(name));
 		name[sizeof(name) - 1] = '\0';
+		if (GF_NVML_CALL(n, uuid, md, m->uuid, sizeof(m->uuid)) != GF_NVML_SUCCESS)
+			m->uuid[0] = '\0';
+		m->uuid[sizeof(m->uuid) - 1] = '\0';
+		if (!gf_nvml_uuid_ok(m->uuid))
+			m->uuid[0] = '\0';
 		const char *p = strstr(name, "MIG ");
 		snprintf(m->profile, sizeof(m->profile), "%s", p ? p + 4 : "");
 		char prof[sizeof(m->profile) * 2];

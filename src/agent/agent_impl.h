@@ -92,6 +92,7 @@ struct gf_agent_pod_use {
 /* A MIG device of a MIG-enabled GPU, as of the last collection. */
 struct gf_agent_mig {
 	unsigned gi;                 /* GPU instance id */
+	char uuid[GF_NVML_UUID_LEN]; /* "MIG-..." ("" when NVML's fails gf_nvml_uuid_ok) */
 	char profile[32];            /* "1g.10gb", from the MIG device's name */
 	char labels[96];             /* ,GPU_I_PROFILE="...",GPU_I_ID="..." */
 	bool have_mem;

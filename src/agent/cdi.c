@@ -178,7 +178,9 @@ fail_close:
 
 gf_err gf_agent_render_cdi(gf_agent *a, const char *dev_root, struct gf_obuf *out, char *err, size_t errlen)
 {
-	struct gf_cdi_gpu gpus[GF_AGENT_MAX_GPUS];
+	/* Each GPU, then each MIG device (named by its MIG- UUID, with its
+	 * parent's /dev/nvidiaN). */
+	struct gf_cdi_gpu gpus[GF_AGENT_MAX_GPUS * (GF_AGENT_MAX_MIG + 1)];
 	unsigned n = 0;
 	pthread_mutex_lock(&a->lock);
 	gf_agent_maybe_collect_locked(a);
@@ -190,6 +192,9 @@ gf_err gf_agent_render_cdi(gf_agent *a, const char *dev_root, struct gf_obuf *ou
 		if (a->nvml.minor_number && a->nvml.minor_number(g->dev, &minor) != 0)
 			minor = g->index;
 		gpus[n++] = (struct gf_cdi_gpu){ g->uuid, minor };
+		for (unsigned k = 0; g->mig_on && k < g->nmig; k++)
+			if (g->mig[k].uuid[0])
+				gpus[n++] = (struct gf_cdi_gpu){ g->mig[k].uuid, minor };
 	}
 	gf_err e = gf_cdi_render(gpus, n, dev_root, out, err, errlen);
 	pthread_mutex_unlock(&a->lock);

@@ -43,8 +43,19 @@
 struct gpu_view {
 	char uuid[GF_NVML_UUID_LEN];
 	bool healthy;
+	bool mig_on;                  /* MIG mode: its MIG devices are served, not the GPU */
 	unsigned long long mem_total; /* bytes; 0 unknown */
 };
+
+/* A MIG device of a MIG-mode GPU (NVIDIA's "mixed" strategy: one resource
+ * nvidia.com/mig-<profile> per profile, device ID = the MIG UUID). */
+struct mig_view {
+	char uuid[GF_NVML_UUID_LEN];
+	char profile[32];
+	bool healthy; /* its GPU answers NVML */
+};
+#define MAX_MIG_VIEW (GF_AGENT_MAX_GPUS * GF_AGENT_MAX_MIG)
+#define MAX_MIG_PLUGINS 8 /* distinct MIG profiles served (6 per model) */
 
 struct plugin {
 	struct gf_dp *dp;
@@ -53,12 +64,16 @@ struct plugin {
 	gf_grpc_server *srv;
 	struct gf_grpc_method methods[5];
 	bool registered;
+	bool mig;          /* a nvidia.com/mig-<profile> resource */
+	char profile[32];  /* its MIG profile */
+	char res_buf[80], sock_buf[80];
 };
 
 struct gf_dp {
 	gf_agent *agent;
 	char plugin_dir[512], memcap_dir[512], memcap_lib[512];
-	struct plugin plugins[2];
+	struct plugin plugins[2 + MAX_MIG_PLUGINS];
+	unsigned nplugins; /* 2 + the MIG profiles seen so far (watch thread adds) */
 	pthread_t watcher;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -68,6 +83,21 @@ struct gf_dp {
 	pthread_mutex_t view_mu;
 	struct gpu_view view[GF_AGENT_MAX_GPUS];
 	unsigned nview;
+	struct mig_view migv[MAX_MIG_VIEW];
+	unsigned nmigv;
+	/* MIG devices held by containers (agent/mig.h's in-use callback): what
+	 * Allocate gave out, and what the kubelet's pod-resources API listed at
+	 * the last look.  Until the kubelet has listed once, everything Allocate
+	 * ever gave counts as held (never destroy what may be in use). */
+	pthread_mutex_t mig_mu;
+	struct mig_alloc {
+		char uuid[GF_NVML_UUID_LEN];
+		time_t at; /* monotonic seconds of the Allocate */
+	} mig_given[256];
+	unsigned nmig_given, mig_given_next;
+	char mig_listed[MAX_MIG_VIEW][GF_NVML_UUID_LEN];
+	unsigned nmig_listed;
+	bool mig_list_ok;
 	/* Pod matching (NULL kc: off).  A claim is one container of a pending
 	 * pod admitted for a resource; claims of pods no longer pending are
 	 * dropped at the next listing. */
@@ -119,10 +149,11 @@ struct gf_dp {
 #define MAX_PENDING 256
 
 /* From the agent (collecting if its values are older than its interval). */
-static unsigned collect_view(gf_dp *dp, struct gpu_view *v)
+static unsigned collect_view(gf_dp *dp, struct gpu_view *v, struct mig_view *mv, unsigned *nmv)
 {
 	gf_agent *a = dp->agent;
 	unsigned n = 0;
+	*nmv = 0;
 	pthread_mutex_lock(&a->lock);
 	gf_agent_maybe_collect_locked(a);
 	for (unsigned i = 0; i < a->ngpus; i++) {
@@ -131,8 +162,17 @@ static unsigned collect_view(gf_dp *dp, struct gpu_view *v)
 			continue;
 		memcpy(v[n].uuid, g->uuid, sizeof(v[n].uuid));
 		v[n].healthy = g->up;
+		v[n].mig_on = g->mig_on;
 		v[n].mem_total = g->mem_total;
 		n++;
+		for (unsigned k = 0; g->mig_on && k < g->nmig && *nmv < MAX_MIG_VIEW; k++) {
+			if (!g->mig[k].uuid[0] || !g->mig[k].profile[0])
+				continue;
+			struct mig_view *m = &mv[(*nmv)++];
+			memcpy(m->uuid, g->mig[k].uuid, sizeof(m->uuid));
+			memcpy(m->profile, g->mig[k].profile, sizeof(m->profile));
+			m->healthy = g->up;
+		}
 	}
 	pthread_mutex_unlock(&a->lock);
 	return n;
@@ -141,11 +181,27 @@ static unsigned collect_view(gf_dp *dp, struct gpu_view *v)
 static void refresh_view(gf_dp *dp)
 {
 	struct gpu_view v[GF_AGENT_MAX_GPUS];
-	unsigned n = collect_view(dp, v);
+	static _Thread_local struct mig_view mv[MAX_MIG_VIEW];
+	unsigned nmv;
+	unsigned n = collect_view(dp, v, mv, &nmv);
 	pthread_mutex_lock(&dp->view_mu);
 	memcpy(dp->view, v, sizeof(v[0]) * n);
 	dp->nview = n;
+	memcpy(dp->migv, mv, sizeof(mv[0]) * nmv);
+	dp->nmigv = nmv;
 	pthread_mutex_unlock(&dp->view_mu);
+}
+
+/* The MIG devices of profile (NULL: all) in the view; n at most max. */
+static unsigned snapshot_mig(gf_dp *dp, const char *profile, struct mig_view *out, unsigned max)
+{
+	unsigned n = 0;
+	pthread_mutex_lock(&dp->view_mu);
+	for (unsigned i = 0; i < dp->nmigv && n < max; i++)
+		if (!profile || strcmp(dp->migv[i].profile, profile) == 0)
+			out[n++] = dp->migv[i];
+	pthread_mutex_unlock(&dp->view_mu);
+	return n;
 }
 
 static unsigned snapshot(gf_dp *dp, struct gpu_view *v)
@@ -161,7 +217,7 @@ static uint64_t list_version(const struct gpu_view *v, unsigned n)
 {
 	uint64_t h = GF_FNV64_OFFSET;
 	for (unsigned i = 0; i < n; i++)
-		h = gf_fnv1a_byte(gf_fnv1a_str(h, v[i].uuid), v[i].healthy ? 2u : 1u);
+		h = gf_fnv1a_byte(gf_fnv1a_str(h, v[i].uuid), (v[i].healthy ? 2u : 1u) + (v[i].mig_on ? 4u : 0u));
 	return h | 1; /* never 0, the stream's start */
 }
 
@@ -533,16 +589,58 @@ static int h_prestart(void *ud, const uint8_t *req, size_t len, struct gf_obuf *
 
 /* ---- ListAndWatch ---- */
 
+/* A MIG resource: its profile's MIG devices, ID = MIG UUID. */
+static bool s_list_mig(struct plugin *pl, uint64_t *version, struct gf_obuf *out)
+{
+	static _Thread_local struct mig_view mv[MAX_MIG_VIEW];
+	unsigned n = snapshot_mig(pl->dp, pl->profile, mv, MAX_MIG_VIEW);
+	uint64_t ver = GF_FNV64_OFFSET;
+	for (unsigned i = 0; i < n; i++)
+		ver = gf_fnv1a_byte(gf_fnv1a_str(ver, mv[i].uuid), mv[i].healthy ? 2u : 1u);
+	ver |= 1;
+	if (ver == *version)
+		return false;
+	V1beta1__Device *devs = calloc(n ? n : 1, sizeof(*devs));
+	V1beta1__Device **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+	bool ok = devs && ptrs;
+	for (unsigned i = 0; ok && i < n; i++) {
+		v1beta1__device__init(&devs[i]);
+		devs[i].id = mv[i].uuid;
+		devs[i].health = mv[i].healthy ? "Healthy" : "Unhealthy";
+		ptrs[i] = &devs[i];
+	}
+	if (ok) {
+		V1beta1__ListAndWatchResponse r = V1BETA1__LIST_AND_WATCH_RESPONSE__INIT;
+		char err[64];
+		r.n_devices = n;
+		r.devices = ptrs;
+		ok = pack(&r.base, out, err, sizeof(err)) == GF_GRPC_OK;
+	}
+	free(devs);
+	free(ptrs);
+	if (ok)
+		*version = ver;
+	return ok;
+}
+
 static bool s_list(void *ud, const uint8_t *req, size_t len, uint64_t *version, struct gf_obuf *out)
 {
 	struct plugin *pl = ud;
 	struct gpu_view v[GF_AGENT_MAX_GPUS];
 	(void)req;
 	(void)len;
+	if (pl->mig)
+		return s_list_mig(pl, version, out);
 	unsigned n = snapshot(pl->dp, v);
 	uint64_t ver = list_version(v, n);
 	if (ver == *version)
 		return false;
+	/* A MIG-mode GPU is served as its MIG devices only (NVIDIA's mixed strategy). */
+	unsigned kept = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (!v[i].mig_on)
+			v[kept++] = v[i];
+	n = kept;
 	unsigned per = pl->milli ? GF_DP_MILLI_PER_GPU : 1;
 	size_t total = (size_t)n * per;
 	V1beta1__Device *devs = calloc(total ? total : 1, sizeof(*devs));
@@ -687,7 +785,7 @@ static int h_preferred(void *ud, const uint8_t *req, size_t len, struct gf_obuf 
 	if (!gf_dp_request_strings_ok(req, len, &v1beta1__preferred_allocation_request__descriptor,
 				      "GetPreferredAllocation", msg, msglen))
 		return GF_GRPC_INVALID_ARGUMENT;
-	if (pl->dp->kc) {
+	if (pl->dp->kc && !pl->mig) {
 		pods = malloc(sizeof(*pods) * MAX_PENDING);
 		npods = pods ? list_pending(pl, pods, msg, msglen) : -1;
 		if (npods < 0) {
@@ -699,6 +797,10 @@ static int h_preferred(void *ud, const uint8_t *req, size_t len, struct gf_obuf 
 	}
 	struct gpu_view v[GF_AGENT_MAX_GPUS];
 	unsigned nv = snapshot(pl->dp, v);
+	if (pl->mig) {
+		static _Thread_local struct mig_view mv[MAX_MIG_VIEW];
+		nv = snapshot_mig(pl->dp, pl->profile, mv, MAX_MIG_VIEW);
+	}
 	V1beta1__PreferredAllocationRequest *rq = v1beta1__preferred_allocation_request__unpack(NULL, len, req);
 	if (!rq)
 		free(pods);
@@ -977,6 +1079,111 @@ static int write_cap(gf_dp *dp, struct cresp *c, const struct gpu_view *g, unsig
 	return GF_GRPC_OK;
 }
 
+/* MIG devices given to containers (the in-use callback's memory). */
+static void mig_given(gf_dp *dp, const char *uuid)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	pthread_mutex_lock(&dp->mig_mu);
+	struct mig_alloc *m = &dp->mig_given[dp->mig_given_next];
+	dp->mig_given_next = (dp->mig_given_next + 1) % (sizeof(dp->mig_given) / sizeof(dp->mig_given[0]));
+	if (dp->nmig_given < sizeof(dp->mig_given) / sizeof(dp->mig_given[0]))
+		dp->nmig_given++;
+	snprintf(m->uuid, sizeof(m->uuid), "%s", uuid);
+	m->at = t.tv_sec;
+	pthread_mutex_unlock(&dp->mig_mu);
+}
+
+/* agent/mig.h's in-use callback: a container holds MIG device uuid when the
+ * kubelet listed it at the last look, or Allocate gave it out less than 30 s
+ * ago (the kubelet may not list it yet), or ever, until the kubelet has
+ * answered once. */
+static bool mig_held(void *ud, const char *uuid)
+{
+	gf_dp *dp = ud;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	bool held = false;
+	pthread_mutex_lock(&dp->mig_mu);
+	for (unsigned i = 0; i < dp->nmig_listed && !held; i++)
+		held = strcmp(dp->mig_listed[i], uuid) == 0;
+	for (unsigned i = 0; i < dp->nmig_given && !held; i++)
+		held = strcmp(dp->mig_given[i].uuid, uuid) == 0 && (!dp->mig_list_ok || t.tv_sec - dp->mig_given[i].at < 30);
+	pthread_mutex_unlock(&dp->mig_mu);
+	return held;
+}
+
+/* The MIG devices the kubelet's pod-resources API lists under containers. */
+static void mig_list(gf_dp *dp)
+{
+	char msg[256];
+	struct gf_obuf resp;
+	gf_obuf_init(&resp, 64u << 20);
+	int st = gf_grpc_call(dp->podres, "/v1.PodResourcesLister/List", NULL, 0, &resp, 5000, msg, sizeof(msg));
+	V1__ListPodResourcesResponse *r =
+		st == GF_GRPC_OK ? v1__list_pod_resources_response__unpack(NULL, resp.len, (const uint8_t *)resp.data) : NULL;
+	gf_obuf_release(&resp);
+	if (!r)
+		return;
+	pthread_mutex_lock(&dp->mig_mu);
+	dp->nmig_listed = 0;
+	for (size_t p = 0; p < r->n_pod_resources; p++)
+		for (size_t c = 0; c < r->pod_resources[p]->n_containers; c++)
+			for (size_t d = 0; d < r->pod_resources[p]->containers[c]->n_devices; d++) {
+				const V1__ContainerDevices *cd = r->pod_resources[p]->containers[c]->devices[d];
+				if (strncmp(cd->resource_name, GF_DP_RESOURCE_MIG_PREFIX, strlen(GF_DP_RESOURCE_MIG_PREFIX)))
+					continue;
+				for (size_t i = 0; i < cd->n_device_ids && dp->nmig_listed < MAX_MIG_VIEW; i++)
+					snprintf(dp->mig_listed[dp->nmig_listed++], GF_NVML_UUID_LEN, "%s", cd->device_ids[i]);
+			}
+	dp->mig_list_ok = true;
+	pthread_mutex_unlock(&dp->mig_mu);
+	v1__list_pod_resources_response__free_unpacked(r, NULL);
+}
+
+/* A MIG resource's container: each ID a MIG device of the plugin's profile. */
+static int allocate_mig(struct plugin *pl, const V1beta1__ContainerAllocateRequest *rq, struct cresp *c, char *msg,
+			size_t msglen)
+{
+	static _Thread_local struct mig_view mv[MAX_MIG_VIEW];
+	unsigned n = snapshot_mig(pl->dp, pl->profile, mv, MAX_MIG_VIEW);
+	if (rq->n_devices_ids > GF_AGENT_MAX_GPUS) {
+		snprintf(msg, msglen, "Allocate: %zu MIG devices asked, more than %d", rq->n_devices_ids, GF_AGENT_MAX_GPUS);
+		return GF_GRPC_INVALID_ARGUMENT;
+	}
+	for (size_t i = 0; i < rq->n_devices_ids; i++) {
+		const struct mig_view *m = NULL;
+		for (unsigned k = 0; k < n && !m; k++)
+			if (strcmp(mv[k].uuid, rq->devices_ids[i]) == 0)
+				m = &mv[k];
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(rq->devices_ids[i], rq->devices_ids[j]) == 0) {
+				snprintf(msg, msglen, "Allocate: device ID '%.64s' given twice", rq->devices_ids[i]);
+				return GF_GRPC_INVALID_ARGUMENT;
+			}
+		if (!m) {
+			snprintf(msg, msglen, "Allocate: unknown device ID '%.64s' for %s (not a %s MIG device of this node)",
+				 rq->devices_ids[i], pl->resource, pl->profile);
+			return GF_GRPC_INVALID_ARGUMENT;
+		}
+		if (!m->healthy) {
+			snprintf(msg, msglen, "Allocate: MIG device %s's GPU is unhealthy", m->uuid);
+			return GF_GRPC_FAILED_PRECONDITION;
+		}
+		size_t k = c->r.n_cdi_devices++;
+		snprintf(c->cdi_names[k], sizeof(c->cdi_names[k]), CDI_PREFIX "%.*s", (int)sizeof(m->uuid), m->uuid);
+		v1beta1__cdidevice__init(&c->cdi[k]);
+		c->cdi[k].name = c->cdi_names[k];
+		c->cdip[k] = &c->cdi[k];
+		c->r.cdi_devices = c->cdip;
+		c->gpus[k] = NULL;
+		size_t l = strlen(c->visible);
+		snprintf(c->visible + l, sizeof(c->visible) - l, "%s%.*s", l ? "," : "", (int)sizeof(m->uuid), m->uuid);
+	}
+	add_env(c, "NVIDIA_VISIBLE_DEVICES", c->visible);
+	return GF_GRPC_OK;
+}
+
 static int allocate_one(struct plugin *pl, const struct gpu_view *v, unsigned n,
 			const V1beta1__ContainerAllocateRequest *rq, struct cresp *c, char *msg, size_t msglen)
 {
@@ -985,6 +1192,8 @@ static int allocate_one(struct plugin *pl, const struct gpu_view *v, unsigned n,
 		snprintf(msg, msglen, "Allocate: a container request with no device IDs");
 		return GF_GRPC_INVALID_ARGUMENT;
 	}
+	if (pl->mig)
+		return allocate_mig(pl, rq, c, msg, msglen);
 	if (!pl->milli) {
 		if (rq->n_devices_ids > GF_AGENT_MAX_GPUS) {
 			snprintf(msg, msglen, "Allocate: %zu GPUs asked, this node has %u", rq->n_devices_ids, n);
@@ -1005,6 +1214,10 @@ static int allocate_one(struct plugin *pl, const struct gpu_view *v, unsigned n,
 			}
 			if (!g->healthy) {
 				snprintf(msg, msglen, "Allocate: GPU %s is unhealthy", g->uuid);
+				return GF_GRPC_FAILED_PRECONDITION;
+			}
+			if (g->mig_on) {
+				snprintf(msg, msglen, "Allocate: GPU %s is in MIG mode: served as nvidia.com/mig-<profile>", g->uuid);
 				return GF_GRPC_FAILED_PRECONDITION;
 			}
 			add_gpu(c, g);
@@ -1042,6 +1255,10 @@ static int allocate_one(struct plugin *pl, const struct gpu_view *v, unsigned n,
 	}
 	if (!g->healthy) {
 		snprintf(msg, msglen, "Allocate: GPU %s is unhealthy", g->uuid);
+		return GF_GRPC_FAILED_PRECONDITION;
+	}
+	if (g->mig_on) {
+		snprintf(msg, msglen, "Allocate: GPU %s is in MIG mode: no shares of it", g->uuid);
 		return GF_GRPC_FAILED_PRECONDITION;
 	}
 	if (pl->dp->memcap_lib[0] && !g->mem_total) {
@@ -1112,7 +1329,7 @@ static int h_allocate(void *ud, const uint8_t *req, size_t len, struct gf_obuf *
 		snprintf(msg, msglen, "Allocate: the request is not a valid AllocateRequest");
 		return GF_GRPC_INVALID_ARGUMENT;
 	}
-	if (pl->dp->kc) {
+	if (pl->dp->kc && !pl->mig) {
 		pods = malloc(sizeof(*pods) * MAX_PENDING);
 		npods = pods ? list_pending(pl, pods, msg, msglen) : -1;
 		if (npods < 0) {
@@ -1143,6 +1360,9 @@ static int h_allocate(void *ud, const uint8_t *req, size_t len, struct gf_obuf *
 		r.container_responses = rp;
 		st = pack(&r.base, out, msg, msglen);
 	}
+	for (size_t i = 0; st == GF_GRPC_OK && pl->mig && i < nc; i++)
+		for (size_t k = 0; k < rq->container_requests[i]->n_devices_ids; k++)
+			mig_given(pl->dp, rq->container_requests[i]->devices_ids[k]);
 	/* Claims only for an Allocate that succeeded as a whole. */
 	for (int k = 0; st == GF_GRPC_OK && k < npods; k++)
 		for (unsigned j = 0; j < extra[k]; j++)
@@ -1196,6 +1416,44 @@ static gf_err register_plugin(struct plugin *pl, char *err, size_t errlen)
 	return GF_OK;
 }
 
+/* A plugin for each MIG profile in the view not served yet (up to
+ * MAX_MIG_PLUGINS; a profile that goes away keeps its plugin, listing no
+ * device).  Watch thread (and start) only: nplugins grows, never shrinks. */
+static void add_mig_plugins(gf_dp *dp)
+{
+	static _Thread_local struct mig_view mv[MAX_MIG_VIEW];
+	unsigned n = snapshot_mig(dp, NULL, mv, MAX_MIG_VIEW);
+	for (unsigned i = 0; i < n; i++) {
+		bool have = false;
+		for (unsigned k = 2; k < dp->nplugins && !have; k++)
+			have = strcmp(dp->plugins[k].profile, mv[i].profile) == 0;
+		if (have)
+			continue;
+		/* Resource names allow [A-Za-z0-9._-] after the prefix: "+me" -> ".me". */
+		bool ok = dp->nplugins < 2 + MAX_MIG_PLUGINS;
+		for (const char *p = mv[i].profile; ok && *p; p++)
+			ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '.' || *p == '+';
+		if (!ok)
+			continue;
+		struct plugin *pl = &dp->plugins[dp->nplugins];
+		*pl = (struct plugin){ .dp = dp, .mig = true };
+		snprintf(pl->profile, sizeof(pl->profile), "%s", mv[i].profile);
+		snprintf(pl->res_buf, sizeof(pl->res_buf), GF_DP_RESOURCE_MIG_PREFIX "%s", mv[i].profile);
+		snprintf(pl->sock_buf, sizeof(pl->sock_buf), "gpufleet-mig-%s.sock", mv[i].profile);
+		for (char *p = pl->res_buf; *p; p++)
+			if (*p == '+')
+				*p = '.';
+		for (char *p = pl->sock_buf; *p; p++)
+			if (*p == '+')
+				*p = '.';
+		pl->resource = pl->res_buf;
+		pl->sock_name = pl->sock_buf;
+		dp->nplugins++;
+		fprintf(stderr, "gpufleet agent: device plugin: serving %s (MIG devices of profile %s)\n", pl->resource,
+			pl->profile);
+	}
+}
+
 static void *watch_main(void *arg)
 {
 	gf_dp *dp = arg;
@@ -1218,11 +1476,14 @@ static void *watch_main(void *arg)
 		tick++;
 		if (dp->kc && tick % 50 == 0) /* every 5 s */
 			reconcile(dp);
+		if (dp->nplugins > 2 && tick % 50 == 0)
+			mig_list(dp);
 		if (tick % 10 != 0) {
 			pthread_mutex_lock(&dp->mu);
 			continue;
 		}
-		for (int i = 0; i < 2; i++) {
+		add_mig_plugins(dp);
+		for (unsigned i = 0; i < dp->nplugins; i++) {
 			struct plugin *pl = &dp->plugins[i];
 			if (pl->srv && !gf_grpc_server_socket_alive(pl->srv)) {
 				/* The kubelet restarted and cleared its folder. */
@@ -1266,6 +1527,7 @@ gf_err gf_dp_start(gf_agent *a, const struct gf_dp_config *cfg, gf_dp **out, cha
 	pthread_mutex_init(&dp->view_mu, NULL);
 	pthread_mutex_init(&dp->claim_mu, NULL);
 	pthread_mutex_init(&dp->cap_mu, NULL);
+	pthread_mutex_init(&dp->mig_mu, NULL);
 	refresh_view(dp);
 	if (cfg->kube) {
 		struct gf_kube_client_opts ko = { .timeout_ms = 5000, .retries = 1 };
@@ -1280,27 +1542,34 @@ gf_err gf_dp_start(gf_agent *a, const struct gf_dp_config *cfg, gf_dp **out, cha
 	}
 	if (dp->kc)
 		reconcile(dp); /* what the kubelet admitted before this process started */
-	dp->plugins[0] = (struct plugin){ dp, GF_DP_RESOURCE_GPU, "gpufleet-gpu.sock", false, NULL, { { 0 } }, false };
-	dp->plugins[1] = (struct plugin){ dp, GF_DP_RESOURCE_MILLI, "gpufleet-gpu-milli.sock", true, NULL, { { 0 } },
-					  false };
+	dp->plugins[0] = (struct plugin){ .dp = dp, .resource = GF_DP_RESOURCE_GPU, .sock_name = "gpufleet-gpu.sock" };
+	dp->plugins[1] = (struct plugin){ .dp = dp, .resource = GF_DP_RESOURCE_MILLI,
+					  .sock_name = "gpufleet-gpu-milli.sock", .milli = true };
+	dp->nplugins = 2;
+	snprintf(dp->podres, sizeof(dp->podres), "%s",
+		 cfg->podres_socket ? cfg->podres_socket : "/var/lib/kubelet/pod-resources/kubelet.sock");
+	add_mig_plugins(dp);
 	gf_err e = GF_OK;
-	for (int i = 0; i < 2 && !e; i++)
+	for (unsigned i = 0; i < dp->nplugins && !e; i++)
 		e = start_server(&dp->plugins[i], err, errlen);
 	if (e) {
-		gf_grpc_server_stop(dp->plugins[0].srv);
+		for (unsigned i = 0; i < dp->nplugins; i++)
+			gf_grpc_server_stop(dp->plugins[i].srv);
 		gf_kube_client_destroy(dp->kc);
 		free(dp);
 		return e;
 	}
-	for (int i = 0; i < 2; i++) {
+	for (unsigned i = 0; i < dp->nplugins; i++) {
 		char e2[700];
 		if (register_plugin(&dp->plugins[i], e2, sizeof(e2)) != GF_OK && e == GF_OK) {
 			snprintf(err, errlen, "%s", e2);
 			e = GF_UNAVAILABLE;
 		}
 	}
+	gf_agent_set_mig_in_use(a, mig_held, dp);
 	if (pthread_create(&dp->watcher, NULL, watch_main, dp) != 0) {
-		for (int i = 0; i < 2; i++)
+		gf_agent_set_mig_in_use(a, NULL, NULL);
+		for (unsigned i = 0; i < dp->nplugins; i++)
 			gf_grpc_server_stop(dp->plugins[i].srv);
 		free(dp);
 		snprintf(err, errlen, "cannot start the device plugin's watch thread");
@@ -1319,13 +1588,15 @@ void gf_dp_stop(gf_dp *dp)
 	pthread_cond_signal(&dp->cv);
 	pthread_mutex_unlock(&dp->mu);
 	pthread_join(dp->watcher, NULL);
-	for (int i = 0; i < 2; i++)
+	gf_agent_set_mig_in_use(dp->agent, NULL, NULL);
+	for (unsigned i = 0; i < dp->nplugins; i++)
 		gf_grpc_server_stop(dp->plugins[i].srv);
 	pthread_cond_destroy(&dp->cv);
 	pthread_mutex_destroy(&dp->mu);
 	pthread_mutex_destroy(&dp->view_mu);
 	pthread_mutex_destroy(&dp->claim_mu);
 	pthread_mutex_destroy(&dp->cap_mu);
+	pthread_mutex_destroy(&dp->mig_mu);
 	gf_kube_client_destroy(dp->kc);
 	free(dp);
 }

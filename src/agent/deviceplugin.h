@@ -17,6 +17,17 @@
  * a limit file of N/1000 of the GPU's memory, its ledger folder and the
  * library mounted into the container with LD_PRELOAD (docs/agent.md).
  *
+ * MIG (NVIDIA's "mixed" strategy): a GPU in MIG mode is not served as
+ * nvidia.com/gpu or shares (Allocate refuses it); each MIG profile present
+ * on the node gets its own resource nvidia.com/mig-<profile> (socket
+ * gpufleet-mig-<profile>.sock, added by the watch thread when the profile
+ * first appears; "+" in a profile becomes "."), device ID = the MIG UUID;
+ * Allocate answers the CDI device gpufleet.io/gpu=MIG-<uuid> and
+ * NVIDIA_VISIBLE_DEVICES=MIG-<uuid>.  No pod matching for MIG resources.
+ * The MIG devices given out (and those the kubelet's pod-resources API
+ * lists, every 5 s) are reported to the agent as in use, so a MIG layout
+ * never destroys them (agent/mig.h).
+ *
  * Health: ListAndWatch resends the list whenever a GPU's NVML state (up /
  * lost) changes; an unhealthy GPU's units are withdrawn ("Unhealthy").
  * The kubelet deleting the plugin sockets (its restart) is noticed within
@@ -35,6 +46,7 @@
 
 #define GF_DP_RESOURCE_GPU "nvidia.com/gpu"
 #define GF_DP_RESOURCE_MILLI "gpufleet.io/gpu-milli"
+#define GF_DP_RESOURCE_MIG_PREFIX "nvidia.com/mig-"
 #define GF_DP_MILLI_PER_GPU 1000
 
 struct gf_dp_config {

@@ -392,6 +392,8 @@ static int mig_pass(gf_agent *a, const struct opts *o, const struct gf_kube_conn
 		"gpufleet agent: MIG layout from %s applied: %u created, %u destroyed, %u kept in use, %u failed%s\n",
 		o->mig_layout ? o->mig_layout : "the node annotation " GF_ANN_MIG_LAYOUT, st->created, st->destroyed,
 		st->refused, st->failed, e == GF_NOENT ? " (a GPU of the layout is not on this node)" : "");
+	if (o->cdi_dir && (st->created || st->destroyed))
+		cdi(a, o); /* the MIG devices' CDI names changed */
 	rc = 0;
 out:
 	free(l);

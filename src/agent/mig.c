@@ -527,7 +527,7 @@ gf_err gf_mig_apply(struct gf_nvml *n, const struct gf_mig_layout *want, gf_mig_
 				offered(&G, offers, sizeof(offers));
 				logf_("%s: profile %s is not offered by this GPU (it offers: %s)", L->uuid, W->profile,
 				      offers);
-				NOTE(w, W->profile, W->start, false, "profile not offered by this GPU (offers: %s)", offers);
+				NOTE(w, W->profile, W->start, false, "profile not offered by this GPU (offers: %.100s)", offers);
 				failed++;
 				continue;
 			}

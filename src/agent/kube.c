@@ -110,7 +110,10 @@ gf_err gf_agent_node_patch_body(gf_agent *a, const char *node, struct gf_obuf *o
 			  ? cJSON_GetStringValue(cJSON_GetObjectItem(doc, "driver"))
 			  : "");
 	cJSON_AddStringToObject(ann, "gpufleet.io/gpu-topology", inv.data);
-	if (mig_on || a->mig_last) { /* what the MIG layout came to (agent/mig.h) */
+	pthread_mutex_lock(&a->lock);
+	bool mig_applied = a->mig_last != NULL;
+	pthread_mutex_unlock(&a->lock);
+	if (mig_on || mig_applied) { /* what the MIG layout came to (agent/mig.h) */
 		struct gf_mig_state *ms = malloc(sizeof(*ms));
 		struct gf_obuf mb;
 		gf_obuf_init(&mb, 128 * 1024);

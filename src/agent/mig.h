@@ -36,6 +36,8 @@
  *   {"GPU-5b2c...":[{"profile":"3g.40gb","start":4,"gi":1,"uuid":"MIG-...","inUse":false}]}
  *
  * Ownership: all structs are plain values, no heap; NVML must be open.
+ * gf_mig_apply and gf_mig_read use static scratch space: one call at a
+ * time (the agent makes them under its lock).
  */
 #ifndef GF_AGENT_MIG_H
 #define GF_AGENT_MIG_H

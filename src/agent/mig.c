@@ -3,8 +3,9 @@
  *
  * Apply, per GPU of the layout, reads the GPU's instances first (for each
  * GPU-instance profile index 0..NVML_GPU_INSTANCE_PROFILE_COUNT-1 the
- * driver offers: its name from nvmlDeviceGetGpuInstanceProfileInfoV, its
- * GPU instances, their placements; the MIG devices for the UUIDs), then
+ * driver offers: its name and id from nvmlDeviceGetGpuInstanceProfileInfoV,
+ * its GPU instances, their placements; the MIG devices for the UUIDs; the
+ * list, placement and create calls take that id, not the index), then
  * matches instance to layout entry by (profile name, start): equal pairs
  * are kept, so a layout applied twice changes nothing.  Destroys run before
  * creations so that freed slices can be used.  An instance is "in use" when
@@ -208,6 +209,7 @@ gf_err gf_mig_state_render(const struct gf_mig_state *s, struct gf_obuf *out)
 /* One GPU as read from NVML. */
 struct prof {
 	bool ok;
+	unsigned id; /* the profile id the create/placement/list calls take */
 	char name[GF_MIG_PROFILE_LEN];
 	unsigned slices;
 };
@@ -267,9 +269,10 @@ static void read_gpu(struct gf_nvml *n, struct gpu *G, gf_mig_in_use_fn in_use, 
 		const char *nm = strncmp(info.name, "MIG ", 4) ? info.name : info.name + 4;
 		snprintf(pr->name, sizeof(pr->name), "%.31s", nm);
 		pr->slices = info.sliceCount;
+		pr->id = info.id;
 		gf_nvml_gpu_instance gis[GF_MIG_MAX_INST];
 		unsigned cnt = GF_MIG_MAX_INST;
-		if (GF_NVML_CALL(n, gi_list, G->dev, p, gis, &cnt) != GF_NVML_SUCCESS)
+		if (GF_NVML_CALL(n, gi_list, G->dev, pr->id, gis, &cnt) != GF_NVML_SUCCESS)
 			continue;
 		for (unsigned k = 0; k < cnt && G->n < GF_MIG_MAX_INST * 2; k++) {
 			gf_nvml_gi_info gi;
@@ -536,7 +539,7 @@ gf_err gf_mig_apply(struct gf_nvml *n, const struct gf_mig_layout *want, gf_mig_
 			gf_nvml_gi_placement at = { W->start, 0 };
 			char legal[64] = "";
 			size_t lo = 0;
-			if (GF_NVML_CALL(n, gi_placements, G.dev, (unsigned)p, pl, &npl) == GF_NVML_SUCCESS)
+			if (GF_NVML_CALL(n, gi_placements, G.dev, G.prof[p].id, pl, &npl) == GF_NVML_SUCCESS)
 				for (unsigned q = 0; q < npl && q < 8; q++) {
 					if (pl[q].start == W->start)
 						at.size = pl[q].size;
@@ -553,7 +556,7 @@ gf_err gf_mig_apply(struct gf_nvml *n, const struct gf_mig_layout *want, gf_mig_
 				continue;
 			}
 			gf_nvml_gpu_instance gi;
-			gf_nvml_return r = GF_NVML_CALL(n, gi_create_at, G.dev, (unsigned)p, &at, &gi);
+			gf_nvml_return r = GF_NVML_CALL(n, gi_create_at, G.dev, G.prof[p].id, &at, &gi);
 			if (r != GF_NVML_SUCCESS) {
 				const char *why = r == GF_NVML_ERROR_INSUFFICIENT_RESOURCES
 							  ? "its slices overlap an instance kept on the GPU"

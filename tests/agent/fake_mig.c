@@ -12,6 +12,9 @@
  *   - A GPU instance with a compute instance, or a compute instance whose
  *     GPU instance runs a process (scripted `proc ... gi=ID`), is not
  *     destroyed (IN_USE).
+ *   - The profile argument is the profile index (nvmlGpuInstanceProfile)
+ *     for nvmlDeviceGetGpuInstanceProfileInfoV only; the create, placement
+ *     and list calls take the profile id it returns (info.id), as NVML's.
  *   - One compute instance per GPU instance, of the full-size compute
  *     profile (what mig-parted and the device plugin use); smaller compute
  *     profiles answer NOT_SUPPORTED (a limit of the fake).
@@ -81,6 +84,16 @@ const struct fake_mig_profile *fake_mig_profile(const struct fake_gpu *g, unsign
 	const struct fake_mig_profile *t = model_table(g);
 	for (unsigned i = 0; t && i < NPROF; i++)
 		if (t[i].idx == idx)
+			return &t[i];
+	return NULL;
+}
+
+/* By profile id (info.id): what the create, placement and list calls take. */
+static const struct fake_mig_profile *profile_by_id(const struct fake_gpu *g, unsigned id)
+{
+	const struct fake_mig_profile *t = model_table(g);
+	for (unsigned i = 0; t && i < NPROF; i++)
+		if (t[i].id == id)
 			return &t[i];
 	return NULL;
 }
@@ -360,10 +373,10 @@ API(int, nvmlDeviceGetGpuInstanceProfileInfoV, (void *h, unsigned profile, gf_nv
 }
 
 API(int, nvmlDeviceGetGpuInstancePossiblePlacements_v2,
-    (void *h, unsigned profile, gf_nvml_gi_placement *pl, unsigned *count))
+    (void *h, unsigned profile_id, gf_nvml_gi_placement *pl, unsigned *count))
 {
 	GPU_DEV(h);
-	const struct fake_mig_profile *p = fake_mig_profile(g, profile);
+	const struct fake_mig_profile *p = profile_by_id(g, profile_id);
 	if (!count)
 		return GF_NVML_ERROR_INVALID_ARGUMENT;
 	if (!managed(g) || fake_mig_mode(gpu) != 1 || !p)
@@ -396,12 +409,12 @@ static unsigned mig_hash(const char *s, unsigned long long x)
 }
 
 API(int, nvmlDeviceCreateGpuInstanceWithPlacement,
-    (void *h, unsigned profile, const gf_nvml_gi_placement *pl, void **out))
+    (void *h, unsigned profile_id, const gf_nvml_gi_placement *pl, void **out))
 {
 	GPU_DEV(h);
 	if (!pl || !out)
 		return GF_NVML_ERROR_INVALID_ARGUMENT;
-	const struct fake_mig_profile *p = fake_mig_profile(g, profile);
+	const struct fake_mig_profile *p = profile_by_id(g, profile_id);
 	if (!managed(g) || fake_mig_mode(gpu) != 1)
 		return GF_NVML_ERROR_NOT_SUPPORTED;
 	if (!p || pl->start >= 8 || !(p->starts >> pl->start & 1) || pl->size != p->size)
@@ -422,7 +435,7 @@ API(int, nvmlDeviceCreateGpuInstanceWithPlacement,
 		unsigned qsize = q ? q->size : 1;
 		if (pl->start < x->start + qsize && x->start < pl->start + pl->size)
 			return GF_NVML_ERROR_INSUFFICIENT_RESOURCES; /* overlap */
-		same += x->profile == profile;
+		same += x->profile == p->idx;
 		if (x->id < 64)
 			ids |= 1ULL << x->id;
 	}
@@ -436,7 +449,7 @@ API(int, nvmlDeviceCreateGpuInstanceWithPlacement,
 	unsigned a = mig_hash(g->uuid, generation * 1000 + id), b = mig_hash(g->uuid, ~generation ^ id);
 	x->used = true;
 	x->id = id;
-	x->profile = profile;
+	x->profile = p->idx;
 	x->start = pl->start;
 	x->ci = false;
 	snprintf(x->uuid, sizeof(x->uuid), "MIG-%08x-%04x-%04x-%04x-%04x%08x", a, b & 0xffff, (b >> 16) & 0xfff,
@@ -446,13 +459,15 @@ API(int, nvmlDeviceCreateGpuInstanceWithPlacement,
 	return GF_NVML_SUCCESS;
 }
 
-API(int, nvmlDeviceGetGpuInstances, (void *h, unsigned profile, void **gis, unsigned *count))
+API(int, nvmlDeviceGetGpuInstances, (void *h, unsigned profile_id, void **gis, unsigned *count))
 {
 	GPU_DEV(h);
 	if (!count)
 		return GF_NVML_ERROR_INVALID_ARGUMENT;
-	if (!managed(g) || fake_mig_mode(gpu) != 1 || !fake_mig_profile(g, profile))
+	const struct fake_mig_profile *p = profile_by_id(g, profile_id);
+	if (!managed(g) || fake_mig_mode(gpu) != 1 || !p)
 		return GF_NVML_ERROR_NOT_SUPPORTED;
+	unsigned profile = p->idx;
 	struct drv_gpu *d = drv_of(gpu, false);
 	unsigned n = 0;
 	for (unsigned s = 0; d && s < FAKE_MAX_MIG; s++)

@@ -153,6 +153,11 @@ static void test_parse_rejects(void **state)
 
 /* ---- the fake's driver rules, called directly ---- */
 
+/* Profile ids on A100/H100 80 GB (nvidia-smi mig -lgip). */
+#define ID_1G 19
+#define ID_3G 9
+#define ID_4G 5
+
 static void test_fake_driver_rules(void **state)
 {
 	struct fx *f = *state;
@@ -163,25 +168,31 @@ static void test_fake_driver_rules(void **state)
 	assert_int_equal(n->handle_by_index(0, &d), GF_NVML_SUCCESS);
 	/* MIG off: no instance can be made */
 	gf_nvml_gi_placement at = { 0, 1 };
-	assert_int_equal(n->gi_create_at(d, GF_NVML_GI_PROFILE_1_SLICE, &at, &gi), GF_NVML_ERROR_NOT_SUPPORTED);
+	assert_int_equal(n->gi_create_at(d, ID_1G, &at, &gi), GF_NVML_ERROR_NOT_SUPPORTED);
 	assert_int_equal(n->set_mig_mode(d, GF_NVML_MIG_ENABLE, &act), GF_NVML_SUCCESS);
+	/* the profile ids (info.id) the create/placement calls take, from the index */
+	gf_nvml_gi_profile_info_v2 info = { .version = GF_NVML_GI_PROFILE_INFO_V2_VERSION };
+	assert_int_equal(n->gi_profile_info(d, GF_NVML_GI_PROFILE_3_SLICE, &info), GF_NVML_SUCCESS);
+	assert_string_equal(info.name, "MIG 3g.40gb");
+	assert_int_equal(info.id, ID_3G);
+	assert_int_equal(info.instanceCount, 2);
 	/* 3g.40gb may start at 0 or 4 only */
 	gf_nvml_gi_placement pl[8];
 	unsigned np = 8;
-	assert_int_equal(n->gi_placements(d, GF_NVML_GI_PROFILE_3_SLICE, pl, &np), GF_NVML_SUCCESS);
+	assert_int_equal(n->gi_placements(d, ID_3G, pl, &np), GF_NVML_SUCCESS);
 	assert_int_equal(np, 2);
 	assert_int_equal(pl[0].start, 0);
 	assert_int_equal(pl[1].start, 4);
 	assert_int_equal(pl[1].size, 4);
 	at = (gf_nvml_gi_placement){ 2, 4 };
-	assert_int_equal(n->gi_create_at(d, GF_NVML_GI_PROFILE_3_SLICE, &at, &gi), GF_NVML_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(n->gi_create_at(d, ID_3G, &at, &gi), GF_NVML_ERROR_INVALID_ARGUMENT);
 	at = (gf_nvml_gi_placement){ 7, 1 }; /* 1g: starts 0..6 */
-	assert_int_equal(n->gi_create_at(d, GF_NVML_GI_PROFILE_1_SLICE, &at, &gi), GF_NVML_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(n->gi_create_at(d, ID_1G, &at, &gi), GF_NVML_ERROR_INVALID_ARGUMENT);
 	/* a 1g at slot 0 makes the 4g impossible */
 	at = (gf_nvml_gi_placement){ 0, 1 };
-	assert_int_equal(n->gi_create_at(d, GF_NVML_GI_PROFILE_1_SLICE, &at, &gi), GF_NVML_SUCCESS);
+	assert_int_equal(n->gi_create_at(d, ID_1G, &at, &gi), GF_NVML_SUCCESS);
 	at = (gf_nvml_gi_placement){ 0, 4 };
-	assert_int_equal(n->gi_create_at(d, GF_NVML_GI_PROFILE_4_SLICE, &at, &gi2),
+	assert_int_equal(n->gi_create_at(d, ID_4G, &at, &gi2),
 			 GF_NVML_ERROR_INSUFFICIENT_RESOURCES);
 	/* a compute instance makes a MIG device with a MIG- UUID */
 	gf_nvml_ci_profile_info ci;

@@ -911,8 +911,19 @@ static long ms_since(const struct timespec *t0)
 	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
-int gf_grpc_call(const char *path, const char *method, const uint8_t *req, size_t len, struct gf_obuf *resp,
-		 unsigned timeout_ms, char *msg, size_t msglen)
+/* A whole length-prefixed message is in the body. */
+static bool frame_done(const struct gf_obuf *b)
+{
+	if (b->len < 5)
+		return false;
+	const uint8_t *p = (const uint8_t *)b->data;
+	size_t n = (size_t)p[1] << 24 | (size_t)p[2] << 16 | (size_t)p[3] << 8 | p[4];
+	return b->len >= n + 5;
+}
+
+/* first: a server stream; return once its first message is in. */
+static int call(const char *path, const char *method, const uint8_t *req, size_t len, struct gf_obuf *resp,
+		unsigned timeout_ms, bool first, char *msg, size_t msglen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct call k = { .fd = -1, .status = -1 };
@@ -962,7 +973,7 @@ int gf_grpc_call(const char *path, const char *method, const uint8_t *req, size_
 		snprintf(msg, msglen, "nghttp2: %s", nghttp2_strerror(k.id));
 		goto out;
 	}
-	while (!k.closed) {
+	while (!k.closed && !(first && frame_done(&k.body))) {
 		if (nghttp2_session_send(ng) != 0)
 			break;
 		long left = (long)timeout_ms - ms_since(&t0);
@@ -977,12 +988,19 @@ int gf_grpc_call(const char *path, const char *method, const uint8_t *req, size_
 		if (n <= 0 || nghttp2_session_mem_recv(ng, buf, (size_t)n) < 0)
 			break;
 	}
+	if (first && frame_done(&k.body)) {
+		k.status = GF_GRPC_OK;
+		k.closed = true;
+		k.body.len = 5 + ((size_t)((const uint8_t *)k.body.data)[1] << 24 |
+				  (size_t)((const uint8_t *)k.body.data)[2] << 16 |
+				  (size_t)((const uint8_t *)k.body.data)[3] << 8 | ((const uint8_t *)k.body.data)[4]);
+	}
 	if (!k.closed || k.status < 0) {
 		snprintf(msg, msglen, "%s %s: connection ended without a gRPC status", path, method);
 		goto out;
 	}
 	st = k.status;
-	snprintf(msg, msglen, "%s", k.msg);
+	snprintf(msg, msglen, "%s", first ? "" : k.msg);
 	if (st == GF_GRPC_OK && resp) {
 		const uint8_t *m;
 		size_t mlen;
@@ -1002,4 +1020,16 @@ out:
 		close(k.fd);
 	gf_obuf_release(&k.body);
 	return st;
+}
+
+int gf_grpc_call(const char *path, const char *method, const uint8_t *req, size_t len, struct gf_obuf *resp,
+		 unsigned timeout_ms, char *msg, size_t msglen)
+{
+	return call(path, method, req, len, resp, timeout_ms, false, msg, msglen);
+}
+
+int gf_grpc_call_first(const char *path, const char *method, const uint8_t *req, size_t len, struct gf_obuf *resp,
+		       unsigned timeout_ms, char *msg, size_t msglen)
+{
+	return call(path, method, req, len, resp, timeout_ms, true, msg, msglen);
 }

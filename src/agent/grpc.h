@@ -116,6 +116,12 @@ bool gf_grpc_server_socket_alive(const gf_grpc_server *s);
 int gf_grpc_call(const char *path, const char *method, const uint8_t *req, size_t len, struct gf_obuf *resp,
 		 unsigned timeout_ms, char *msg, size_t msglen);
 
+/* As gf_grpc_call for a server-streaming method: returns GF_GRPC_OK as soon
+ * as the stream's first message is in (appended to resp), and closes the
+ * connection (the server sees the client leave). */
+int gf_grpc_call_first(const char *path, const char *method, const uint8_t *req, size_t len, struct gf_obuf *resp,
+		       unsigned timeout_ms, char *msg, size_t msglen);
+
 /* One server connection driven from memory (for the fuzz harness and
  * tests): the client's bytes in (preface, frames), the server's bytes
  * appended to out; server streams are polled once. */

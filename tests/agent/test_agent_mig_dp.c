@@ -64,6 +64,30 @@ static int allocate(const char *sock, const char **ids, size_t n, V1beta1__Alloc
 	return st;
 }
 
+/* ListAndWatch's first list on socket sock: the device IDs, comma-joined. */
+static void list_ids(const char *sock, char *out, size_t n)
+{
+	char path[200], msg[256] = "";
+	snprintf(path, sizeof(path), "%s/%s", dpdir, sock);
+	struct gf_obuf resp;
+	gf_obuf_init(&resp, 1 << 22);
+	uint8_t empty[1];
+	int st = gf_grpc_call_first(path, "/v1beta1.DevicePlugin/ListAndWatch", empty, 0, &resp, 5000, msg, sizeof(msg));
+	if (st != GF_GRPC_OK)
+		fail_msg("ListAndWatch %s: status %d: %s", sock, st, msg);
+	V1beta1__ListAndWatchResponse *r =
+		v1beta1__list_and_watch_response__unpack(NULL, resp.len, (const uint8_t *)resp.data);
+	assert_non_null(r);
+	out[0] = '\0';
+	for (size_t i = 0; i < r->n_devices; i++) {
+		size_t l = strlen(out);
+		assert_string_equal(r->devices[i]->health, "Healthy");
+		snprintf(out + l, n - l, "%s%s", l ? "," : "", r->devices[i]->id);
+	}
+	v1beta1__list_and_watch_response__free_unpacked(r, NULL);
+	gf_obuf_release(&resp);
+}
+
 static void test_mig_resources(void **state)
 {
 	(void)state;
@@ -109,6 +133,16 @@ static void test_mig_resources(void **state)
 		if (stat(sock, &sb) != 0)
 			fail_msg("no socket %s", sock);
 	}
+
+	/* ListAndWatch: the MIG-mode GPU is no whole GPU; each profile lists its devices */
+	char list[1024];
+	list_ids("gpufleet-gpu.sock", list, sizeof(list));
+	assert_string_equal(list, "");
+	list_ids("gpufleet-mig-3g.40gb.sock", list, sizeof(list));
+	assert_string_equal(list, u3);
+	list_ids("gpufleet-mig-1g.10gb.sock", list, sizeof(list));
+	assert_non_null(strstr(list, u1));
+	assert_non_null(strchr(list, ','));
 
 	V1beta1__AllocateResponse *r = NULL;
 	const char *ids[1] = { u3 };

@@ -18,6 +18,7 @@
 
 #include "agent/agent.h"
 #include "agent/kube.h"
+#include "agent/mig.h"
 #include "http/server.h"
 
 struct seen {
@@ -331,6 +332,86 @@ static void test_label_values(void **st)
 	assert_int_equal(strlen(v), 63);
 }
 
+/* GET /api/v1/nodes/<name>: a Node whose annotation is ud (NULL: none). */
+static void h_get_node(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
+{
+	(void)req;
+	cJSON *n = cJSON_CreateObject(), *md = cJSON_AddObjectToObject(n, "metadata");
+	cJSON *ann = cJSON_AddObjectToObject(md, "annotations");
+	if (ud)
+		cJSON_AddStringToObject(ann, GF_ANN_MIG_LAYOUT, ud);
+	char *t = cJSON_PrintUnformatted(n);
+	resp->content_type = "application/json";
+	gf_obuf_puts(&resp->body, t);
+	free(t);
+	cJSON_Delete(n);
+}
+
+/* The MIG layout read from the Node's annotation (strictly), applied, and
+ * its state in the next node patch. */
+static void test_mig_layout_annotation(void **st)
+{
+	(void)st;
+	const char *good = "{\"GPU-77aa0c41-2b3e-4f55-8a10-6c9d0e4f1a22\":[{\"profile\":\"3g.40gb\",\"start\":4}]}";
+	const char *bad = "{\"GPU-77aa0c41-2b3e-4f55-8a10-6c9d0e4f1a22\":[{\"profile\":\"3g.40gb\",\"start\":3.5}]}";
+	const struct gf_http_route routes[] = {
+		{ "GET", "/api/v1/nodes/node-m", h_get_node, (void *)good },
+		{ "GET", "/api/v1/nodes/node-bad", h_get_node, (void *)bad },
+		{ "GET", "/api/v1/nodes/node-none", h_get_node, NULL },
+	};
+	struct gf_http_config hc = { .bind_addr = "127.0.0.1", .routes = routes, .nroutes = 3, .max_body = 1 << 20 };
+	gf_http_server *srv;
+	assert_int_equal(gf_http_server_create(&hc, &srv), GF_OK);
+	char kc_path[160], err[512] = "";
+	snprintf(kc_path, sizeof(kc_path), "%s/kubeconfig-mig", dir);
+	kubeconfig(kc_path, gf_http_server_port(srv));
+	struct gf_kube_conn kc;
+	assert_int_equal(gf_kube_conn_from_kubeconfig(&kc, kc_path, err, sizeof(err)), GF_OK);
+	static struct gf_mig_layout l;
+	bool present = true;
+	assert_int_equal(gf_agent_fetch_mig_layout(&kc, "node-none", &l, &present, err, sizeof(err)), GF_OK);
+	assert_false(present);
+	assert_int_equal(gf_agent_fetch_mig_layout(&kc, "node-bad", &l, &present, err, sizeof(err)), GF_INVAL);
+	assert_true(present);
+	assert_non_null(strstr(err, "annotation gpufleet.io/mig-layout: $[\"GPU-77aa0c41-2b3e-4f55-8a10-6c9d0e4f1a22\"][0].start"));
+	assert_int_equal(gf_agent_fetch_mig_layout(&kc, "node-m", &l, &present, err, sizeof(err)), GF_OK);
+	assert_true(present);
+	assert_int_equal(l.n, 1);
+	assert_string_equal(l.gpu[0].inst[0].profile, "3g.40gb");
+
+	/* two idle H100s (the driver enables MIG mode only without processes) */
+	char mstate[160];
+	snprintf(mstate, sizeof(mstate), "%s/mig-state", dir);
+	write_file(mstate, "gpu 0 uuid=GPU-1f3c2a9e-8d7b-4c6a-9e21-0a5b7c3d2e10 name=\"NVIDIA H100 80GB HBM3\" mem_total_mib=81559\n"
+			   "gpu 1 uuid=GPU-77aa0c41-2b3e-4f55-8a10-6c9d0e4f1a22 name=\"NVIDIA H100 80GB HBM3\" mem_total_mib=81559\n");
+	setenv("GF_FAKE_NVML_STATE", mstate, 1);
+	struct gf_agent_config cfg = { .nvml_path = GF_FAKE_NVML };
+	gf_agent *a;
+	assert_int_equal(gf_agent_create(&cfg, &a, err, sizeof(err)), GF_OK);
+	struct gf_obuf b;
+	gf_obuf_init(&b, 1 << 20);
+	assert_int_equal(gf_agent_node_patch_body(a, "node-m", &b), GF_OK);
+	assert_null(strstr(b.data, GF_ANN_MIG_STATE)); /* no MIG GPU, nothing applied */
+	static struct gf_mig_state ms;
+	assert_int_equal(gf_agent_mig_apply(a, &l, &ms), GF_OK);
+	assert_int_equal(ms.created, 1);
+	gf_obuf_reset(&b);
+	assert_int_equal(gf_agent_node_patch_body(a, "node-m", &b), GF_OK);
+	cJSON *doc = cJSON_Parse(b.data);
+	const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "metadata"), "annotations"), GF_ANN_MIG_STATE));
+	assert_non_null(v);
+	assert_non_null(strstr(v, "{\"GPU-77aa0c41-2b3e-4f55-8a10-6c9d0e4f1a22\":[{\"profile\":\"3g.40gb\",\"start\":4,\"gi\":"));
+	assert_non_null(strstr(v, "\"uuid\":\"MIG-"));
+	assert_non_null(strstr(b.data, "\"gpufleet.io/gpu.mig\":\"mixed\""));
+	cJSON_Delete(doc);
+	gf_obuf_release(&b);
+	gf_agent_destroy(a);
+	setenv("GF_FAKE_NVML_STATE", state_path, 1);
+	gf_kube_conn_release(&kc);
+	gf_http_server_destroy(srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -339,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_kubeconfig_errors),
 		cmocka_unit_test(test_conn_open),
 		cmocka_unit_test(test_label_values),
+		cmocka_unit_test(test_mig_layout_annotation),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,6 +1,6 @@
 /*
  * fuzz/fuzz_mig_layout.c - the MIG layout parser (agent/mig.h,
- * gf_mig_layout_parse: the gpufleet.io/mig-layout node annotation and
+ * gf_nodemig_layout_parse: the gpufleet.io/mig-layout node annotation and
  * --mig-layout files).  Invariants: no crash or leak; a rejection's message
  * names a JSON path ("$..."); an accepted layout has at most 64 distinct
  * GPU UUIDs starting "GPU-", at most 8 instances each at distinct starts
@@ -16,17 +16,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct gf_mig_layout l, l2;
+	static struct gf_nodemig_layout l, l2;
 	char err[512];
-	if (gf_mig_layout_parse((const char *)data, size, &l, err, sizeof(err)) != GF_OK) {
+	if (gf_nodemig_layout_parse((const char *)data, size, &l, err, sizeof(err)) != GF_OK) {
 		if (err[0] != '$' || l.n != 0)
 			abort();
 		return 0;
 	}
-	if (l.n > GF_MIG_MAX_GPUS)
+	if (l.n > GF_NODEMIG_MAX_GPUS)
 		abort();
 	for (unsigned i = 0; i < l.n; i++) {
-		if (strncmp(l.gpu[i].uuid, "GPU-", 4) || l.gpu[i].n > GF_MIG_MAX_INST)
+		if (strncmp(l.gpu[i].uuid, "GPU-", 4) || l.gpu[i].n > GF_NODEMIG_MAX_INST)
 			abort();
 		for (unsigned j = 0; j < i; j++)
 			if (!strcmp(l.gpu[i].uuid, l.gpu[j].uuid))
@@ -41,8 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	struct gf_obuf b;
 	gf_obuf_init(&b, 1 << 20);
-	if (gf_mig_layout_render(&l, &b) != GF_OK ||
-	    gf_mig_layout_parse(b.data, b.len, &l2, err, sizeof(err)) != GF_OK || memcmp(&l, &l2, sizeof(l)))
+	if (gf_nodemig_layout_render(&l, &b) != GF_OK ||
+	    gf_nodemig_layout_parse(b.data, b.len, &l2, err, sizeof(err)) != GF_OK || memcmp(&l, &l2, sizeof(l)))
 		abort();
 	gf_obuf_release(&b);
 	return 0;

@@ -1002,14 +1002,14 @@ bool gf_agent_has_nvml(gf_agent *a)
 
 /* ---- MIG (agent/mig.h) ---- */
 
-gf_err gf_agent_mig_apply(gf_agent *a, const struct gf_mig_layout *l, struct gf_mig_state *out)
+gf_err gf_agent_mig_apply(gf_agent *a, const struct gf_nodemig_layout *l, struct gf_nodemig_state *out)
 {
 	if (!a->have_nvml) {
 		memset(out, 0, sizeof(*out));
 		return GF_UNAVAILABLE;
 	}
 	pthread_mutex_lock(&a->lock);
-	gf_err e = gf_mig_apply(&a->nvml, l, a->mig_in_use, a->mig_in_use_ud, out);
+	gf_err e = gf_nodemig_apply(&a->nvml, l, a->mig_in_use, a->mig_in_use_ud, out);
 	if (!a->mig_last)
 		a->mig_last = malloc(sizeof(*a->mig_last));
 	if (a->mig_last)
@@ -1019,26 +1019,26 @@ gf_err gf_agent_mig_apply(gf_agent *a, const struct gf_mig_layout *l, struct gf_
 	return e;
 }
 
-void gf_agent_mig_state(gf_agent *a, struct gf_mig_state *out)
+void gf_agent_mig_state(gf_agent *a, struct gf_nodemig_state *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!a->have_nvml)
 		return;
 	pthread_mutex_lock(&a->lock);
-	gf_mig_read(&a->nvml, a->mig_in_use, a->mig_in_use_ud, out);
+	gf_nodemig_read(&a->nvml, a->mig_in_use, a->mig_in_use_ud, out);
 	/* The last apply's notes (kept instances, instances not made) stay
 	 * until the next apply; in-use flags and UUIDs are NVML's now. */
 	for (unsigned i = 0; a->mig_last && i < a->mig_last->n; i++) {
-		const struct gf_mig_gpu_state *L = &a->mig_last->gpu[i];
-		struct gf_mig_gpu_state *S = NULL;
+		const struct gf_nodemig_gpu_state *L = &a->mig_last->gpu[i];
+		struct gf_nodemig_gpu_state *S = NULL;
 		for (unsigned j = 0; j < out->n; j++)
 			if (!strcmp(out->gpu[j].uuid, L->uuid))
 				S = &out->gpu[j];
 		for (unsigned k = 0; k < L->n; k++) {
-			const struct gf_mig_inst *m = &L->inst[k];
+			const struct gf_nodemig_inst *m = &L->inst[k];
 			if (!m->unwanted && m->made)
 				continue;
-			if (!S && out->n < GF_MIG_MAX_GPUS) {
+			if (!S && out->n < GF_NODEMIG_MAX_GPUS) {
 				S = &out->gpu[out->n++];
 				memset(S, 0, sizeof(*S));
 				memcpy(S->uuid, L->uuid, sizeof(S->uuid));
@@ -1053,7 +1053,7 @@ void gf_agent_mig_state(gf_agent *a, struct gf_mig_state *out)
 					memcpy(S->inst[q].reason, m->reason, sizeof(m->reason));
 					found = true;
 				}
-			if (!found && !m->made && S->n < GF_MIG_MAX_INST * 2)
+			if (!found && !m->made && S->n < GF_NODEMIG_MAX_INST * 2)
 				S->inst[S->n++] = *m;
 		}
 	}

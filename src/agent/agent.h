@@ -72,16 +72,16 @@ bool gf_agent_has_nvml(gf_agent *a);
  * through the agent's NVML (under the agent's lock), keeps the resulting
  * state for gf_agent_mig_state and the node's gpufleet.io/mig-state
  * annotation, and makes the next render collect afresh.  Its return is
- * gf_mig_apply's; GF_UNAVAILABLE without NVML.  gf_agent_mig_state copies
+ * gf_nodemig_apply's; GF_UNAVAILABLE without NVML.  gf_agent_mig_state copies
  * the last applied state, refreshed from NVML (in use, UUIDs) but keeping
  * the last apply's notes; without an apply, the MIG GPUs as NVML has them.
  * gf_agent_set_mig_in_use registers who else knows a MIG device is held
  * (the device plugin's allocations); fn is called under the agent's lock.
  */
-struct gf_mig_layout;
-struct gf_mig_state;
-gf_err gf_agent_mig_apply(gf_agent *a, const struct gf_mig_layout *l, struct gf_mig_state *out);
-void gf_agent_mig_state(gf_agent *a, struct gf_mig_state *out);
+struct gf_nodemig_layout;
+struct gf_nodemig_state;
+gf_err gf_agent_mig_apply(gf_agent *a, const struct gf_nodemig_layout *l, struct gf_nodemig_state *out);
+void gf_agent_mig_state(gf_agent *a, struct gf_nodemig_state *out);
 void gf_agent_set_mig_in_use(gf_agent *a, bool (*fn)(void *ud, const char *mig_uuid), void *ud);
 
 /* Text for an XID code (dcgm-exporter's err_msg label); never NULL. */

@@ -156,9 +156,9 @@ struct gf_agent {
 	bool collected;
 	/* MIG (agent/mig.h): who else holds MIG devices (the device plugin), and
 	 * the state after the last apply (NULL: none applied yet; heap). */
-	gf_mig_in_use_fn mig_in_use;
+	gf_nodemig_in_use_fn mig_in_use;
 	void *mig_in_use_ud;
-	struct gf_mig_state *mig_last;
+	struct gf_nodemig_state *mig_last;
 };
 
 /* Escape a Prometheus label value (\\, \", \n) into out (size n, truncating). */

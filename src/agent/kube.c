@@ -114,13 +114,13 @@ gf_err gf_agent_node_patch_body(gf_agent *a, const char *node, struct gf_obuf *o
 	bool mig_applied = a->mig_last != NULL;
 	pthread_mutex_unlock(&a->lock);
 	if (mig_on || mig_applied) { /* what the MIG layout came to (agent/mig.h) */
-		struct gf_mig_state *ms = malloc(sizeof(*ms));
+		struct gf_nodemig_state *ms = malloc(sizeof(*ms));
 		struct gf_obuf mb;
 		gf_obuf_init(&mb, 128 * 1024);
 		if (!ms)
 			goto out;
 		gf_agent_mig_state(a, ms);
-		if (gf_mig_state_render(ms, &mb) == GF_OK)
+		if (gf_nodemig_state_render(ms, &mb) == GF_OK)
 			cJSON_AddStringToObject(ann, GF_ANN_MIG_STATE, mb.data);
 		gf_obuf_release(&mb);
 		free(ms);
@@ -305,7 +305,7 @@ static bool lookup_pod(gf_agent *a, gf_kube_client *k, const char *ns, const cha
 	return status >= 400 && status < 500 && status != 429;	/* 403: RBAC, say it once */
 }
 
-gf_err gf_agent_fetch_mig_layout(const struct gf_kube_conn *c, const char *node, struct gf_mig_layout *out,
+gf_err gf_agent_fetch_mig_layout(const struct gf_kube_conn *c, const char *node, struct gf_nodemig_layout *out,
 				 bool *present, char *err, size_t errlen)
 {
 	const struct gf_kube_client_opts opts = { .timeout_ms = 15000, .retries = 1, .max_body = 4 << 20 };
@@ -338,7 +338,7 @@ gf_err gf_agent_fetch_mig_layout(const struct gf_kube_conn *c, const char *node,
 	if (cJSON_IsString(v)) {
 		char why[400];
 		*present = true;
-		e = gf_mig_layout_parse(v->valuestring, strlen(v->valuestring), out, why, sizeof(why));
+		e = gf_nodemig_layout_parse(v->valuestring, strlen(v->valuestring), out, why, sizeof(why));
 		if (e)
 			snprintf(err, errlen, "node %s, annotation %s: %s", node, GF_ANN_MIG_LAYOUT, why);
 	} else if (v) {

@@ -30,13 +30,13 @@
 #define GF_ANN_MIG_LAYOUT "gpufleet.io/mig-layout"
 #define GF_ANN_MIG_STATE "gpufleet.io/mig-state"
 
-struct gf_mig_layout;
+struct gf_nodemig_layout;
 /* GET /api/v1/nodes/<node> and parse its gpufleet.io/mig-layout
  * annotation into out.  GF_OK with *present false when the node has no
  * such annotation; GF_INVAL for a bad node name or a bad layout (err names
  * the annotation and the JSON path); GF_UNAVAILABLE when the API server
  * could not be asked (err says why); GF_NOMEM. */
-gf_err gf_agent_fetch_mig_layout(const struct gf_kube_conn *c, const char *node, struct gf_mig_layout *out,
+gf_err gf_agent_fetch_mig_layout(const struct gf_kube_conn *c, const char *node, struct gf_nodemig_layout *out,
 				 bool *present, char *err, size_t errlen);
 
 /* The merge-patch body for node (labels + topology annotation). */

@@ -44,11 +44,11 @@ static bool gpu_uuid_ok(const char *s)
 	return !strncmp(s, "GPU-", 4) && s[4] && gf_nvml_uuid_ok(s);
 }
 
-gf_err gf_mig_layout_parse(const char *text, size_t len, struct gf_mig_layout *out, char *err, size_t errlen)
+gf_err gf_nodemig_layout_parse(const char *text, size_t len, struct gf_nodemig_layout *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
-	if (len > GF_MIG_LAYOUT_MAX) {
-		snprintf(err, errlen, "$: layout of %zu bytes, more than %d", len, GF_MIG_LAYOUT_MAX);
+	if (len > GF_NODEMIG_LAYOUT_MAX) {
+		snprintf(err, errlen, "$: layout of %zu bytes, more than %d", len, GF_NODEMIG_LAYOUT_MAX);
 		return GF_INVAL;
 	}
 	const char *end = NULL;
@@ -83,22 +83,22 @@ gf_err gf_mig_layout_parse(const char *text, size_t len, struct gf_mig_layout *o
 				snprintf(err, errlen, "$[\"%.100s\"]: GPU given twice", key);
 				goto out;
 			}
-		if (out->n == GF_MIG_MAX_GPUS) {
-			snprintf(err, errlen, "$: more than %d GPUs", GF_MIG_MAX_GPUS);
+		if (out->n == GF_NODEMIG_MAX_GPUS) {
+			snprintf(err, errlen, "$: more than %d GPUs", GF_NODEMIG_MAX_GPUS);
 			goto out;
 		}
 		if (!cJSON_IsArray(g)) {
 			snprintf(err, errlen, "$[\"%.100s\"]: expected an array of {\"profile\",\"start\"}", key);
 			goto out;
 		}
-		struct gf_mig_gpu_layout *gl = &out->gpu[out->n];
+		struct gf_nodemig_gpu *gl = &out->gpu[out->n];
 		snprintf(gl->uuid, sizeof(gl->uuid), "%s", key);
 		const cJSON *it;
 		unsigned k = 0;
 		cJSON_ArrayForEach(it, g)
 		{
-			if (k == GF_MIG_MAX_INST) {
-				snprintf(err, errlen, "$[\"%.100s\"]: more than %d instances", key, GF_MIG_MAX_INST);
+			if (k == GF_NODEMIG_MAX_INST) {
+				snprintf(err, errlen, "$[\"%.100s\"]: more than %d instances", key, GF_NODEMIG_MAX_INST);
 				goto out;
 			}
 			if (!cJSON_IsObject(it)) {
@@ -117,7 +117,7 @@ gf_err gf_mig_layout_parse(const char *text, size_t len, struct gf_mig_layout *o
 				}
 				*slot = m;
 			}
-			if (!cJSON_IsString(prof) || strlen(prof->valuestring) >= GF_MIG_PROFILE_LEN ||
+			if (!cJSON_IsString(prof) || strlen(prof->valuestring) >= GF_NODEMIG_PROFILE_LEN ||
 			    !profile_name_ok(prof->valuestring)) {
 				snprintf(err, errlen, "$[\"%.100s\"][%u].profile: expected a MIG profile name such as "
 					 "\"3g.40gb\" or \"1g.10gb+me\"", key, k);
@@ -161,7 +161,7 @@ static gf_err put_json(cJSON *doc, struct gf_obuf *out)
 	return e;
 }
 
-gf_err gf_mig_layout_render(const struct gf_mig_layout *l, struct gf_obuf *out)
+gf_err gf_nodemig_layout_render(const struct gf_nodemig_layout *l, struct gf_obuf *out)
 {
 	cJSON *doc = cJSON_CreateObject();
 	for (unsigned i = 0; doc && i < l->n; i++) {
@@ -176,14 +176,14 @@ gf_err gf_mig_layout_render(const struct gf_mig_layout *l, struct gf_obuf *out)
 	return put_json(doc, out);
 }
 
-gf_err gf_mig_state_render(const struct gf_mig_state *s, struct gf_obuf *out)
+gf_err gf_nodemig_state_render(const struct gf_nodemig_state *s, struct gf_obuf *out)
 {
 	cJSON *doc = cJSON_CreateObject();
 	for (unsigned i = 0; doc && i < s->n; i++) {
-		const struct gf_mig_gpu_state *g = &s->gpu[i];
+		const struct gf_nodemig_gpu_state *g = &s->gpu[i];
 		cJSON *a = cJSON_AddArrayToObject(doc, g->uuid);
 		for (unsigned k = 0; a && k < g->n; k++) {
-			const struct gf_mig_inst *m = &g->inst[k];
+			const struct gf_nodemig_inst *m = &g->inst[k];
 			cJSON *o = cJSON_CreateObject();
 			cJSON_AddItemToArray(a, o);
 			cJSON_AddStringToObject(o, "profile", m->profile);
@@ -210,7 +210,7 @@ gf_err gf_mig_state_render(const struct gf_mig_state *s, struct gf_obuf *out)
 struct prof {
 	bool ok;
 	unsigned id; /* the profile id the create/placement/list calls take */
-	char name[GF_MIG_PROFILE_LEN];
+	char name[GF_NODEMIG_PROFILE_LEN];
 	unsigned slices;
 };
 
@@ -225,7 +225,7 @@ struct live {
 struct gpu {
 	gf_nvml_device dev;
 	struct prof prof[GF_NVML_GI_PROFILE_COUNT];
-	struct live live[GF_MIG_MAX_INST * 2];
+	struct live live[GF_NODEMIG_MAX_INST * 2];
 	unsigned n;
 };
 
@@ -254,7 +254,7 @@ static int ci_profile_for(unsigned slices)
 	}
 }
 
-static void read_gpu(struct gf_nvml *n, struct gpu *G, gf_mig_in_use_fn in_use, void *ud)
+static void read_gpu(struct gf_nvml *n, struct gpu *G, gf_nodemig_in_use_fn in_use, void *ud)
 {
 	G->n = 0;
 	for (unsigned p = 0; p < GF_NVML_GI_PROFILE_COUNT; p++) {
@@ -270,11 +270,11 @@ static void read_gpu(struct gf_nvml *n, struct gpu *G, gf_mig_in_use_fn in_use, 
 		snprintf(pr->name, sizeof(pr->name), "%.31s", nm);
 		pr->slices = info.sliceCount;
 		pr->id = info.id;
-		gf_nvml_gpu_instance gis[GF_MIG_MAX_INST];
-		unsigned cnt = GF_MIG_MAX_INST;
+		gf_nvml_gpu_instance gis[GF_NODEMIG_MAX_INST];
+		unsigned cnt = GF_NODEMIG_MAX_INST;
 		if (GF_NVML_CALL(n, gi_list, G->dev, pr->id, gis, &cnt) != GF_NVML_SUCCESS)
 			continue;
-		for (unsigned k = 0; k < cnt && G->n < GF_MIG_MAX_INST * 2; k++) {
+		for (unsigned k = 0; k < cnt && G->n < GF_NODEMIG_MAX_INST * 2; k++) {
 			gf_nvml_gi_info gi;
 			if (GF_NVML_CALL(n, gi_info, gis[k], &gi) != GF_NVML_SUCCESS)
 				continue;
@@ -354,13 +354,13 @@ static bool find_dev(struct gf_nvml *n, const char *uuid, gf_nvml_device *dev)
 }
 
 /* Fill a state entry from what was read. */
-static void state_from(const struct gpu *G, const char *uuid, struct gf_mig_gpu_state *S)
+static void state_from(const struct gpu *G, const char *uuid, struct gf_nodemig_gpu_state *S)
 {
 	snprintf(S->uuid, sizeof(S->uuid), "%s", uuid);
 	S->n = 0;
-	for (unsigned k = 0; k < G->n && S->n < GF_MIG_MAX_INST * 2; k++) {
+	for (unsigned k = 0; k < G->n && S->n < GF_NODEMIG_MAX_INST * 2; k++) {
 		const struct live *L = &G->live[k];
-		struct gf_mig_inst *m = &S->inst[S->n++];
+		struct gf_nodemig_inst *m = &S->inst[S->n++];
 		memset(m, 0, sizeof(*m));
 		snprintf(m->profile, sizeof(m->profile), "%s", G->prof[L->profile].name);
 		m->start = L->start;
@@ -371,7 +371,7 @@ static void state_from(const struct gpu *G, const char *uuid, struct gf_mig_gpu_
 	}
 }
 
-static void add_note(struct gf_mig_gpu_state *S, const char *profile, unsigned start, bool unwanted,
+static void add_note(struct gf_nodemig_gpu_state *S, const char *profile, unsigned start, bool unwanted,
 		     const char *why)
 {
 	for (unsigned k = 0; k < S->n; k++) /* an instance kept: mark it */
@@ -381,9 +381,9 @@ static void add_note(struct gf_mig_gpu_state *S, const char *profile, unsigned s
 			snprintf(S->inst[k].reason, sizeof(S->inst[k].reason), "%s", why);
 			return;
 		}
-	if (S->n == GF_MIG_MAX_INST * 2)
+	if (S->n == GF_NODEMIG_MAX_INST * 2)
 		return;
-	struct gf_mig_inst *m = &S->inst[S->n++];
+	struct gf_nodemig_inst *m = &S->inst[S->n++];
 	memset(m, 0, sizeof(*m));
 	snprintf(m->profile, sizeof(m->profile), "%s", profile);
 	m->start = start;
@@ -396,14 +396,14 @@ static bool read_mode(struct gf_nvml *n, gf_nvml_device dev)
 	return GF_NVML_CALL(n, mig_mode, dev, &cur, &pend) == GF_NVML_SUCCESS && cur == GF_NVML_MIG_ENABLE;
 }
 
-void gf_mig_read(struct gf_nvml *n, gf_mig_in_use_fn in_use, void *ud, struct gf_mig_state *out)
+void gf_nodemig_read(struct gf_nvml *n, gf_nodemig_in_use_fn in_use, void *ud, struct gf_nodemig_state *out)
 {
 	memset(out, 0, sizeof(*out));
 	unsigned cnt = 0;
 	if (n->device_count(&cnt) != GF_NVML_SUCCESS)
 		return;
 	static struct gpu G; /* 1.5 KiB x 16: off the stack; callers serialise */
-	for (unsigned i = 0; i < cnt && out->n < GF_MIG_MAX_GPUS; i++) {
+	for (unsigned i = 0; i < cnt && out->n < GF_NODEMIG_MAX_GPUS; i++) {
 		char u[GF_NVML_UUID_LEN] = "";
 		if (n->handle_by_index(i, &G.dev) != GF_NVML_SUCCESS ||
 		    n->uuid(G.dev, u, sizeof(u)) != GF_NVML_SUCCESS || !gf_nvml_uuid_ok(u) || !read_mode(n, G.dev))
@@ -413,24 +413,24 @@ void gf_mig_read(struct gf_nvml *n, gf_mig_in_use_fn in_use, void *ud, struct gf
 	}
 }
 
-gf_err gf_mig_apply(struct gf_nvml *n, const struct gf_mig_layout *want, gf_mig_in_use_fn in_use, void *ud,
-		    struct gf_mig_state *out)
+gf_err gf_nodemig_apply(struct gf_nvml *n, const struct gf_nodemig_layout *want, gf_nodemig_in_use_fn in_use, void *ud,
+		    struct gf_nodemig_state *out)
 {
 	static struct gpu G;
 	gf_err ret = GF_OK;
 	/* Notes to add to the state read at the end, per layout GPU. */
 	struct note {
-		char profile[GF_MIG_PROFILE_LEN];
+		char profile[GF_NODEMIG_PROFILE_LEN];
 		unsigned start;
 		bool unwanted;
 		char why[160];
 	};
-	static struct note notes[GF_MIG_MAX_GPUS][GF_MIG_MAX_INST * 2];
-	unsigned nnotes[GF_MIG_MAX_GPUS] = { 0 };
+	static struct note notes[GF_NODEMIG_MAX_GPUS][GF_NODEMIG_MAX_INST * 2];
+	unsigned nnotes[GF_NODEMIG_MAX_GPUS] = { 0 };
 	unsigned created = 0, destroyed = 0, refused = 0, failed = 0;
 #define NOTE(gi_, prof_, start_, unw_, ...)                                                      \
 	do {                                                                                     \
-		if (nnotes[gi_] < GF_MIG_MAX_INST * 2) {                                         \
+		if (nnotes[gi_] < GF_NODEMIG_MAX_INST * 2) {                                         \
 			struct note *nt_ = &notes[gi_][nnotes[gi_]++];                           \
 			snprintf(nt_->profile, sizeof(nt_->profile), "%s", prof_);               \
 			nt_->start = start_;                                                     \
@@ -440,7 +440,7 @@ gf_err gf_mig_apply(struct gf_nvml *n, const struct gf_mig_layout *want, gf_mig_
 	} while (0)
 
 	for (unsigned w = 0; w < want->n; w++) {
-		const struct gf_mig_gpu_layout *L = &want->gpu[w];
+		const struct gf_nodemig_gpu *L = &want->gpu[w];
 		if (!find_dev(n, L->uuid, &G.dev)) {
 			logf_("%s: not a GPU of this node; its layout is ignored", L->uuid);
 			ret = GF_NOENT;
@@ -461,7 +461,7 @@ gf_err gf_mig_apply(struct gf_nvml *n, const struct gf_mig_layout *want, gf_mig_
 			logf_("%s: MIG mode enabled", L->uuid);
 		}
 		read_gpu(n, &G, in_use, ud);
-		bool have[GF_MIG_MAX_INST] = { false };
+		bool have[GF_NODEMIG_MAX_INST] = { false };
 		/* Match live instances to the layout; destroy what is not wanted. */
 		for (unsigned k = 0; k < G.n; k++) {
 			struct live *I = &G.live[k];
@@ -523,7 +523,7 @@ gf_err gf_mig_apply(struct gf_nvml *n, const struct gf_mig_layout *want, gf_mig_
 		for (unsigned j = 0; j < L->n; j++) {
 			if (have[j])
 				continue;
-			const struct gf_mig_want *W = &L->inst[j];
+			const struct gf_nodemig_want *W = &L->inst[j];
 			int p = find_profile(&G, W->profile);
 			if (p < 0) {
 				char offers[256];
@@ -589,13 +589,13 @@ gf_err gf_mig_apply(struct gf_nvml *n, const struct gf_mig_layout *want, gf_mig_
 		}
 	}
 #undef NOTE
-	gf_mig_read(n, in_use, ud, out);
+	gf_nodemig_read(n, in_use, ud, out);
 	for (unsigned w = 0; w < want->n; w++) {
-		struct gf_mig_gpu_state *S = NULL;
+		struct gf_nodemig_gpu_state *S = NULL;
 		for (unsigned i = 0; i < out->n; i++)
 			if (!strcmp(out->gpu[i].uuid, want->gpu[w].uuid))
 				S = &out->gpu[i];
-		if (!S && nnotes[w] && out->n < GF_MIG_MAX_GPUS) {
+		if (!S && nnotes[w] && out->n < GF_NODEMIG_MAX_GPUS) {
 			S = &out->gpu[out->n++];
 			memset(S, 0, sizeof(*S));
 			snprintf(S->uuid, sizeof(S->uuid), "%s", want->gpu[w].uuid);

@@ -361,8 +361,8 @@ static int cdi(gf_agent *a, const struct opts *o)
 static int mig_pass(gf_agent *a, const struct opts *o, const struct gf_kube_conn *kc)
 {
 	char err[600];
-	struct gf_mig_layout *l = malloc(sizeof(*l));
-	struct gf_mig_state *st = malloc(sizeof(*st));
+	struct gf_nodemig_layout *l = malloc(sizeof(*l));
+	struct gf_nodemig_state *st = malloc(sizeof(*st));
 	int rc = 1;
 	if (!l || !st)
 		goto out;
@@ -372,7 +372,7 @@ static int mig_pass(gf_agent *a, const struct opts *o, const struct gf_kube_conn
 		rc = -1;
 		if (gf_read_file(o->mig_layout, &text, &len) != 0)
 			goto out;
-		gf_err e = gf_mig_layout_parse(text, len, l, err, sizeof(err));
+		gf_err e = gf_nodemig_layout_parse(text, len, l, err, sizeof(err));
 		free(text);
 		if (e) {
 			fprintf(stderr, "gpufleet agent: --mig-layout %s: %s\n", o->mig_layout, err);
@@ -404,13 +404,13 @@ out:
 /* The MIG state JSON on stdout. */
 static int print_mig_state(gf_agent *a)
 {
-	struct gf_mig_state *st = malloc(sizeof(*st));
+	struct gf_nodemig_state *st = malloc(sizeof(*st));
 	struct gf_obuf b;
 	gf_obuf_init(&b, 1u << 20);
 	if (!st)
 		return 1;
 	gf_agent_mig_state(a, st);
-	gf_err e = gf_mig_state_render(st, &b);
+	gf_err e = gf_nodemig_state_render(st, &b);
 	if (!e)
 		printf("%s\n", b.data);
 	gf_obuf_release(&b);

@@ -367,7 +367,7 @@ static void test_mig_layout_annotation(void **st)
 	kubeconfig(kc_path, gf_http_server_port(srv));
 	struct gf_kube_conn kc;
 	assert_int_equal(gf_kube_conn_from_kubeconfig(&kc, kc_path, err, sizeof(err)), GF_OK);
-	static struct gf_mig_layout l;
+	static struct gf_nodemig_layout l;
 	bool present = true;
 	assert_int_equal(gf_agent_fetch_mig_layout(&kc, "node-none", &l, &present, err, sizeof(err)), GF_OK);
 	assert_false(present);
@@ -392,7 +392,7 @@ static void test_mig_layout_annotation(void **st)
 	gf_obuf_init(&b, 1 << 20);
 	assert_int_equal(gf_agent_node_patch_body(a, "node-m", &b), GF_OK);
 	assert_null(strstr(b.data, GF_ANN_MIG_STATE)); /* no MIG GPU, nothing applied */
-	static struct gf_mig_state ms;
+	static struct gf_nodemig_state ms;
 	assert_int_equal(gf_agent_mig_apply(a, &l, &ms), GF_OK);
 	assert_int_equal(ms.created, 1);
 	gf_obuf_reset(&b);

@@ -89,11 +89,11 @@ static int teardown(void **state)
 static void test_parse_valid_and_roundtrip(void **state)
 {
 	(void)state;
-	struct gf_mig_layout l;
+	struct gf_nodemig_layout l;
 	char err[256] = "";
 	const char *doc = " {\"" H100 "\":[{\"start\":4,\"profile\":\"3g.40gb\"},{\"profile\":\"1g.10gb+me\",\"start\":0}],"
 			  "\"" A100 "\":[]}\n";
-	assert_int_equal(gf_mig_layout_parse(doc, strlen(doc), &l, err, sizeof(err)), GF_OK);
+	assert_int_equal(gf_nodemig_layout_parse(doc, strlen(doc), &l, err, sizeof(err)), GF_OK);
 	assert_int_equal(l.n, 2);
 	assert_string_equal(l.gpu[0].uuid, H100);
 	assert_int_equal(l.gpu[0].n, 2);
@@ -103,9 +103,9 @@ static void test_parse_valid_and_roundtrip(void **state)
 	assert_int_equal(l.gpu[1].n, 0);
 	struct gf_obuf b;
 	gf_obuf_init(&b, 1 << 16);
-	assert_int_equal(gf_mig_layout_render(&l, &b), GF_OK);
-	struct gf_mig_layout l2;
-	assert_int_equal(gf_mig_layout_parse(b.data, b.len, &l2, err, sizeof(err)), GF_OK);
+	assert_int_equal(gf_nodemig_layout_render(&l, &b), GF_OK);
+	struct gf_nodemig_layout l2;
+	assert_int_equal(gf_nodemig_layout_parse(b.data, b.len, &l2, err, sizeof(err)), GF_OK);
 	assert_memory_equal(&l, &l2, sizeof(l));
 	gf_obuf_release(&b);
 }
@@ -142,9 +142,9 @@ static void test_parse_rejects(void **state)
 		  "more than 8 instances" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct gf_mig_layout l;
+		struct gf_nodemig_layout l;
 		char err[256] = "";
-		gf_err e = gf_mig_layout_parse(bad[i].doc, strlen(bad[i].doc), &l, err, sizeof(err));
+		gf_err e = gf_nodemig_layout_parse(bad[i].doc, strlen(bad[i].doc), &l, err, sizeof(err));
 		if (e != GF_INVAL || !strstr(err, bad[i].want))
 			fail_msg("case %zu (%s): got %d '%s', want GF_INVAL '%s'", i, bad[i].doc, e, err, bad[i].want);
 		assert_int_equal(l.n, 0);
@@ -215,16 +215,16 @@ static void test_fake_driver_rules(void **state)
 
 /* ---- applying layouts ---- */
 
-static void apply_text(struct fx *f, const char *doc, struct gf_mig_state *st, gf_mig_in_use_fn fn, void *ud)
+static void apply_text(struct fx *f, const char *doc, struct gf_nodemig_state *st, gf_nodemig_in_use_fn fn, void *ud)
 {
-	static struct gf_mig_layout l;
+	static struct gf_nodemig_layout l;
 	char err[256];
-	if (gf_mig_layout_parse(doc, strlen(doc), &l, err, sizeof(err)))
+	if (gf_nodemig_layout_parse(doc, strlen(doc), &l, err, sizeof(err)))
 		fail_msg("layout: %s", err);
-	assert_int_equal(gf_mig_apply(&f->n, &l, fn, ud, st), GF_OK);
+	assert_int_equal(gf_nodemig_apply(&f->n, &l, fn, ud, st), GF_OK);
 }
 
-static const struct gf_mig_inst *find(const struct gf_mig_state *st, const char *gpu, const char *prof,
+static const struct gf_nodemig_inst *find(const struct gf_nodemig_state *st, const char *gpu, const char *prof,
 				      unsigned start)
 {
 	for (unsigned i = 0; i < st->n; i++)
@@ -237,13 +237,13 @@ static const struct gf_mig_inst *find(const struct gf_mig_state *st, const char 
 static void test_apply_balanced_and_restart(void **state)
 {
 	struct fx *f = *state;
-	static struct gf_mig_state st, st2;
+	static struct gf_nodemig_state st, st2;
 	apply_text(f, BALANCED, &st, NULL, NULL);
 	assert_int_equal(st.created, 4);
 	assert_int_equal(st.failed, 0);
 	assert_int_equal(st.n, 1);
 	assert_int_equal(st.gpu[0].n, 4);
-	const struct gf_mig_inst *m3 = find(&st, H100, "3g.40gb", 4);
+	const struct gf_nodemig_inst *m3 = find(&st, H100, "3g.40gb", 4);
 	assert_non_null(m3);
 	assert_true(m3->made && !m3->in_use && !strncmp(m3->uuid, "MIG-", 4));
 	char uuid3[96];
@@ -259,7 +259,7 @@ static void test_apply_balanced_and_restart(void **state)
 	/* the state document */
 	struct gf_obuf b;
 	gf_obuf_init(&b, 1 << 16);
-	assert_int_equal(gf_mig_state_render(&st2, &b), GF_OK);
+	assert_int_equal(gf_nodemig_state_render(&st2, &b), GF_OK);
 	assert_non_null(strstr(b.data, "{\"profile\":\"3g.40gb\",\"start\":4,\"gi\":"));
 	assert_non_null(strstr(b.data, uuid3));
 	assert_non_null(strstr(b.data, "\"inUse\":false"));
@@ -277,20 +277,20 @@ static void test_apply_balanced_and_restart(void **state)
 static void test_apply_wrong_slot_refused(void **state)
 {
 	struct fx *f = *state;
-	static struct gf_mig_state st;
+	static struct gf_nodemig_state st;
 	apply_text(f,
 		   "{\"" H100 "\":[{\"profile\":\"3g.40gb\",\"start\":2},{\"profile\":\"1g.10gb\",\"start\":0}],"
 		   "\"" A100 "\":[{\"profile\":\"3g.40gb\",\"start\":0}]}",
 		   &st, NULL, NULL);
 	assert_int_equal(st.created, 1);
 	assert_int_equal(st.failed, 2);
-	const struct gf_mig_inst *bad = find(&st, H100, "3g.40gb", 2);
+	const struct gf_nodemig_inst *bad = find(&st, H100, "3g.40gb", 2);
 	assert_non_null(bad);
 	assert_false(bad->made);
 	assert_non_null(strstr(bad->reason, "slot 2 is not a legal start of 3g.40gb (legal: 0,4)"));
 	assert_true(find(&st, H100, "1g.10gb", 0)->made);
 	/* the 40 GB A100 names its profiles 3g.20gb, ...: 3g.40gb is not offered */
-	const struct gf_mig_inst *a = find(&st, A100, "3g.40gb", 0);
+	const struct gf_nodemig_inst *a = find(&st, A100, "3g.40gb", 0);
 	assert_non_null(a);
 	assert_non_null(strstr(a->reason, "profile not offered by this GPU (offers: 1g.5gb"));
 	/* overlapping instances in one layout: the second is refused by the driver, reported */
@@ -313,9 +313,9 @@ static bool uuid_in_use(void *ud, const char *mig_uuid)
 static void test_in_use_never_destroyed(void **state)
 {
 	struct fx *f = *state;
-	static struct gf_mig_state st;
+	static struct gf_nodemig_state st;
 	apply_text(f, BALANCED, &st, NULL, NULL);
-	const struct gf_mig_inst *m3 = find(&st, H100, "3g.40gb", 4), *m1 = find(&st, H100, "1g.10gb", 0);
+	const struct gf_nodemig_inst *m3 = find(&st, H100, "3g.40gb", 4), *m1 = find(&st, H100, "1g.10gb", 0);
 	char u1[96], line[64];
 	snprintf(u1, sizeof(u1), "%s", m1->uuid);
 	/* a process runs in the 3g instance (NVML sees it) */
@@ -326,7 +326,7 @@ static void test_in_use_never_destroyed(void **state)
 	assert_int_equal(st.refused, 2);
 	assert_int_equal(st.destroyed, 2); /* the 1g at slot 1, the 2g at slot 2 */
 	assert_int_equal(st.created, 0);
-	const struct gf_mig_inst *k3 = find(&st, H100, "3g.40gb", 4), *k1 = find(&st, H100, "1g.10gb", 0);
+	const struct gf_nodemig_inst *k3 = find(&st, H100, "3g.40gb", 4), *k1 = find(&st, H100, "1g.10gb", 0);
 	assert_non_null(k3);
 	assert_non_null(k1);
 	assert_true(k3->made && k3->in_use && k3->unwanted);
@@ -337,7 +337,7 @@ static void test_in_use_never_destroyed(void **state)
 	assert_false(find(&st, H100, "7g.80gb", 0)->made);
 	struct gf_obuf b;
 	gf_obuf_init(&b, 1 << 16);
-	assert_int_equal(gf_mig_state_render(&st, &b), GF_OK);
+	assert_int_equal(gf_nodemig_state_render(&st, &b), GF_OK);
 	assert_non_null(strstr(b.data, "\"inUse\":true,\"unwanted\":true,\"reason\":\"in use by a container"));
 	gf_obuf_release(&b);
 	/* the process ends, the device plugin lets go: now the 7g comes */
@@ -353,7 +353,7 @@ static void test_in_use_never_destroyed(void **state)
 static void test_metrics_labels(void **state)
 {
 	struct fx *f = *state;
-	static struct gf_mig_state st;
+	static struct gf_nodemig_state st;
 	apply_text(f, BALANCED, &st, NULL, NULL);
 	struct gf_agent_config cfg = { .nvml_path = GF_FAKE_NVML, .hostname = "node-a" };
 	gf_agent *a;

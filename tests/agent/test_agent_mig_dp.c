@@ -33,11 +33,11 @@
 
 static char dir[64], dpdir[96];
 
-static void apply(gf_agent *a, const char *doc, struct gf_mig_state *st)
+static void apply(gf_agent *a, const char *doc, struct gf_nodemig_state *st)
 {
-	static struct gf_mig_layout l;
+	static struct gf_nodemig_layout l;
 	char err[256];
-	if (gf_mig_layout_parse(doc, strlen(doc), &l, err, sizeof(err)))
+	if (gf_nodemig_layout_parse(doc, strlen(doc), &l, err, sizeof(err)))
 		fail_msg("layout: %s", err);
 	assert_int_equal(gf_agent_mig_apply(a, &l, st), GF_OK);
 }
@@ -108,7 +108,7 @@ static void test_mig_resources(void **state)
 	gf_agent *a;
 	char err[512];
 	assert_int_equal(gf_agent_create(&cfg, &a, err, sizeof(err)), GF_OK);
-	static struct gf_mig_state st;
+	static struct gf_nodemig_state st;
 	apply(a, BALANCED, &st);
 	assert_int_equal(st.created, 4);
 	char u3[96] = "", u1[96] = "";

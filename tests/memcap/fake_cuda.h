@@ -5,7 +5,9 @@
  * usage per device is kept in a shared file (env FAKE_CUDA_LEDGER) so a test
  * can check, across processes, what the driver really handed out:
  * live bytes now and the peak ever.  Device total: env FAKE_CUDA_TOTAL
- * (bytes, default 80 GiB).  Test-only; not the real driver's behaviour beyond
+ * (bytes, default 80 GiB); set to a MIG instance's memory it stands for a
+ * MIG device, whose total and free the real driver reports as the
+ * instance's.  Test-only; not the real driver's behaviour beyond
  * the signatures and the error codes used.
  */
 #ifndef GF_FAKE_CUDA_H

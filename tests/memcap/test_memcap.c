@@ -36,6 +36,18 @@
  *                               the whole cap in one process, not one byte
  *                               more in another
  *
+ *   test_memcap batch MODE ...  a training loop's "largest batch that fits",
+ *                               sized from cuMemGetInfo's free memory (as
+ *                               torch.cuda.mem_get_info does): the batch it
+ *                               picks runs, one more is refused with
+ *                               CUDA_ERROR_OUT_OF_MEMORY.  MODE: share CAP (a
+ *                               capped share of the fake's 80 GiB GPU), mig
+ *                               INSTANCE (a MIG device, no cap: the driver
+ *                               reports the instance's memory), mig-capped
+ *                               INSTANCE CAP (both: the lower wins),
+ *                               processes CAP (another process of the
+ *                               container holds 3/8 of the cap, then exits)
+ *
  * pidns and exits need CAP_SYS_ADMIN, reallocate root (unshare CLONE_NEWPID); without it
  * they exit 77 (ctest: skipped).
  *
@@ -882,6 +894,148 @@ static int run_reallocate(uint64_t cap)
 	return 0;
 }
 
+/* ---- the largest batch that fits (a training loop's sizing) ---- */
+
+/* A model as its memory sees it: weights (and optimizer state) held for the
+ * whole run; one step at batch b takes a workspace plus b x per_sample of
+ * activations, in `layers` allocations, all freed at the end of the step. */
+struct model {
+	uint64_t weights, workspace, per_sample;
+	int layers;
+};
+
+/* One training step at batch b through `a`: every allocation of the step
+ * live at once (the peak of a forward + backward), then freed.  Returns
+ * the first refusal (CUDA_ERROR_OUT_OF_MEMORY) or 0; *footprint (optional)
+ * = the free memory cuMemGetInfo reports before the step minus at its peak. */
+static CUresult train_step(const struct api *a, const struct model *m, uint64_t b, uint64_t *footprint)
+{
+	CUdeviceptr p[17];
+	int n = 0;
+	size_t f0 = 0, f1 = 0, t = 0;
+	CUresult r = a->info(&f0, &t);
+	if (r == 0)
+		r = a->alloc(&p[n], m->workspace);
+	if (r == 0)
+		n++;
+	for (int i = 0; r == 0 && i < m->layers && i < 16; i++) {
+		r = a->alloc(&p[n], b * m->per_sample / (uint64_t)m->layers);
+		if (r == 0)
+			n++;
+	}
+	if (r == 0)
+		r = a->info(&f1, &t);
+	if (r == 0 && footprint)
+		*footprint = f0 - f1;
+	while (n)
+		a->free(p[--n]);
+	return r;
+}
+
+/* What a PyTorch user writes (torch.cuda.mem_get_info, a step at batch 1
+ * and 2 to measure): the step's footprint is fixed + b x per_sample; the
+ * answer is the largest b whose footprint fits the free memory reported
+ * now, less `margin_milli` thousandths of it.  0 = not even batch 1. */
+static uint64_t largest_batch(const struct api *a, const struct model *m, unsigned margin_milli)
+{
+	uint64_t fp1, fp2;
+	size_t free_b, total_b;
+	if (train_step(a, m, 1, &fp1) != 0 || train_step(a, m, 2, &fp2) != 0 || fp2 <= fp1 ||
+	    a->info(&free_b, &total_b) != 0)
+		return 0;
+	uint64_t per = fp2 - fp1, fixed = fp1 - per;
+	uint64_t budget = (uint64_t)free_b - (uint64_t)free_b / 1000 * margin_milli;
+	return budget < fixed + per ? 0 : (budget - fixed) / per;
+}
+
+/* The container's weights held, the search run: the batch it picks runs,
+ * the next one is refused with CUDA_ERROR_OUT_OF_MEMORY and the driver
+ * never held more than `limit` (the cap, or the instance's memory).  With a
+ * 5 % margin: a batch that runs, at most the exact one, and one more would
+ * pass the margin.  `others` = what other processes of the container hold. */
+static void check_batch_search(const char *ctx, uint64_t limit, uint64_t others, const struct model *m)
+{
+	struct api a;
+	CUdeviceptr w;
+	size_t f = 0, t = 0;
+	resolve(&a, GPA_V2); /* as CUDA 12's runtime finds the driver's functions */
+	CHECK_EQ("weights", a.alloc(&w, m->weights), 0);
+	CHECK_EQ("cuMemGetInfo rc", a.info(&f, &t), 0);
+	CHECK_EQ("free reported: the limit less the container's holdings", f, limit - others - m->weights);
+	uint64_t b = largest_batch(&a, m, 0);
+	uint64_t want = (limit - others - m->weights - m->workspace) / m->per_sample;
+	fprintf(stderr, "%s: limit %" PRIu64 " MiB, others hold %" PRIu64 " MiB: largest batch %" PRIu64
+			" (expected %" PRIu64 ")\n",
+		ctx, limit >> 20, others >> 20, b, want);
+	CHECK_EQ("largest batch", b, want);
+	CHECK_EQ("a step at the largest batch", train_step(&a, m, b, NULL), 0);
+	CHECK_EQ("a step at one more", train_step(&a, m, b + 1, NULL), OOM);
+	CHECK_LE("driver's peak bytes", fakecuda_peak(0), limit);
+	uint64_t bm = largest_batch(&a, m, 50);
+	CHECK_EQ("with a 5% margin: a step runs", bm > 0 && train_step(&a, m, bm, NULL) == 0, 1);
+	CHECK_LE("with a 5% margin: at most the exact batch", bm, b);
+	uint64_t budget = f - f / 1000 * 50;
+	CHECK_EQ("with a 5% margin: the largest within it",
+		 m->workspace + bm * m->per_sample <= budget && m->workspace + (bm + 1) * m->per_sample > budget, 1);
+	CHECK_EQ("free the weights", a.free(w), 0);
+}
+
+/* test_memcap batch share CAP | mig INSTANCE | mig-capped INSTANCE CAP |
+ * processes CAP: the device is the fake's 80 GiB GPU, or a MIG instance
+ * (FAKE_CUDA_TOTAL = the instance's memory, which is what the driver
+ * reports for a MIG device). */
+static int run_batch(const char *mode, uint64_t x, uint64_t y)
+{
+	char text[64], ctx[96];
+	uint64_t limit = x;
+	bool capped = true;
+	if (strcmp(mode, "mig") == 0)
+		capped = false;
+	else if (strcmp(mode, "mig-capped") == 0)
+		limit = y < x ? y : x;
+	else if (strcmp(mode, "share") != 0 && strcmp(mode, "processes") != 0)
+		return 100;
+	if (strncmp(mode, "mig", 3) == 0) {
+		snprintf(text, sizeof(text), "%" PRIu64, x);
+		setenv("FAKE_CUDA_TOTAL", text, 1);
+	}
+	snprintf(text, sizeof(text), "limit_bytes = %" PRIu64 "\n", strcmp(mode, "mig-capped") == 0 ? y : x);
+	setup(capped ? text : NULL);
+	snprintf(ctx, sizeof(ctx), "batch %s", mode);
+	/* Weights a quarter of the limit; activations 5 MiB + 4 KiB a sample
+	 * (not a divisor of anything here), four layers. */
+	struct model m = { limit / 4, 64u << 20, (UINT64_C(5) << 20) + 16384, 4 };
+	uint64_t others = 0;
+	int up[2], down[2];
+	pid_t holder = -1;
+	if (strcmp(mode, "processes") == 0) {
+		/* Another process of the container holds 3/8 of the cap. */
+		others = limit / 8 * 3;
+		if (pipe(up) != 0 || pipe(down) != 0)
+			exit(100);
+		holder = fork();
+		if (holder == 0) {
+			CUdeviceptr p;
+			char c = cuMemAlloc_v2(&p, others) == 0 ? 'y' : 'n';
+			if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) < 0)
+				_exit(100);
+			exit(0); /* a normal exit credits its charges at once */
+		}
+		char c = 0;
+		CHECK_EQ("the other process holds its part", read(up[0], &c, 1) == 1 && c == 'y', 1);
+	}
+	check_batch_search(ctx, limit, others, &m);
+	if (holder > 0) {
+		if (write(down[1], "x", 1) != 1)
+			exit(100);
+		wait_ok(ctx, "the other process", holder);
+		atomic_store(&fake_cuda_ledger()->live[0], 0); /* see run_pidns */
+		/* Gone: its part is free again, the batch grows to match. */
+		check_batch_search("batch processes, the other gone", limit, 0, &m);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (!getenv("LD_PRELOAD") || !strstr(getenv("LD_PRELOAD"), "gpufleet-memcap")) {
@@ -909,9 +1063,15 @@ int main(int argc, char **argv)
 		run_tamper(parse_u64(argv[2]));
 	else if (argc == 2 && strcmp(argv[1], "untrusted") == 0)
 		run_untrusted();
+	else if ((argc == 4 || argc == 5) && strcmp(argv[1], "batch") == 0) {
+		if (run_batch(argv[2], parse_u64(argv[3]), argc == 5 ? parse_u64(argv[4]) : 0) != 0) {
+			fprintf(stderr, "batch: share CAP | mig INSTANCE | mig-capped INSTANCE CAP | processes CAP\n");
+			return 100;
+		}
+	}
 	else {
 		fprintf(stderr, "usage: test_memcap paths CAP | processes CAP N | badfile | nolimit | pidns CAP |"
-				" exits CAP N | tamper CAP | untrusted | reallocate CAP\n");
+				" exits CAP N | tamper CAP | untrusted | reallocate CAP | batch MODE ...\n");
 		return 100;
 	}
 	if (failures)

@@ -272,7 +272,8 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 
 	*ok = false;
 	if (!L->cfg.preemption || j->never_preempt ||
-	    (!adm && s->nopreempt_starts == L->stats.starts && s->nopreempt_freed == L->nfreed))
+	    (!adm && s->nopreempt_starts == L->stats.starts && s->nopreempt_freed == L->nfreed) ||
+	    (adm && j->nopre_valid && j->nopre_starts == L->stats.starts && j->nopre_freed == L->nfreed))
 		return GF_OK;
 	bool reclaim = gf_loop_quota_within_nominal(L, j);
 
@@ -371,6 +372,10 @@ none:
 	if (!adm) {
 		s->nopreempt_starts = L->stats.starts;
 		s->nopreempt_freed = L->nfreed;
+	} else {	/* its own memo: the mask is its own (it widens only with a freed node) */
+		j->nopre_valid = true;
+		j->nopre_starts = L->stats.starts;
+		j->nopre_freed = L->nfreed;
 	}
 out:
 	free(cand);

@@ -123,6 +123,28 @@ bool gf_checkpoint_find(const char *name, enum gf_checkpoint *out)
 	return false;
 }
 
+enum gf_capacity_type gf_capacity_type_of(const char *(*label)(const void *ud, const char *key), const void *ud)
+{
+	static const struct {
+		const char *key, *value;
+	} spot[] = {
+		{ "karpenter.sh/capacity-type", "spot" },
+		{ "eks.amazonaws.com/capacityType", "SPOT" },
+		{ "cloud.google.com/gke-spot", "true" },
+		{ "cloud.google.com/gke-preemptible", "true" },
+		{ "kubernetes.azure.com/scalesetpriority", "spot" },
+		{ "gpufleet.io/capacity-type", "spot" },
+	};
+
+	for (size_t i = 0; i < sizeof(spot) / sizeof(spot[0]); i++) {
+		const char *v = label(ud, spot[i].key);
+
+		if (v && !strcmp(v, spot[i].value))
+			return GF_CAPACITY_SPOT;
+	}
+	return GF_CAPACITY_ON_DEMAND;
+}
+
 gf_err gf_loop_spot_enable(gf_loop *L, const struct gf_spot_config *cfg)
 {
 	if (L->spot)

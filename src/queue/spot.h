@@ -53,8 +53,10 @@
  * (gf_job_info.preemptions, preempted_gpu_s).
  *
  * Engine code: no I/O, no clock.  Times are the loop's clock (seconds): a
- * caller moves it with gf_loop_cycle() before a notice, and calls
- * gf_loop_spot_due() whenever gf_loop_spot_next() says an action is due.
+ * caller moves it with gf_loop_cycle() before a notice, calls
+ * gf_loop_spot_due() whenever gf_loop_spot_next() says an action is due,
+ * and runs one more gf_loop_cycle() at the same time after either, so the
+ * jobs they stopped are placed again at once.
  */
 #ifndef GF_QUEUE_SPOT_H
 #define GF_QUEUE_SPOT_H
@@ -73,6 +75,17 @@ const char *gf_checkpoint_name(enum gf_checkpoint c);
 /* The value a user names (the names above, as annotations spell them); false if unknown. */
 bool gf_spot_tolerance_find(const char *name, enum gf_spot_tolerance *out);
 bool gf_checkpoint_find(const char *name, enum gf_checkpoint *out);
+
+/*
+ * A node's capacity type from its labels, the ones users' clusters carry:
+ * spot when one of karpenter.sh/capacity-type=spot,
+ * eks.amazonaws.com/capacityType=SPOT, cloud.google.com/gke-spot=true,
+ * cloud.google.com/gke-preemptible=true,
+ * kubernetes.azure.com/scalesetpriority=spot, gpufleet.io/capacity-type=spot
+ * is present (values compared exactly), else on-demand.  label(ud, key) gives
+ * a label's value or NULL.
+ */
+enum gf_capacity_type gf_capacity_type_of(const char *(*label)(const void *ud, const char *key), const void *ud);
 
 struct gf_spot_config {
 	enum gf_notice_mode mode;

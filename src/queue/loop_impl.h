@@ -65,9 +65,11 @@ struct shape {
 	 * and the shadow only lost room since), for estimates >= inadm_est */
 	uint64_t inadm_plan;
 	size_t inadm_freed, inadm_nahead;
-	/* no victim set found while starts and frees stood at these counts */
+	/* no victim set found while starts and frees stood at these counts, over the
+	 * nodes of spot pool nopreempt_pool (0: every node; queue/spot.c) */
 	uint64_t nopreempt_starts;
 	size_t nopreempt_freed;
+	uint8_t nopreempt_pool;
 	int64_t inadm_est;
 };
 
@@ -179,6 +181,8 @@ struct gf_loop {
 	size_t ntimeline, timeline_cap;
 	int64_t next_sample;
 	struct gf_spot *spot;	/* capacity types, notices (queue/spot.c); NULL: spot off */
+	int32_t min_prio;	/* lowest priority of jobs [0, min_prio_n) (preempt.c) */
+	size_t min_prio_n;
 };
 
 static inline struct gf_pod_spec gf_loop_pod_of(const struct job *j)
@@ -228,6 +232,8 @@ gf_err gf_loop_note_binds(gf_loop *L, uint32_t id, uint32_t from, uint32_t to);
 const uint64_t *gf_loop_spot_admission(gf_loop *L, uint32_t id, const uint64_t *a);
 /* spot.c: try job id pool by pool when it has a pool order (true: handled, *ok its result). */
 bool gf_loop_spot_try(gf_loop *L, uint32_t id, const uint64_t *allowed, bool *ok);
+/* spot.c: the spot pool whose mask gf_loop_admission gives job id (1..3), 0 for no mask, -1 for another mask. */
+int gf_loop_spot_pool_key(gf_loop *L, uint32_t id);
 /* spot.c: a run of job id ends now (finish, eviction, stop): charge it.  GF_NOMEM. */
 gf_err gf_loop_spot_run_ended(gf_loop *L, uint32_t id);
 void gf_loop_spot_free(gf_loop *L);

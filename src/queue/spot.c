@@ -350,6 +350,21 @@ const uint64_t *gf_loop_spot_admission(gf_loop *L, uint32_t id, const uint64_t *
 	return S->buf;
 }
 
+int gf_loop_spot_pool_key(gf_loop *L, uint32_t id)
+{
+	struct gf_spot *S = L->spot;
+	uint8_t pool;
+
+	if (L->cfg.admit)
+		return -1;	/* the caller's masks: not a pool's */
+	if (!S || !rebuild_masks(L))
+		return 0;
+	pool = S->in_try && S->cur_job == id ? S->cur_pool : default_pool(L, id);
+	if (pool == POOL_ANY || (pool == POOL_OD && S->nspot == 0))
+		return 0;
+	return pool;
+}
+
 bool gf_loop_spot_try(gf_loop *L, uint32_t id, const uint64_t *allowed, bool *ok)
 {
 	struct gf_spot *S = L->spot;

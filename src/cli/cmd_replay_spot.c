@@ -23,6 +23,7 @@
 #include "cli/spottrace.h"
 #include "core/htmlrep.h"
 #include "core/obuf.h"
+#include "queue/spot.h"
 #include "sim/spot.h"
 
 #define MAX_SEEDS 1000
@@ -44,6 +45,8 @@ static const char usage_text[] =
 	"  --spot-trace FILE       one spot pool per file (repeatable; replaces --spot's)\n"
 	"  --notice T              notice before a reclaim [120s]\n"
 	"  --drain-grace T         drain: an evicted pod's grace period [30s]\n"
+	"  --kube-restart K        kube: a killed job resumes from its last periodic\n"
+	"                          checkpoint (checkpoint) or from zero (zero) [checkpoint]\n"
 	"  --modes LIST            on-demand,kube,drain,gpufleet [all four]\n"
 	"  --price-on-demand X     price per GPU-hour on on-demand nodes [2.50]\n"
 	"  --price-spot X          price per GPU-hour on spot nodes [1.00]\n"
@@ -58,7 +61,7 @@ static const char usage_text[] =
 	"  -h, --help              this text\n";
 
 enum { O_SPOT = 256, O_TRACE, O_NOTICE, O_GRACE, O_MODES, O_POD, O_PSPOT, O_TLOAD, O_DLF, O_UNTIL, O_NODES,
-       O_PODS, O_LOAD, O_HORIZON, O_BURST, O_SEEDS, O_SEED, O_THREADS, O_QUIET, O_CSV, O_REPORT };
+       O_PODS, O_LOAD, O_HORIZON, O_BURST, O_SEEDS, O_SEED, O_THREADS, O_QUIET, O_CSV, O_REPORT, O_KUBE };
 
 struct run {
 	const gf_replay *x;
@@ -240,7 +243,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "burst", required_argument, 0, O_BURST }, { "seeds", required_argument, 0, O_SEEDS },
 		{ "seed", required_argument, 0, O_SEED }, { "threads", required_argument, 0, O_THREADS },
 		{ "quiet", no_argument, 0, O_QUIET }, { "summary-csv", required_argument, 0, O_CSV },
-		{ "report", required_argument, 0, O_REPORT }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "report", required_argument, 0, O_REPORT }, { "kube-restart", required_argument, 0, O_KUBE },
+		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	int c;
 	unsigned long ul;
@@ -333,6 +337,11 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case O_REPORT:
 			o->html = optarg;
+			break;
+		case O_KUBE:
+			if (strcmp(optarg, "checkpoint") && strcmp(optarg, "zero"))
+				return bad("--kube-restart", "checkpoint or zero", optarg);
+			o->cfg.kube_from_zero = optarg[0] == 'z';
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -461,6 +470,7 @@ int gf_cmd_replay_spot(int argc, char **argv)
 		gf_trace_file_name(paths[i], name, sizeof(name));
 		gf_obuf_printf(&title, " %s", name);
 	}
+	gf_obuf_printf(&title, "; kube restarts from %s", o.cfg.kube_from_zero ? "zero" : "the last checkpoint");
 	gf_obuf_printf(&title, "; notice %llds, load %.2f + training %.2f, %.1f h, seeds %s (means over seeds), "
 			       "$%.2f on-demand / $%.2f spot per GPU-hour",
 		       (long long)o.cfg.notice, o.cfg.base.load, o.cfg.training_load,
@@ -468,7 +478,7 @@ int gf_cmd_replay_spot(int argc, char **argv)
 	gf_obuf_init(&table, 1u << 20);
 	print_table(&table, runs, modes, nm, nseeds);
 	for (int m = 0; m < nm; m++) {
-		double notices = 0, reclaimed = 0, added = 0, fit = 0, preem = 0, stalled = 0;
+		double notices = 0, reclaimed = 0, added = 0, fit = 0, preem = 0, stalled = 0, kind[3] = { 0, 0, 0 };
 
 		for (int i = 0; i < nseeds; i++) {
 			const struct gf_spot_result *r = &runs[m * nseeds + i].res;
@@ -479,11 +489,14 @@ int gf_cmd_replay_spot(int argc, char **argv)
 			fit += r->lost_fit_gpu_h / nseeds;
 			preem += (double)r->preemptions / nseeds;
 			stalled += (double)r->stalled / nseeds;
+			for (int k = 0; k < 3; k++)
+				kind[k] += r->lost_by_kind_gpu_h[k] / nseeds;
 		}
 		gf_obuf_printf(&table, "%s: %.1f notices, %.1f nodes reclaimed, %.1f added per run; lost GPU-h of signal "
-				       "jobs whose checkpoint fits the notice %.3f; priority preemptions %.1f; stalled %.1f\n",
-			       gf_spot_mode_name((enum gf_spot_mode)modes[m]), notices, reclaimed, added, fit, preem,
-			       stalled);
+				       "jobs whose checkpoint fits the notice %.3f (by kind: signal %.1f, periodic %.1f, none "
+				       "%.1f); priority preemptions %.1f; stalled %.1f\n",
+			       gf_spot_mode_name((enum gf_spot_mode)modes[m]), notices, reclaimed, added, fit,
+			       kind[GF_CKPT_SIGNAL], kind[GF_CKPT_PERIODIC], kind[GF_CKPT_NONE], preem, stalled);
 	}
 	if (gf_obuf_error(&table) || gf_obuf_error(&title)) {
 		fprintf(stderr, "gpufleet replay: out of memory\n");

@@ -479,7 +479,7 @@ static int64_t kill_saved(const gf_loop *L, const struct sjob *sj, const struct 
 {
 	int64_t p0 = sj->total - j->duration, p = progress(L, sj, j);
 
-	if (sj->ckpt == GF_CKPT_NONE)
+	if (sj->ckpt == GF_CKPT_NONE || L->spot->cfg.kill_from_zero)
 		return 0;
 	if (sj->ckpt == GF_CKPT_PERIODIC)
 		return gf_loop_max64(p0, p / sj->ckpt_s * sj->ckpt_s);

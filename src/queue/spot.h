@@ -93,6 +93,8 @@ struct gf_spot_config {
 				 * node a job tolerates, gangs may straddle (kube-scheduler) */
 	int64_t drain_grace;	/* GF_NOTICE_DRAIN: an evicted pod's grace, seconds (>= 0) */
 	int64_t account_until;	/* GPU-hours and cost are counted over [0, account_until) */
+	bool kill_from_zero;	/* a kill keeps nothing, not even periodic checkpoints (a workload
+				 * that does not resume from them) */
 };
 
 /* Turn spot on (once, before the loop runs).  Errors: GF_INVAL (a bad config), GF_STATE (on already), GF_NOMEM. */

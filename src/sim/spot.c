@@ -300,8 +300,8 @@ static gf_err add_training(const gf_replay *x, gf_loop *L, const struct gf_spot_
 	}
 }
 
-/* Every job's spot declaration by class (the scenario's mix, drawn from rng in id order). */
-static gf_err declare(gf_loop *L, struct gf_rng *rng)
+/* Every job's spot declaration by class (the scenario's mix, drawn from rng in id order); kind[id] its checkpoint. */
+static gf_err declare(gf_loop *L, struct gf_rng *rng, uint8_t *kind)
 {
 	size_t n = gf_loop_njobs(L);
 	gf_err err;
@@ -326,6 +326,7 @@ static gf_err declare(gf_loop *L, struct gf_rng *rng)
 			s.checkpoint = ji.npods > 1 ? GF_CKPT_PERIODIC : GF_CKPT_SIGNAL;
 			s.checkpoint_s = ji.npods > 1 ? 1200 : 60;
 		}
+		kind[id] = (uint8_t)s.checkpoint;
 		if ((err = gf_loop_job_spot(L, id, &s)))
 			return err;
 	}
@@ -499,18 +500,18 @@ static gf_err collect(struct run *r)
 	return GF_OK;
 }
 
-/* Lost work of signal jobs whose S fits in the notice. */
-static void lost_fit(struct run *r, const uint8_t *fit)
+/* Lost work of signal jobs whose S fits in the notice, and by checkpoint kind. */
+static void lost_fit(struct run *r, const uint8_t *fit, const uint8_t *kind)
 {
 	size_t n = gf_loop_njobs(r->L);
 
 	for (uint32_t id = 0; id < n; id++) {
 		struct gf_spot_job_info si;
 
-		if (!fit[id])
-			continue;
 		gf_loop_spot_job(r->L, id, &si);
-		r->out->lost_fit_gpu_h += si.lost_gpu_s / 3600.0;
+		r->out->lost_by_kind_gpu_h[kind[id] % 3] += si.lost_gpu_s / 3600.0;
+		if (fit[id])
+			r->out->lost_fit_gpu_h += si.lost_gpu_s / 3600.0;
 	}
 }
 
@@ -529,6 +530,7 @@ gf_err gf_spot_replay_run(const gf_replay *x, const struct gf_policy_ops *ops,
 			: cfg->mode == GF_SPOT_MODE_DRAIN  ? GF_NOTICE_DRAIN
 							   : GF_NOTICE_IGNORE,
 		.pools = true, .drain_grace = cfg->drain_grace, .account_until = cfg->spot_until,
+		.kill_from_zero = cfg->kube_from_zero && cfg->mode == GF_SPOT_MODE_KUBE,
 	};
 	struct gf_policy_env env = gf_replay_env(x, &b->features);
 	struct gf_replay_result base;
@@ -536,7 +538,7 @@ gf_err gf_spot_replay_run(const gf_replay *x, const struct gf_policy_ops *ops,
 	struct gf_rng train, decl;
 	size_t nnodes;
 	const struct gf_node_spec *nodes = gf_replay_nodes(x, &nnodes);
-	uint8_t *fit = NULL;
+	uint8_t *fit = NULL, *kind = NULL;
 	gf_err err;
 
 	memset(out, 0, sizeof(*out));
@@ -555,14 +557,16 @@ gf_err gf_spot_replay_run(const gf_replay *x, const struct gf_policy_ops *ops,
 	gf_rng_init(&decl, b->seed * 8 + 7);
 	if ((err = gf_loop_create(nodes, nnodes, ops, &env, &lc, &r.L)) || (err = gf_loop_spot_enable(r.L, &sc)) ||
 	    (err = make_pools(&r, nodes, nnodes)) || (err = gf_replay_populate(x, r.L, b, &base)) ||
-	    (err = add_training(x, r.L, cfg, &train)) || (err = declare(r.L, &decl)))
+	    (err = add_training(x, r.L, cfg, &train)))
 		goto done;
 	size_t nj = gf_loop_njobs(r.L);
 
-	if (!(fit = calloc(nj ? nj : 1, 1))) {
+	if (!(fit = calloc(nj ? nj : 1, 1)) || !(kind = calloc(nj ? nj : 1, 1))) {
 		err = GF_NOMEM;
 		goto done;
 	}
+	if ((err = declare(r.L, &decl, kind)))
+		goto done;
 	/* which jobs are signal jobs whose S fits the notice (drawn again: declare's stream) */
 	{
 		struct gf_rng d2;
@@ -583,9 +587,10 @@ gf_err gf_spot_replay_run(const gf_replay *x, const struct gf_policy_ops *ops,
 		r.npools = 0;	/* no trace events: the pools' nodes stay, on-demand */
 	if ((err = drive(&r)) || (err = collect(&r)))
 		goto done;
-	lost_fit(&r, fit);
+	lost_fit(&r, fit, kind);
 done:
 	free(fit);
+	free(kind);
 	gf_replay_result_release(&base);
 	gf_loop_destroy(r.L);
 	for (size_t q = 0; q < r.npools; q++)

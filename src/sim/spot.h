@@ -25,7 +25,8 @@
  * Modes:
  *   on-demand  the spot pools' nodes are on-demand nodes, always present;
  *   kube       notices ignored: jobs killed at reclaim (their last periodic
- *              checkpoint kept), back at the tail of the queue;
+ *              checkpoint kept, or nothing with kube_from_zero), back at
+ *              the tail of the queue;
  *   drain      cordon and evict at the notice (queue/spot.h GF_NOTICE_DRAIN);
  *   gpufleet   checkpoint-aware stops, place kept (GF_NOTICE_CHECKPOINT).
  * The three spot modes place alike (queue/spot.h's pools): only what a
@@ -64,6 +65,7 @@ struct gf_spot_replay_config {
 	double deadline_factor;	/* >= 1 */
 	int64_t spot_until;	/* trace events and accounting over [0, spot_until) */
 	int64_t sample_every;	/* cost/lost timeline period, seconds; 0: none */
+	bool kube_from_zero;	/* kube: a killed job restarts from zero (its periodic checkpoints unused) */
 };
 
 /* Defaults: backfill at load 0.8, 12 h, burst at 4 h, notice 120 s, drain grace 30 s, $2.50 and
@@ -90,6 +92,7 @@ struct gf_spot_result {
 	struct gf_spot_class_stats cls[GF_SC_COUNT];
 	int64_t notices, reclaimed, added;	/* spot nodes noticed, reclaimed, added */
 	double lost_fit_gpu_h;	/* lost work of signal jobs whose S fits in the notice */
+	double lost_by_kind_gpu_h[3];	/* lost work by checkpoint kind (enum gf_checkpoint) */
 	int64_t preemptions;	/* priority evictions (not spot's) */
 	uint32_t stalled;	/* jobs never started when nothing was left to happen */
 	struct gf_spot_sample *timeline;	/* owned */

@@ -390,6 +390,38 @@ static void ignore_keeps_placing_until_the_reclaim_kills(void **state)
 	fx_free(f);
 }
 
+static void kube_policy_partial_gang_lets_go_at_the_reclaim(void **state)
+{
+	/* kube-scheduler's per-pod queue, one pool mask for all (no pools): a gang of 2 binds one pod on
+	 * the spot node and waits for the on-demand node; the reclaim unbinds it and removes the node */
+	struct fx *f = calloc(1, sizeof(*f));
+	struct gf_node_spec n[2] = { tu_node("od", 8000, 8192, 1, -1), tu_node("spot", 8000, 8192, 1, -1) };
+	struct gf_loop_config cfg = { .policy = GF_QP_KUBE, .seed = 1, .horizon = 1000000 };
+	struct gf_policy_env env = { .features = gf_features_default() };
+	struct gf_spot_config sc = { .mode = GF_NOTICE_IGNORE, .account_until = 1000000 };
+
+	(void)state;
+	assert_non_null(f);
+	gf_catalog_init(&f->cat);
+	env.cat = &f->cat;
+	assert_int_equal(gf_loop_create(n, 2, &gf_policy_best_fit, &env, &cfg, &f->L), GF_OK);
+	assert_int_equal(gf_loop_spot_enable(f->L, &sc), GF_OK);
+	assert_int_equal(gf_loop_node_capacity(f->L, 1, GF_CAPACITY_SPOT, 1.0), GF_OK);
+	uint32_t a = submit(f, 1, 0, 5000, GF_SPOT_NEVER, GF_CKPT_NONE, 0);
+	uint32_t g = submit(f, 2, 0, 100, GF_SPOT_ALLOWED, GF_CKPT_NONE, 0);
+
+	assert_int_equal(gf_loop_cycle(f->L, 0, NULL), GF_OK);
+	assert_int_equal(info(f, a).state, GF_JOB_RUNNING);
+	assert_int_equal(info(f, g).state, GF_JOB_PENDING);
+	assert_int_equal(gf_cluster_node(gf_loop_cluster(f->L), 1)->npods, 1);	/* g's first pod */
+	assert_int_equal(gf_loop_spot_notice(f->L, 1, 200), GF_OK);
+	assert_int_equal(gf_loop_cycle(f->L, 200, NULL), GF_OK);
+	assert_int_equal(gf_loop_spot_due(f->L), GF_OK);
+	assert_true(gf_cluster_node(gf_loop_cluster(f->L), 1)->flags & GF_NODE_GONE);
+	assert_int_equal(info(f, g).state, GF_JOB_PENDING);
+	fx_free(f);
+}
+
 static void bad_arguments(void **state)
 {
 	struct fx *f = fx_new(1, 1, GF_NOTICE_CHECKPOINT);
@@ -423,6 +455,7 @@ int main(void)
 		cmocka_unit_test(gang_stopped_whole_and_keeps_its_place),
 		cmocka_unit_test(drain_evicts_blind_and_requeues_at_the_tail),
 		cmocka_unit_test(ignore_keeps_placing_until_the_reclaim_kills),
+		cmocka_unit_test(kube_policy_partial_gang_lets_go_at_the_reclaim),
 		cmocka_unit_test(bad_arguments),
 	};
 

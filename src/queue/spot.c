@@ -693,6 +693,19 @@ static gf_err reclaim(gf_loop *L, uint32_t i)
 		if ((err = stop(L, id, kill_saved(L, sj, j), 0, tail)))
 			return err;
 	}
+	/* kube policy: gangs partly bound there let go of what they hold (their place kept) */
+	for (size_t k = 0; k < L->npartials; k++) {
+		struct job *j = &L->jobs[L->partials[k]];
+
+		if (j->state != GF_JOB_PENDING)
+			continue;
+		for (uint32_t m = 0; m < j->nbound; m++)
+			if (L->members[j->member0 + m].node == i) {
+				if ((err = gf_loop_unbind(L, L->partials[k])))
+					return err;
+				break;
+			}
+	}
 	if ((err = gf_loop_node_remove(L, i, why, sizeof(why))))
 		return err;
 	S->dirty = true;

@@ -126,15 +126,17 @@ static gf_err set_price(struct run *r, uint32_t node, enum gf_capacity_type t)
 /* The time of pool p's next trace event (a notice or a rise), INT64_MAX if none before spot_until. */
 static int64_t pool_next(const struct run *r, const struct pool *p)
 {
+	/* ticks in order: the first that changes anything (a notice never comes before the previous
+	 * tick's change: with notices longer than a tick it comes at that tick) */
 	for (size_t k = p->tick; k < p->t->n; k++) {
 		int64_t T = (int64_t)k * p->t->gap;
 		int32_t d = p->t->avail[k] - p->t->avail[k - 1];
 
 		if (T >= r->cfg->spot_until)
 			return INT64_MAX;
-		if (d < 0 && !(k == p->tick && p->notice_done))
+		if (d < 0 && !p->notice_done)
 			return max64(T - r->cfg->notice, 0);
-		if (d > 0 || d < 0)
+		if (d != 0)
 			return T;
 	}
 	return INT64_MAX;
@@ -152,6 +154,10 @@ static gf_err pool_apply(struct run *r, struct pool *p, int64_t now)
 
 		if (T >= r->cfg->spot_until)
 			return GF_OK;
+		if (d == 0) {
+			p->tick++;	/* nothing changes at this tick */
+			continue;
+		}
 		if (d < 0 && !p->notice_done) {
 			if (max64(T - r->cfg->notice, 0) > now)
 				return GF_OK;
@@ -364,7 +370,7 @@ static struct gf_spot_sample take_sample(const struct run *r, int64_t t)
 static gf_err drive(struct run *r)
 {
 	const struct gf_spot_replay_config *cfg = r->cfg;
-	int64_t next_sample = 0;
+	int64_t next_sample = 0, last = 0;
 	size_t tl_cap = 0, tl_n = 0;
 	struct gf_spot_sample *tl = NULL;
 	gf_err err = GF_OK;
@@ -382,6 +388,9 @@ static gf_err drive(struct run *r)
 				t = x;
 		if (t == INT64_MAX)
 			break;
+		/* a notice longer than a trace's tick falls before the tick already applied: now */
+		t = max64(t, last);
+		last = t;
 		while (cfg->sample_every > 0 && next_sample <= t && next_sample < cfg->spot_until) {
 			if (gf_grow(&tl, &tl_cap, tl_n + 1, sizeof(*tl), 64)) {
 				err = GF_NOMEM;

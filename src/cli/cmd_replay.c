@@ -2,7 +2,9 @@
  * cli/cmd_replay.c - `gpufleet replay`: a tiny dispatcher.
  *
  * `replay --serving ...` replays an inference-serving trace
- * (gf_cmd_replay_serving, cli/cmd_replay_serving.c); anything else replays
+ * (gf_cmd_replay_serving, cli/cmd_replay_serving.c); `replay --spot` or
+ * `--spot-trace FILE` replays jobs on spot capacity (gf_cmd_replay_spot,
+ * cli/cmd_replay_spot.c); anything else replays
  * jobs through the engine's queue (gf_cmd_replay_jobs, cli/cmd_replay_jobs.c).
  */
 #include <string.h>
@@ -16,6 +18,8 @@ int gf_cmd_replay(int argc, char **argv)
 			break;
 		if (!strcmp(argv[i], "--serving"))
 			return gf_cmd_replay_serving(argc, argv);
+		if (!strcmp(argv[i], "--spot") || !strncmp(argv[i], "--spot-trace", 12))
+			return gf_cmd_replay_spot(argc, argv);
 	}
 	return gf_cmd_replay_jobs(argc, argv);
 }

@@ -15,6 +15,7 @@ int gf_cmd_metrics_api(int argc, char **argv);
 /* `replay`: cmd_replay.c dispatches --serving to the serving replay, the rest to the job replay. */
 int gf_cmd_replay(int argc, char **argv);
 int gf_cmd_replay_serving(int argc, char **argv);
+int gf_cmd_replay_spot(int argc, char **argv);
 int gf_cmd_replay_jobs(int argc, char **argv);
 int gf_cmd_cost(int argc, char **argv);
 int gf_cmd_queue(int argc, char **argv);

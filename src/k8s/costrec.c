@@ -9,24 +9,16 @@
 
 #include <string.h>
 
+#include "queue/spot.h"
+
+static const char *node_label(const void *n, const char *key)
+{
+	return gf_k8s_node_label(n, key);
+}
+
 bool gf_costrec_node_spot(const struct gf_k8s_node *n)
 {
-	static const struct {
-		const char *key, *value;
-	} spot[] = {
-		{ "karpenter.sh/capacity-type", "spot" },
-		{ "eks.amazonaws.com/capacityType", "SPOT" },
-		{ "cloud.google.com/gke-spot", "true" },
-		{ "cloud.google.com/gke-preemptible", "true" },
-		{ "kubernetes.azure.com/scalesetpriority", "spot" },
-		{ "gpufleet.io/capacity-type", "spot" },
-	};
-	for (size_t i = 0; i < sizeof(spot) / sizeof(spot[0]); i++) {
-		const char *v = gf_k8s_node_label(n, spot[i].key);
-		if (v && !strcmp(v, spot[i].value))
-			return true;
-	}
-	return false;
+	return gf_capacity_type_of(node_label, n) == GF_CAPACITY_SPOT;	/* the one list: queue/spot.h */
 }
 
 static void label(struct gf_obuf *o, const char *name, const char *v, bool comma)

@@ -251,6 +251,7 @@ void gf_loop_destroy(gf_loop *L)
 	free(L->binds);
 	free(L->evicted);
 	free(L->budget_left);
+	gf_loop_spot_free(L);
 	free(L);
 }
 
@@ -635,6 +636,8 @@ gf_err gf_loop_unbind_job(gf_loop *L, uint32_t id)
 
 	if (pos >= L->nrunning || L->running[pos] != id)
 		return GF_STATE;
+	if (L->spot && gf_loop_spot_run_ended(L, id))
+		return GF_NOMEM;
 	memmove(&L->running[pos], &L->running[pos + 1], (L->nrunning - pos - 1) * sizeof(*L->running));
 	L->nrunning--;
 	if (gf_grow(&L->freed, &L->freed_cap, L->nfreed + j->npods, sizeof(*L->freed), 64))
@@ -823,6 +826,10 @@ bool gf_loop_try_job(gf_loop *L, uint32_t id, const uint64_t *allowed)
 	bool memo;
 
 	bool whole = !allowed;	/* tried over every node its mask allows: its own memo applies */
+	bool spot_ok;
+
+	if (L->spot && gf_loop_spot_try(L, id, allowed, &spot_ok))
+		return spot_ok;	/* pool by pool (queue/spot.c) */
 
 	L->quota_refused = false;
 	if (!L->quota_bypass && !gf_loop_quota_admits(L, j, NULL)) {

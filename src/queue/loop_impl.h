@@ -42,6 +42,10 @@ struct job {
 	/* with an admission mask (not the shape's memo): freed-log length when a
 	 * try over every node it may use last found no room; NO_FAIL: none */
 	size_t fail_pos;
+	/* with an admission mask: no victim set found while starts and frees stood at these counts */
+	bool nopre_valid;
+	uint64_t nopre_starts;
+	size_t nopre_freed;
 };
 
 struct entry {
@@ -61,9 +65,11 @@ struct shape {
 	 * and the shadow only lost room since), for estimates >= inadm_est */
 	uint64_t inadm_plan;
 	size_t inadm_freed, inadm_nahead;
-	/* no victim set found while starts and frees stood at these counts */
+	/* no victim set found while starts and frees stood at these counts, over the
+	 * nodes of spot pool nopreempt_pool (0: every node; queue/spot.c) */
 	uint64_t nopreempt_starts;
 	size_t nopreempt_freed;
+	uint8_t nopreempt_pool;
 	int64_t inadm_est;
 };
 
@@ -174,6 +180,9 @@ struct gf_loop {
 	struct gf_loop_sample *timeline;
 	size_t ntimeline, timeline_cap;
 	int64_t next_sample;
+	struct gf_spot *spot;	/* capacity types, notices (queue/spot.c); NULL: spot off */
+	int32_t min_prio;	/* lowest priority of jobs [0, min_prio_n) (preempt.c) */
+	size_t min_prio_n;
 };
 
 static inline struct gf_pod_spec gf_loop_pod_of(const struct job *j)
@@ -219,10 +228,21 @@ gf_err gf_loop_requeue_unresolvable(gf_loop *L);
 gf_err gf_loop_unbind_job(gf_loop *L, uint32_t id);
 /* Note members [from, to) of job id as bound by this cycle (gf_loop_cycle's decisions). */
 gf_err gf_loop_note_binds(gf_loop *L, uint32_t id, uint32_t from, uint32_t to);
-/* Job id's admission mask (config.admit), NULL: every node. */
+/* spot.c: the mask of job id's spot pool intersected with a (NULL: every node). */
+const uint64_t *gf_loop_spot_admission(gf_loop *L, uint32_t id, const uint64_t *a);
+/* spot.c: try job id pool by pool when it has a pool order (true: handled, *ok its result). */
+bool gf_loop_spot_try(gf_loop *L, uint32_t id, const uint64_t *allowed, bool *ok);
+/* spot.c: the spot pool whose mask gf_loop_admission gives job id (1..3), 0 for no mask, -1 for another mask. */
+int gf_loop_spot_pool_key(gf_loop *L, uint32_t id);
+/* spot.c: a run of job id ends now (finish, eviction, stop): charge it.  GF_NOMEM. */
+gf_err gf_loop_spot_run_ended(gf_loop *L, uint32_t id);
+void gf_loop_spot_free(gf_loop *L);
+/* Job id's admission mask (config.admit, and its spot pool's), NULL: every node. */
 static inline const uint64_t *gf_loop_admission(gf_loop *L, uint32_t id)
 {
-	return L->cfg.admit ? L->cfg.admit(L->cfg.admit_ud, id) : NULL;
+	const uint64_t *a = L->cfg.admit ? L->cfg.admit(L->cfg.admit_ud, id) : NULL;
+
+	return L->spot ? gf_loop_spot_admission(L, id, a) : a;
 }
 /*
  * Job id's ordering: its queue's under GF_QP_PER_QUEUE (backfill without

@@ -252,6 +252,22 @@ static bool quota_with_victims(gf_loop *L, const struct job *j, bool reclaim, ui
 }
 
 /*
+ * The lowest priority of any job the loop holds, kept incrementally: only
+ * for loops whose job list is append-only (spot loops: the replay; the
+ * live scheduler's gf_loop_clear_jobs would leave it stale).
+ */
+static int32_t lowest_priority(gf_loop *L)
+{
+	for (; L->min_prio_n < L->njobs; L->min_prio_n++) {
+		int32_t p = L->jobs[L->min_prio_n].priority;
+
+		if (L->min_prio_n == 0 || p < L->min_prio)
+			L->min_prio = p;
+	}
+	return L->min_prio;
+}
+
+/*
  * Preemption for job id (reservations [0, nahead) ahead of it): plan on the
  * scratch member by member, each where it fits or else on the node whose
  * cheapest sufficient victims cost least; then check the reservations ahead,
@@ -269,10 +285,17 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 	gf_err err = GF_OK;
 	/* an admission mask: only its nodes, and the shape's memo is not its own */
 	const uint64_t *adm = gf_loop_admission(L, id);
+	/* a spot pool's mask is the same for every job of the shape: the shape's memo, per pool */
+	int key = !adm ? 0 : L->spot ? gf_loop_spot_pool_key(L, id) : -1;
 
 	*ok = false;
+	/* without quotas only a lower priority is a victim: none anywhere, nothing to scan */
+	if (L->spot && !gf_loop_has_quotas(L) && j->priority <= lowest_priority(L))
+		return GF_OK;
 	if (!L->cfg.preemption || j->never_preempt ||
-	    (!adm && s->nopreempt_starts == L->stats.starts && s->nopreempt_freed == L->nfreed))
+	    (key >= 0 && s->nopreempt_pool == key && s->nopreempt_starts == L->stats.starts &&
+	     s->nopreempt_freed == L->nfreed) ||
+	    (key < 0 && j->nopre_valid && j->nopre_starts == L->stats.starts && j->nopre_freed == L->nfreed))
 		return GF_OK;
 	bool reclaim = gf_loop_quota_within_nominal(L, j);
 
@@ -368,9 +391,14 @@ gf_err gf_loop_try_preempt(gf_loop *L, uint32_t id, size_t nahead, bool *ok)
 none_undo:
 	/* the scratch is re-synchronised from the real cluster before its next use */
 none:
-	if (!adm) {
+	if (key >= 0) {
 		s->nopreempt_starts = L->stats.starts;
 		s->nopreempt_freed = L->nfreed;
+		s->nopreempt_pool = (uint8_t)key;
+	} else {	/* its own memo: the mask is its own (it widens only with a freed node) */
+		j->nopre_valid = true;
+		j->nopre_starts = L->stats.starts;
+		j->nopre_freed = L->nfreed;
 	}
 out:
 	free(cand);

@@ -437,10 +437,38 @@ static gf_err run_with_forecast(gf_loop *L, const struct gf_replay_config *cfg, 
 	return err;
 }
 
+gf_err gf_replay_populate(const gf_replay *x, gf_loop *L, const struct gf_replay_config *cfg,
+			  struct gf_replay_result *out)
+{
+	struct gf_rng warm, arrive, burst, est, order;
+	gf_err err;
+
+	gf_rng_init(&warm, cfg->seed * 8 + 1);
+	gf_rng_init(&arrive, cfg->seed * 8 + 2);
+	gf_rng_init(&burst, cfg->seed * 8 + 3);
+	gf_rng_init(&est, cfg->seed * 8 + 4);
+	gf_rng_init(&order, cfg->seed * 8 + 5);
+	if ((err = set_node_order(x, L, &order)) || (err = add_warm(x, L, cfg, &warm, &est, out)) ||
+	    (err = add_arrivals(x, L, cfg, &arrive, &est, out)) ||
+	    (cfg->burst && (err = add_burst(x, L, cfg, &burst, &est))))
+		return err;
+	return GF_OK;
+}
+
+struct gf_policy_env gf_replay_env(const gf_replay *x, const struct gf_features *features)
+{
+	return (struct gf_policy_env){ .cat = x->cat, .target = &x->target, .features = *features };
+}
+
+const struct gf_node_spec *gf_replay_nodes(const gf_replay *x, size_t *n)
+{
+	*n = x->nnodes;
+	return x->nodes;
+}
+
 gf_err gf_replay_run(const gf_replay *x, const struct gf_policy_ops *ops,
 		     const struct gf_replay_config *cfg, struct gf_replay_result *out)
 {
-	struct gf_rng warm, arrive, burst, est, order;
 	struct gf_loop_config lc = {
 		.policy = cfg->qp, .seed = cfg->seed ^ 0x5bd1e995ULL, .horizon = cfg->horizon,
 		.sample_every = cfg->sample_every,
@@ -458,16 +486,8 @@ gf_err gf_replay_run(const gf_replay *x, const struct gf_policy_ops *ops,
 	if (!(cfg->load > 0 && cfg->load <= 2) || cfg->horizon <= 0 || cfg->burst_at < 0 ||
 	    (cfg->estimate == GF_EST_OVER && !(cfg->over >= 1.0)))
 		return GF_INVAL;
-	gf_rng_init(&warm, cfg->seed * 8 + 1);
-	gf_rng_init(&arrive, cfg->seed * 8 + 2);
-	gf_rng_init(&burst, cfg->seed * 8 + 3);
-	gf_rng_init(&est, cfg->seed * 8 + 4);
-	gf_rng_init(&order, cfg->seed * 8 + 5);
 	if ((err = gf_loop_create(x->nodes, x->nnodes, ops, &env, &lc, &L)) ||
-	    (err = set_node_order(x, L, &order)) ||
-	    (err = add_warm(x, L, cfg, &warm, &est, out)) ||
-	    (err = add_arrivals(x, L, cfg, &arrive, &est, out)) ||
-	    (cfg->burst && (err = add_burst(x, L, cfg, &burst, &est))) ||
+	    (err = gf_replay_populate(x, L, cfg, out)) ||
 	    (err = run_with_forecast(L, cfg, out)) ||
 	    (err = collect(x, L, cfg, out)))
 		goto fail;

@@ -125,6 +125,20 @@ gf_err gf_replay_run(const gf_replay *x, const struct gf_policy_ops *ops,
 void gf_replay_result_release(struct gf_replay_result *r);
 
 /*
+ * The scenario's jobs into loop L, made over x's nodes in their order and
+ * not run yet: the node tie-break order, the warm start, the arrivals and
+ * the burst, drawn exactly as gf_replay_run draws them (same seed, same
+ * jobs).  For a caller that changes the loop around them (the spot replay,
+ * sim/spot.h).  Fills out's warm and arrival figures.  Errors: the loop's.
+ */
+gf_err gf_replay_populate(const gf_replay *x, gf_loop *L, const struct gf_replay_config *cfg,
+			  struct gf_replay_result *out);
+/* The placement environment gf_replay_run gives the policy (x's catalog and target workload). */
+struct gf_policy_env gf_replay_env(const gf_replay *x, const struct gf_features *features);
+/* x's nodes (as given to gf_replay_create), *n of them. */
+const struct gf_node_spec *gf_replay_nodes(const gf_replay *x, size_t *n);
+
+/*
  * The as-listed replay (`gpufleet replay --as-listed`): a scenario written
  * out row by row, run once through the loop, for a caller to compare with
  * another run of the same jobs (the live scheduler's: tests/scheduler/

@@ -2,8 +2,9 @@
 
 Under gpufleet's memory cap (a gpufleet.io/gpu-milli share) torch.cuda.mem_get_info()
 reports the share's cap as the total and what is left of it as free; on a MIG device it
-reports the instance's memory. Either way, size the batch from it, never from
-torch.cuda.get_device_properties(0).total_memory (the whole GPU).
+reports the instance's memory. Either way, size the batch from what is free, not from
+torch.cuda.get_device_properties(0).total_memory (the most the container may hold, not
+what is left of it).
 
 Usage: python largest_batch.py [--margin 0.1] [--max-batch 65536]
 Replace build() and step() with your model and training step.

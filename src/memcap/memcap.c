@@ -6,7 +6,7 @@
  * What it does.  It exports the driver's allocation entry points
  * (cuMemAlloc_v2, cuMemAllocPitch_v2, cuMemAllocManaged, cuMemAllocAsync[_ptsz],
  * cuMemAllocFromPoolAsync[_ptsz], cuMemCreate), their frees (cuMemFree_v2,
- * cuMemFreeAsync[_ptsz], cuMemRelease), cuMemGetInfo_v2, NVML's
+ * cuMemFreeAsync[_ptsz], cuMemRelease), cuMemGetInfo_v2, cuDeviceTotalMem_v2, NVML's
  * nvmlDeviceGetMemoryInfo[_v2], and the two ways programs look those up at run
  * time: cuGetProcAddress (v1 and _v2: the pointer the driver returns is
  * swapped for ours) and dlsym (ours wraps glibc's: a hooked name resolves to
@@ -17,8 +17,9 @@
  * driver handed out through these paths never exceed the cap.  A failed
  * driver call credits the charge back; a free credits what the allocation
  * charged (per-process map pointer/handle -> bytes, device).  cuMemGetInfo
- * and NVML report total = cap, free = cap - container usage (or the real
- * free memory if lower).
+ * and NVML report total = cap (or the device's real total if lower: a MIG
+ * instance), free = cap - container usage (or the real free memory if
+ * lower).
  *
  * The cap comes from a mounted file (memcap_config.h; env
  * GPUFLEET_MEMCAP_LIMIT_FILE, default /etc/gpufleet/memcap/limit), the ledger
@@ -120,6 +121,7 @@ GF_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream s);
 GF_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s);
 GF_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle h);
 GF_EXPORT CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total_b);
+GF_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
 GF_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags);
 GF_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
 				       int *status);
@@ -142,6 +144,7 @@ GF_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t dev, nvmlMemory_v
 	X(cuMemFreeAsync_ptsz, "cuMemFreeAsync")                     \
 	X(cuMemRelease, "cuMemRelease")                              \
 	X(cuMemGetInfo_v2, "cuMemGetInfo")                           \
+	X(cuDeviceTotalMem_v2, "cuDeviceTotalMem")                   \
 	X(cuGetProcAddress, "cuGetProcAddress")                      \
 	X(cuGetProcAddress_v2, "cuGetProcAddress")
 
@@ -185,6 +188,7 @@ typedef CUresult (*free_fn)(CUdeviceptr);
 typedef CUresult (*free_async_fn)(CUdeviceptr, CUstream);
 typedef CUresult (*release_fn)(CUmemGenericAllocationHandle);
 typedef CUresult (*info_fn)(size_t *, size_t *);
+typedef CUresult (*totalmem_fn)(size_t *, CUdevice);
 typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t);
 typedef CUresult (*gpa2_fn)(const char *, void **, int, cuuint64_t, int *);
 typedef CUresult (*ctxdev_fn)(CUdevice *);
@@ -681,8 +685,10 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle h)
 	return r;
 }
 
-/* total = cap, used = the container's charges, free = what is left of the
- * cap or the device's real free memory if that is lower. */
+/* total = the cap, or the device's real total if that is lower (a MIG
+ * instance smaller than the cap), used = the container's charges, free =
+ * what is left of the cap or the device's real free memory if that is
+ * lower.  *total holds the real total on entry. */
 static void capped_view(int d, unsigned long long real_free, unsigned long long *total,
 			unsigned long long *free_b, unsigned long long *used)
 {
@@ -691,7 +697,7 @@ static void capped_view(int d, unsigned long long real_free, unsigned long long 
 		return;
 	uint64_t u = gf_memcap_ledger_used(&st.ledger, d);
 	uint64_t left = u >= cap ? 0 : cap - u;
-	*total = cap;
+	*total = cap < *total ? cap : *total;
 	*used = u;
 	*free_b = left < real_free ? left : real_free;
 }
@@ -708,6 +714,21 @@ CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total_b)
 	capped_view(d, f, &t, &f, &u);
 	*total_b = (size_t)t;
 	*free_b = (size_t)f;
+	return r;
+}
+
+/* The device's memory as the container may use it: the cap, or the real
+ * total if lower (what cudaGetDeviceProperties' totalGlobalMem and so
+ * PyTorch's total_memory and set_per_process_memory_fraction read). */
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+	NEED(cuDeviceTotalMem_v2);
+	CUresult r = REAL(cuDeviceTotalMem_v2, totalmem_fn)(bytes, dev);
+	if (r != CUDA_SUCCESS || !bytes || !st.capping || st.broken)
+		return r;
+	uint64_t cap = cap_of((int)dev);
+	if (cap && cap < *bytes)
+		*bytes = (size_t)cap;
 	return r;
 }
 

@@ -1,7 +1,7 @@
 /*
  * tests/memcap/fake_cuda.c - a FAKE libcuda.so.1 for the memcap tests (see
  * fake_cuda.h).  Implements the allocation entry points the interposer
- * hooks, cuCtxGetDevice, cuMemGetInfo_v2 and cuGetProcAddress (v1, _v2)
+ * hooks, cuCtxGetDevice, cuMemGetInfo_v2, cuDeviceTotalMem_v2 and cuGetProcAddress (v1, _v2)
  * with the driver's names and signatures: "cuMemAlloc" at version >= 3020
  * is cuMemAlloc_v2, the async functions have _ptsz variants returned for
  * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM.  An allocation past the
@@ -35,6 +35,7 @@ typedef struct {
 EXPORT CUresult cuInit(unsigned int flags);
 EXPORT CUresult cuCtxGetDevice(int *dev);
 EXPORT CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total_b);
+EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, int dev);
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n);
 EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *p, size_t *pitch, size_t w, size_t h, unsigned int e);
 EXPORT CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags);
@@ -147,6 +148,13 @@ CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total_b)
 	return OK;
 }
 
+CUresult cuDeviceTotalMem_v2(size_t *bytes, int dev)
+{
+	(void)dev;
+	*bytes = (size_t)fake_cuda_total();
+	return OK;
+}
+
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
 	return take(cur_dev, n, p);
@@ -241,6 +249,7 @@ static const struct proc procs[] = {
 	{ "cuMemFreeAsync", 11020, (void *)cuMemFreeAsync, (void *)cuMemFreeAsync_ptsz },
 	{ "cuMemRelease", 10020, (void *)cuMemRelease, NULL },
 	{ "cuMemGetInfo", 3020, (void *)cuMemGetInfo_v2, NULL },
+	{ "cuDeviceTotalMem", 3020, (void *)cuDeviceTotalMem_v2, NULL },
 	{ "cuCtxGetDevice", 2000, (void *)cuCtxGetDevice, NULL },
 	{ "cuGetProcAddress", 12000, (void *)cuGetProcAddress_v2, NULL },
 	{ "cuGetProcAddress", 11030, (void *)cuGetProcAddress, NULL },

@@ -109,6 +109,7 @@ CUresult cuMemFreeAsync(CUdeviceptr p, void *s);
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, void *s);
 CUresult cuMemRelease(CUmemGenericAllocationHandle h);
 CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total_b);
+CUresult cuDeviceTotalMem_v2(size_t *bytes, int dev);
 CUresult cuGetProcAddress(const char *sym, void **pfn, int version, unsigned long long flags);
 CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int version, unsigned long long flags, int *status);
 int nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *d);
@@ -152,6 +153,7 @@ struct api {
 	CUresult (*free_async)(CUdeviceptr, void *);
 	CUresult (*release)(CUmemGenericAllocationHandle);
 	CUresult (*info)(size_t *, size_t *);
+	CUresult (*totalmem)(size_t *, int);
 };
 
 enum way { DIRECT, DIRECT_PTSZ, DLSYM_HANDLE, DLSYM_DEFAULT, GPA_V1, GPA_V2, GPA_V2_PTSZ, GPA_FROM_DLSYM, NWAYS };
@@ -175,6 +177,7 @@ static void by_dlsym(struct api *a, void *h)
 	SET(free_async, dlsym(h, "cuMemFreeAsync"));
 	SET(release, dlsym(h, "cuMemRelease"));
 	SET(info, dlsym(h, "cuMemGetInfo_v2"));
+	SET(totalmem, dlsym(h, "cuDeviceTotalMem_v2"));
 }
 
 static void *gpa(enum way w, CUresult (*gpa2)(const char *, void **, int, unsigned long long, int *),
@@ -204,6 +207,7 @@ static void by_gpa(struct api *a, enum way w, void *h)
 	SET(free_async, gpa(w, g2, "cuMemFreeAsync"));
 	SET(release, gpa(w, g2, "cuMemRelease"));
 	SET(info, gpa(w, g2, "cuMemGetInfo"));
+	SET(totalmem, gpa(w, g2, "cuDeviceTotalMem"));
 }
 
 static void resolve(struct api *a, enum way w)
@@ -213,7 +217,7 @@ static void resolve(struct api *a, enum way w)
 		h = dlopen("libcuda.so.1", RTLD_NOW);
 	*a = (struct api){ cuMemAlloc_v2, cuMemAllocPitch_v2, cuMemAllocManaged, cuMemAllocAsync,
 			   cuMemAllocFromPoolAsync, cuMemCreate, cuMemFree_v2, cuMemFreeAsync,
-			   cuMemRelease, cuMemGetInfo_v2 };
+			   cuMemRelease, cuMemGetInfo_v2, cuDeviceTotalMem_v2 };
 	switch (w) {
 	case DIRECT:
 		break;
@@ -282,6 +286,8 @@ static void check_reported(const char *ctx, uint64_t cap, uint64_t used, int dev
 	CHECK_EQ("cuMemGetInfo_v2 rc", cuMemGetInfo_v2(&f, &t), 0);
 	CHECK_EQ("cuMemGetInfo_v2 total", t, cap);
 	CHECK_EQ("cuMemGetInfo_v2 free", f, cap - used);
+	CHECK_EQ("cuDeviceTotalMem_v2 rc", cuDeviceTotalMem_v2(&t, dev), 0);
+	CHECK_EQ("cuDeviceTotalMem_v2: the cap", t, cap);
 	CHECK_EQ("nvml handle", nvmlDeviceGetHandleByIndex_v2((unsigned)dev, &d), 0);
 	CHECK_EQ("nvmlDeviceGetMemoryInfo rc", nvmlDeviceGetMemoryInfo(d, &m1), 0);
 	CHECK_EQ("nvmlDeviceGetMemoryInfo total", m1.total, cap);
@@ -962,6 +968,9 @@ static void check_batch_search(const char *ctx, uint64_t limit, uint64_t others,
 	CHECK_EQ("weights", a.alloc(&w, m->weights), 0);
 	CHECK_EQ("cuMemGetInfo rc", a.info(&f, &t), 0);
 	CHECK_EQ("free reported: the limit less the container's holdings", f, limit - others - m->weights);
+	CHECK_EQ("total reported: the limit (the cap, or the instance's memory if smaller)", t, limit);
+	CHECK_EQ("cuDeviceTotalMem rc", a.totalmem(&t, 0), 0);
+	CHECK_EQ("cuDeviceTotalMem: the limit too (PyTorch's total_memory)", t, limit);
 	uint64_t b = largest_batch(&a, m, 0);
 	uint64_t want = (limit - others - m->weights - m->workspace) / m->per_sample;
 	fprintf(stderr, "%s: limit %" PRIu64 " MiB, others hold %" PRIu64 " MiB: largest batch %" PRIu64

@@ -1710,6 +1710,33 @@ static void pods_placed_by_others_hold_their_room(void **state)
 	assert_int_equal(d.nbinds, 1);
 	assert_int_equal(d.binds[0].job, x);
 	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 8000);
+	/* a gang ending pod by pod: that member's GPUs free at once, the others run on as one job */
+	uint32_t other = 1 - d.binds[0].node, rest = 0;
+	struct gf_loop_bind three[3] = { { .node = other, .gpus = { 0, 1 } }, { .node = other, .gpus = { 2, 3 } },
+					 { .node = other, .gpus = { 4, 5 } } };
+
+	assert_int_equal(gf_loop_place_at(f->L, &(struct gf_job_spec){ .pod = tu_pod("g", 1000, 1024, 2, 1000, 0),
+						 .npods = 3, .duration = GF_LOOP_OPEN }, three, &o), GF_OK);
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 14000);
+	assert_int_equal(gf_loop_end_member(f->L, o, 1, &rest), GF_OK);
+	assert_int_equal(info(f, o).state, GF_JOB_DONE);
+	assert_int_equal(info(f, rest).state, GF_JOB_RUNNING);
+	assert_int_equal(info(f, rest).npods, 2);
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 12000);
+	assert_int_equal(gf_cluster_node(gf_loop_cluster(f->L), other)->gpu_free[2], 1000);
+	assert_int_equal(gf_cluster_node(gf_loop_cluster(f->L), other)->gpu_free[4], 0);
+	uint32_t done = o, none = 0;
+
+	o = rest;
+	assert_int_equal(gf_loop_end_member(f->L, done, 0, &none), GF_STATE);
+	assert_int_equal(none, GF_LOOP_NO_JOB);
+	assert_int_equal(gf_loop_end_member(f->L, o, 1, &rest), GF_OK);
+	assert_int_equal(gf_loop_end_member(f->L, rest, 0, &rest), GF_OK);
+	assert_int_equal(rest, GF_LOOP_NO_JOB);
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 8000);
+	char why[256];
+
+	assert_int_equal(gf_cluster_check(gf_loop_cluster(f->L), why, sizeof(why)), GF_OK);
 	fx_free(f);
 }
 
@@ -1759,19 +1786,16 @@ static void loop_on_the_callers_cluster(void **state)
 	assert_int_equal(d.nbinds, 1);
 	assert_int_equal(d.binds[0].node, 1);
 	assert_int_equal(gf_cluster_gpu_used(c), 12000);
-	/* disowned: the pod stays bound, now the caller's; the loop forgets it */
-	assert_int_equal(gf_loop_disown(L, z), GF_OK);
-	assert_int_equal(gf_loop_disown(L, z), GF_STATE);
-	assert_int_equal(gf_cluster_gpu_used(c), 12000);
-	/* no job left in the loop: the records go, ids start again; not while one is pending */
-	assert_int_equal(gf_loop_clear_jobs(L), GF_OK);
-	assert_int_equal(gf_loop_njobs(L), 0);
-	s.arrival = 3;
-	assert_int_equal(gf_loop_submit(L, &s, &x), GF_OK);
-	assert_int_equal(x, 0);
-	assert_int_equal(gf_loop_clear_jobs(L), GF_STATE);
+	/* its pod ends: unbound at once, before any cycle (the caller reads the cluster) */
+	uint32_t rest = 0;
+
+	assert_int_equal(gf_loop_end_member(L, z, 0, &rest), GF_OK);
+	assert_int_equal(rest, GF_LOOP_NO_JOB);
+	assert_int_equal(gf_cluster_gpu_used(c), 4000);
+	assert_int_equal(gf_loop_end_member(L, z, 0, &rest), GF_STATE);
+	assert_int_equal(gf_loop_end_member(L, 99, 0, &rest), GF_RANGE);
 	gf_loop_destroy(L);	/* the cluster is the caller's */
-	assert_int_equal(gf_cluster_gpu_used(c), 12000);
+	assert_int_equal(gf_cluster_gpu_used(c), 4000);
 	gf_cluster_destroy(c);
 	gf_catalog_release(&cat);
 }

@@ -1420,44 +1420,69 @@ gf_err gf_loop_nodes_freed(gf_loop *L, const uint32_t *nodes, size_t n)
 	return GF_OK;
 }
 
-gf_err gf_loop_disown(gf_loop *L, uint32_t id)
+/*
+ * A member of running job id ends now: the job's pods are unbound at once
+ * (the freed log notes their nodes), it is DONE, and its other members go
+ * on as a new running job (*rest) where they are: same start, estimate,
+ * queue place and the rest of the spec, so a gang that ends pod by pod
+ * keeps its record, not its id.
+ */
+gf_err gf_loop_end_member(gf_loop *L, uint32_t id, uint32_t member, uint32_t *rest)
 {
-	if (id >= L->njobs)
-		return GF_RANGE;
-	struct job *j = &L->jobs[id];
-	size_t pos = running_pos(L, id);
+	gf_err err;
 
-	if (j->state != GF_JOB_RUNNING || pos >= L->nrunning || L->running[pos] != id)
-		return GF_STATE;
-	memmove(&L->running[pos], &L->running[pos + 1], (L->nrunning - pos - 1) * sizeof(*L->running));
-	L->nrunning--;
-	gf_loop_quota_charge(L, j, &L->members[j->member0], j->npods, -1);
-	L->used_cls[j->cls] -= (int64_t)j->npods * j->gpu_count * j->gpu_milli;
-	j->nbound = 0;
-	j->duration = gf_loop_max64(L->now - j->start, 0);
-	j->state = GF_JOB_DONE;	/* for the loop: over; its pods are the caller's */
-	return GF_OK;
-}
-
-gf_err gf_loop_member_moved(gf_loop *L, uint32_t id, uint32_t member, const uint8_t gpus[GF_MAX_GPUS])
-{
+	*rest = NONE;
 	if (id >= L->njobs || member >= L->jobs[id].npods)
 		return GF_RANGE;
 	if (L->jobs[id].state != GF_JOB_RUNNING)
 		return GF_STATE;
-	memcpy(L->members[L->jobs[id].member0 + member].gpus, gpus, GF_MAX_GPUS);
-	L->plan_dirty = true;	/* the plans' copies of the cluster may differ from it now */
-	return GF_OK;
-}
+	struct job old = L->jobs[id];
+	uint32_t n = 0;
 
-gf_err gf_loop_clear_jobs(gf_loop *L)
-{
-	if (L->npend || L->nincoming || L->nrunning || L->events.n || L->nres || L->npartials)
-		return GF_STATE;
-	for (size_t r = 0; r < MAX_RES; r++)
-		L->prev[r].holder = NONE;
-	L->njobs = L->nmembers = 0;
-	L->nbinds = L->nevicted = 0;
+	if (gf_grow(&L->tmp_members, &L->tmp_cap, old.npods, sizeof(*L->tmp_members), 64))
+		return GF_NOMEM;
+	for (uint32_t k = 0; k < old.npods; k++)
+		if (k != member)
+			L->tmp_members[n++] = L->members[old.member0 + k];
+	if ((err = gf_loop_unbind_job(L, id)))
+		return err;
+	L->jobs[id].state = GF_JOB_DONE;
+	L->jobs[id].duration = gf_loop_max64(L->now - old.start, 0);	/* its end event, if any, is stale */
+	L->plan_dirty = true;	/* the plans counted on its room until its expected end */
+	if (!n)
+		return GF_OK;
+	struct gf_job_spec s = { .pod = gf_loop_pod_of(&old), .npods = n, .priority = old.priority, .cls = old.cls,
+				 .arrival = old.arrival, .duration = old.duration, .estimate = old.estimate,
+				 .queue = old.queue, .never_preempt = old.never_preempt };
+	uint32_t nid;
+
+	memcpy(s.budgets, old.budgets, sizeof(s.budgets));
+	if ((err = new_job(L, &s, &nid)))
+		return err;
+	struct job *j = &L->jobs[nid];
+	struct gf_pod_spec p = gf_loop_pod_of(j);
+
+	memcpy(&L->members[j->member0], L->tmp_members, n * sizeof(*L->members));
+	if (!gf_loop_bind_pods(L->real, &p, &L->members[j->member0], n))
+		return GF_STATE;	/* the room it just freed: cannot happen */
+	j->qseq = old.qseq;
+	j->start = old.start;
+	j->estimate = old.estimate;
+	j->promised = old.promised;
+	j->npreempted = old.npreempted;
+	j->lost = old.lost;
+	j->state = GF_JOB_RUNNING;
+	gf_loop_assume(L, j, n);
+	if (gf_grow(&L->running, &L->running_cap, L->nrunning + 1, sizeof(*L->running), 64))
+		return GF_NOMEM;
+	if (j->duration != GF_LOOP_OPEN && gf_events_push(&L->events, j->start + j->duration, GF_EV_END, nid))
+		return GF_NOMEM;
+	size_t pos = running_pos(L, nid);
+
+	memmove(&L->running[pos + 1], &L->running[pos], (L->nrunning - pos) * sizeof(*L->running));
+	L->running[pos] = nid;
+	L->nrunning++;
+	*rest = nid;
 	return GF_OK;
 }
 

@@ -272,9 +272,11 @@ void gf_loop_destroy(gf_loop *L);
 
 /*
  * A loop over the caller's cluster c instead of its own (the live
- * scheduler's: it also holds pods the loop does not know, and the caller
- * keeps changing it): not copied, not destroyed by the loop; nodes are c's.
- * The caller reports room it frees with gf_loop_nodes_freed().
+ * scheduler's, which reads it between cycles): not copied, not destroyed
+ * by the loop; nodes are c's.  What is bound in c when the loop is made
+ * stays, unknown to the loop; pods bound later by others enter with
+ * gf_loop_place_at.  Room the caller frees itself is reported with
+ * gf_loop_nodes_freed().
  */
 gf_err gf_loop_create_on(gf_cluster *c, const struct gf_policy_ops *ops, const struct gf_policy_env *env,
 			 const struct gf_loop_config *cfg, gf_loop **out);
@@ -285,22 +287,6 @@ gf_err gf_loop_create_on(gf_cluster *c, const struct gf_policy_ops *ops, const s
  * of room look there again.
  */
 gf_err gf_loop_nodes_freed(gf_loop *L, const uint32_t *nodes, size_t n);
-
-/*
- * Running job id leaves the loop; its pods stay bound in the cluster, now
- * the caller's to account and release (the live scheduler's ledger of bound
- * pods, kube mode).  Its queue usage and class allocation are returned.
- * Errors: GF_RANGE (no such job), GF_STATE (not running).
- */
-gf_err gf_loop_disown(gf_loop *L, uint32_t id);
-
-/*
- * Forget every job record when none is pending, running or due (the live
- * scheduler after each of its cycles): job ids start again at 0; the
- * statistics, the clock and the per-shape memos stay.  Errors: GF_STATE
- * (some job is still pending, running or has an event queued).
- */
-gf_err gf_loop_clear_jobs(gf_loop *L);
 
 /*
  * The disruption budgets now (config.budgets): allowed[b] more pods of the
@@ -358,8 +344,7 @@ size_t gf_loop_nnodes(const gf_loop *L);
  * Replace the quota queues in place (config.queues; copied): jobs keep
  * their queue index, usage is recounted from the jobs holding room, and
  * the next cycle applies the new limits (nothing running is evicted by the
- * change itself; reclaim and preemption act as usual).  Usage charged with
- * gf_loop_queue_charge is not kept: the caller charges it again.  Ignored
+ * change itself; reclaim and preemption act as usual).  Ignored
  * (GF_OK) in kube mode, which has no quotas.  Errors: GF_INVAL (a bad
  * definition, more than GF_LOOP_MAX_QUEUES), GF_RANGE (a pending, future or
  * running job names a queue index >= n while n > 0), GF_NOMEM; the quotas
@@ -483,14 +468,6 @@ const gf_cluster *gf_loop_cluster(const gf_loop *L);
 int64_t gf_loop_queue_usage(const gf_loop *L, uint16_t q);
 
 /*
- * Usage the loop holds no job for (the live scheduler's bound pods, which it
- * accounts itself after gf_loop_disown): sign * milli milli-GPU of GPU model
- * `model` (a catalog id; -1 unknown) charged to queue q, as a job's pods
- * would be.  Nothing without quotas or for q out of range.
- */
-void gf_loop_queue_charge(gf_loop *L, uint16_t q, int32_t model, int64_t milli, int sign);
-
-/*
  * A job already running where the caller says (a pod bound before the loop
  * knew it, or by someone else): its members bound exactly at where[0..npods)
  * (node, GPUs; job and member ignored), running from the loop's clock, for
@@ -503,13 +480,17 @@ gf_err gf_loop_place_at(gf_loop *L, const struct gf_job_spec *spec, const struct
 			uint32_t *id);
 
 /*
- * The caller moved member `member` of running job id to other GPUs of the
- * same node in the cluster (the live scheduler's topology choice after the
- * cycle bound it): the job's record follows, so its end or eviction frees
- * the GPUs it holds.  The cluster is not touched.  Errors: GF_RANGE (no such
- * job or member), GF_STATE (not running).
+ * Member `member` of running job id ended now (its pod finished, was
+ * deleted or bound elsewhere): the job's pods are unbound at once, not at
+ * the next cycle (the caller reads the cluster meanwhile), and its nodes
+ * count as freed room; the job is GF_JOB_DONE.  Its other members, if any,
+ * go on as a new running job *rest (GF_LOOP_NO_JOB when none) where they
+ * are, with the job's start, estimate, queue place, priority, queue and
+ * budgets: a gang ending pod by pod.  Errors: GF_RANGE (no such job or
+ * member), GF_STATE (not running), GF_NOMEM.
  */
-gf_err gf_loop_member_moved(gf_loop *L, uint32_t id, uint32_t member, const uint8_t gpus[GF_MAX_GPUS]);
+#define GF_LOOP_NO_JOB UINT32_MAX
+gf_err gf_loop_end_member(gf_loop *L, uint32_t id, uint32_t member, uint32_t *rest);
 
 /*
  * "When will I start?" for a pending job: its reservation time if it is the

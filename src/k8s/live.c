@@ -23,10 +23,10 @@
  * changes (the bound pods' requests were counted by them); a change that
  * the engine refuses (resources below what is bound); out of memory in a
  * verb; and compaction, when more than 64 tombstones outnumber the live
- * indices at a join (node churn over days).  Queue and budget changes
- * relabel the loop's jobs in place (relabel_loop); a new FGD target,
- * job-record compaction and a waiting pod whose Queue went still make a new
- * loop (make_sched, make_loop), not a new cluster.  A bound pod that does
+ * indices at a join (node churn over days).  Nothing else makes a new
+ * loop: Queue and budget changes relabel the loop's jobs in place
+ * (relabel_loop), a new FGD target goes to the loop in place (retarget),
+ * ended jobs' records are compacted in place (compact_loop).  A bound pod that does
  * not fit (two schedulers gave out one GPU) is counted in `conflicts` and
  * left out.
  *
@@ -865,10 +865,10 @@ static gf_err rebuild(gf_live *l)
 /*
  * Queues, namespaces' Queues or budgets' selectors changed: every loop job
  * gets its queue and budget indices again (gf_loop_job_relabel) and the
- * loop its quotas (gf_loop_set_quotas, usage recounted; the pods it does
- * not hold charged again), in place.  GF_UNSUPPORTED when a pod waiting in
- * the loop lost its Queue: it must leave the loop and wait here, said so (a
- * new loop does that); errors leave the caller to make a new loop.
+ * loop its quotas (gf_loop_set_quotas, usage recounted), in place.  A pod
+ * waiting in the loop whose Queue went (or cannot take pods now) leaves it
+ * and waits here, said so (refuse_queue); a gang's other members come back
+ * here with it.  An error: the caller makes the engine again.
  */
 static gf_err relabel_loop(gf_live *l)
 {
@@ -876,9 +876,12 @@ static gf_err relabel_loop(gf_live *l)
 	if (!l->loop)
 		return GF_STATE;
 	for (size_t i = 0; quotas && i < l->npods; i++) {
-		const struct lpod *lp = &l->pods[i];
-		if (lp->used && lp->job != NO_JOB && pod_qindex(l, pod_of(l, lp), NULL, 0) < 0)
-			return GF_UNSUPPORTED;
+		struct lpod *lp = &l->pods[i];
+		if (lp->used && lp->job != NO_JOB && pod_qindex(l, pod_of(l, lp), NULL, 0) < 0) {
+			leave_loop(l, lp);
+			if (lp->r.st == GF_POD_PENDING)
+				enqueue(l, lp);
+		}
 	}
 	struct gf_loop_config lc = { .policy = (enum gf_queue_policy)l->o.queue_policy };
 	gf_err e = gf_live_quota_config(l, &lc);
@@ -901,16 +904,100 @@ static gf_err relabel_loop(gf_live *l)
 	return GF_OK;
 }
 
+/*
+ * Ended jobs' records go from the loop (gf_loop_compact, in place: every
+ * other job keeps its place and its decisions), and every job id held here
+ * (a pod's waiting or running job, job_pod, the gangs' member lists in
+ * gmem) follows.  Out of memory: not now (loop_dirty stays).
+ */
+static void compact_loop(gf_live *l)
+{
+	size_t n = gf_loop_njobs(l->loop), ng = 0;
+	uint32_t *map = malloc((n ? n : 1) * sizeof(*map)), *gm = malloc((l->ngmem ? l->ngmem : 1) * sizeof(*gm));
+	if (!map || !gm) {
+		free(map);
+		free(gm);
+		return;
+	}
+	gf_loop_compact(l->loop, map);
+	for (size_t id = 0; id < n; id++) { /* map[id] <= id: job_pod in place, ascending */
+		uint32_t to = map[id], v = l->job_pod[id];
+		if (to == GF_LOOP_NO_JOB)
+			continue;
+		if (v & GANG_JOB) {
+			struct gf_job_info ji;
+			gf_loop_job(l->loop, to, &ji);
+			memcpy(gm + ng, l->gmem + (v & ~GANG_JOB), ji.npods * sizeof(*gm));
+			v = GANG_JOB | (uint32_t)ng;
+			ng += ji.npods;
+		}
+		l->job_pod[to] = v;
+	}
+	memcpy(l->gmem, gm, ng * sizeof(*gm));
+	l->ngmem = ng;
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		if (!lp->used)
+			continue;
+		if (lp->job != NO_JOB)
+			lp->job = map[lp->job];
+		if (lp->run != NO_JOB)
+			lp->run = map[lp->run];
+		if (lp->fc_job < n)
+			lp->fc_job = map[lp->fc_job];
+	}
+	free(map);
+	free(gm);
+	l->loop_dirty = false;
+	l->compactions++;
+}
+
+/*
+ * The FGD target follows the pods (build_target): the loop and the
+ * extender's scheduler take the new one in place (gf_loop_set_target), the
+ * old one is released after.  Out of memory: the engine is made again.
+ */
+static gf_err retarget(gf_live *l)
+{
+	struct gf_target old = l->target;
+	bool had = l->have_target;
+	gf_sched *s = NULL;
+	l->have_target = false; /* build_target: keep the old one, the schedulers use it */
+	gf_err e = build_target(l);
+	if (!e)
+		e = gf_sched_create(l->o.policy, &l->env, &s);
+	if (!e)
+		e = gf_loop_set_target(l->loop, &l->target);
+	if (e) {
+		gf_sched_destroy(s);
+		if (l->have_target)
+			gf_target_release(&l->target);
+		l->target = old;
+		l->have_target = had;
+		l->dirty = true;
+		return rebuild(l);
+	}
+	gf_sched_destroy(l->sched);
+	l->sched = s;
+	if (had)
+		gf_target_release(&old);
+	l->resets++;
+	l->sched_dirty = false;
+	return GF_OK;
+}
+
 static gf_err ensure(gf_live *l)
 {
 	if (l->dirty)
 		return rebuild(l);
 	if (l->sched_dirty)
-		return make_sched(l);
-	if (l->loop_dirty && l->sched)
-		return make_loop(l);
-	if (l->queues_dirty && l->sched)
-		return relabel_loop(l) ? make_loop(l) : GF_OK;
+		return l->loop && l->sched ? retarget(l) : make_sched(l);
+	if (l->loop_dirty && l->loop)
+		compact_loop(l);
+	if (l->queues_dirty && l->loop && relabel_loop(l)) {
+		l->dirty = true; /* out of memory, or a bug: the engine made again */
+		return rebuild(l);
+	}
 	return GF_OK;
 }
 
@@ -1192,7 +1279,7 @@ void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
 					/* the loop's jobs with a mask look at it again (their memo) */
 					uint32_t ci = (uint32_t)nd->cidx;
 					if (l->loop && gf_loop_nodes_freed(l->loop, &ci, 1))
-						l->sched_dirty = true; /* out of memory: a fresh loop */
+						l->dirty = true; /* out of memory: the engine made again */
 				}
 				l->freed = true; /* parked pods get another look */
 			}
@@ -1596,7 +1683,7 @@ static void ensure_what(const gf_live *l, char *buf, size_t n)
 	else if (l->sched_dirty)
 		snprintf(buf, n, "starting the placement state afresh (policy %s)", l->o.policy->name);
 	else
-		snprintf(buf, n, "starting a new scheduling loop for changed Queues (%zu Queues)", l->nq);
+		snprintf(buf, n, "relabelling the scheduling loop's jobs for changed Queues (%zu Queues)", l->nq);
 }
 
 /*
@@ -1932,7 +2019,7 @@ static void run_leave(gf_live *l, struct lpod *lp)
 		member++;
 	bool room = job_pod_room(l) && (ji.npods <= 2 || gmem_room(l, ji.npods - 1));
 	if (gf_loop_end_member(l->loop, job, member < ji.npods ? member : 0, &rest) || !room) {
-		l->sched_dirty = true; /* cannot happen, or out of memory: a new loop takes every pod again */
+		l->dirty = true; /* cannot happen, or out of memory: the engine made again takes every pod */
 		for (uint32_t k = 0; gang && k < ji.npods; k++) {
 			struct lpod *o = &l->pods[l->gmem[at + k]];
 			if (o != lp && o->used && o->run == job)
@@ -1958,7 +2045,7 @@ static void run_leave(gf_live *l, struct lpod *lp)
 	}
 	size_t nj = gf_loop_njobs(l->loop);
 	if (nj > 4096 && nj > 4 * (l->in_loop + l->nrun))
-		l->loop_dirty = true; /* ended jobs' records: a new loop (make_loop) */
+		l->loop_dirty = true; /* ended jobs' records go (compact_loop) */
 }
 
 /* ---- preemption (opts.preemption; not kube) -------------------------------- */

@@ -299,8 +299,9 @@ struct gf_live {
 	struct smap qmap, nsmap;	/* Queue name -> qdef index; namespace -> nsq index */
 	struct gf_queue_quota *quota;	/* nq + 1: the last one, unlimited, for pods of no Queue */
 	bool queues_dirty;		/* a Queue, namespace label or budget's selector changed: jobs relabelled in place */
-	bool loop_dirty;		/* job records to compact: a new loop */
-	uint64_t loops_made;		/* loops made (each re-adopts every pod) */
+	bool loop_dirty;		/* job records to compact (compact_loop) */
+	uint64_t loops_made;		/* loops made (each re-adopts every pod): rebuilds */
+	uint64_t compactions;		/* job records compacted in place */
 	uint64_t loop_tries;	/* placements tried by loops since destroyed (gf_live_stats) */
 	size_t nrun;		/* pods in the loop's running jobs ("running jobs") */
 	struct gf_live_eviction *evq;	/* evictions not handed out yet ("preemption") */

@@ -1277,7 +1277,8 @@ static gf_err apply_events(gf_loop *L, int64_t now)
 		while (gf_events_peek(&L->events, &ev) && ev.time == t) {
 			gf_events_pop(&L->events, &ev);
 			L->stats.events++;
-			err = ev.kind == GF_EV_ARRIVAL ? add(L, ev.job)
+			err = ev.job >= L->njobs ? GF_OK	/* of a job compacted away: it did nothing */
+			      : ev.kind == GF_EV_ARRIVAL ? add(L, ev.job)
 			      : ev.kind == GF_EV_END ? finish(L, ev.job)
 						     : GF_OK;	/* a wake-up: only the cycle */
 			if (err)
@@ -1484,6 +1485,72 @@ gf_err gf_loop_end_member(gf_loop *L, uint32_t id, uint32_t member, uint32_t *re
 	L->nrunning++;
 	*rest = nid;
 	return GF_OK;
+}
+
+/* Entries of v[0, *n) whose job goes (map NONE) are dropped, the others renamed. */
+static void remap_entries(struct entry *v, size_t *n, const uint32_t *map)
+{
+	size_t w = 0;
+
+	for (size_t r = 0; r < *n; r++)
+		if (map[v[r].job] != NONE)
+			v[w++] = (struct entry){ map[v[r].job], v[r].member };
+	*n = w;
+}
+
+static void remap_ids(uint32_t *v, size_t *n, const uint32_t *map)
+{
+	size_t w = 0;
+
+	for (size_t r = 0; r < *n; r++)
+		if (map[v[r]] != NONE)
+			v[w++] = map[v[r]];
+	*n = w;
+}
+
+size_t gf_loop_njobs_over(const gf_loop *L)
+{
+	size_t n = 0;
+
+	for (size_t id = 0; id < L->njobs; id++)
+		n += L->jobs[id].state == GF_JOB_DONE || L->jobs[id].state == GF_JOB_WITHDRAWN ||
+		     L->jobs[id].state == GF_JOB_DROPPED;
+	return n;
+}
+
+void gf_loop_compact(gf_loop *L, uint32_t *map)
+{
+	uint32_t n = 0;
+	size_t nm = 0, old = L->njobs;
+
+	for (size_t id = 0; id < old; id++) {
+		uint8_t st = L->jobs[id].state;
+
+		map[id] = st == GF_JOB_DONE || st == GF_JOB_WITHDRAWN || st == GF_JOB_DROPPED ? NONE : n++;
+	}
+	for (size_t id = 0; id < old; id++) {
+		struct job j = L->jobs[id];
+
+		if (map[id] == NONE)
+			continue;
+		memmove(&L->members[nm], &L->members[j.member0], j.npods * sizeof(*L->members));
+		j.member0 = (uint32_t)nm;
+		nm += j.npods;
+		L->jobs[map[id]] = j;
+	}
+	L->njobs = n;
+	L->nmembers = nm;
+	remap_entries(L->pend, &L->npend, map);
+	remap_entries(L->incoming, &L->nincoming, map);
+	remap_ids(L->running, &L->nrunning, map);	/* ids in the same order: (end, id) order kept */
+	remap_ids(L->partials, &L->npartials, map);
+	for (size_t r = 0; r < L->nres; r++)
+		L->res[r].holder = map[L->res[r].holder];	/* a holder waits: kept */
+	for (size_t r = 0; r < MAX_RES; r++)
+		if (L->prev[r].holder != NONE)
+			L->prev[r].holder = map[L->prev[r].holder];
+	gf_events_remap(&L->events, map, old);
+	L->nbinds = L->nevicted = 0;
 }
 
 gf_err gf_loop_unbind(gf_loop *L, uint32_t id)

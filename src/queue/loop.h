@@ -289,6 +289,21 @@ gf_err gf_loop_create_on(gf_cluster *c, const struct gf_policy_ops *ops, const s
 gf_err gf_loop_nodes_freed(gf_loop *L, const uint32_t *nodes, size_t n);
 
 /*
+ * Job records of jobs that are over (done, withdrawn, dropped) go, in
+ * place: every other job keeps its state, its place in the queue and in
+ * the running list, its reservation and events, and gets a new id, in the
+ * same order: map[id] (gf_loop_njobs() entries before the call) is the new
+ * id of job id, GF_LOOP_NO_JOB for one that went.  Decisions after it are
+ * those the loop would have made without it (the order of ids is kept);
+ * the last cycle's decisions (gf_loop_decisions) are gone.  O(jobs +
+ * members + events); no allocation.  Events of the jobs gone stay, doing
+ * nothing (a cycle still runs at their time, as it would have).  gf_loop_njobs_over() counts the
+ * records it would drop.
+ */
+void gf_loop_compact(gf_loop *L, uint32_t *map);
+size_t gf_loop_njobs_over(const gf_loop *L);
+
+/*
  * The disruption budgets now (config.budgets): allowed[b] more pods of the
  * jobs naming budget b may be evicted; copied, replacing the previous counts
  * (the live scheduler gives each cycle the PodDisruptionBudgets' current
@@ -336,6 +351,16 @@ gf_err gf_loop_node_remove(gf_loop *L, uint32_t i, char *why, size_t whylen);
 gf_err gf_loop_node_update(gf_loop *L, uint32_t i, const struct gf_node_spec *spec, char *why, size_t whylen);
 gf_err gf_loop_node_cordon(gf_loop *L, uint32_t i, bool on);
 gf_err gf_loop_node_notice(gf_loop *L, uint32_t i, int64_t t);
+
+/*
+ * The policy's target workload (gf_policy_env.target: FGD's, which the live
+ * scheduler rebuilds as the pods it sees change) is now *target, which must
+ * outlive the loop (or the next call): the placement schedulers are made
+ * anew over it (their score caches go) and reservations are planned again;
+ * jobs, the queue, the per-shape memos and the random draws stay.  Errors:
+ * GF_NOMEM, the policy's create() error; the old target stays then.
+ */
+gf_err gf_loop_set_target(gf_loop *L, const struct gf_target *target);
 
 /* Nodes of the loop's cluster, removed ones included (indices < this are valid). */
 size_t gf_loop_nnodes(const gf_loop *L);

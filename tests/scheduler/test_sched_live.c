@@ -1498,7 +1498,10 @@ static void test_running_jobs_churn(void **st)
 	}
 	gf_live_stats(l, &s);
 	assert_int_equal(s.running_pods, 0);
-	assert_true(most <= 4097 + 1); /* a new loop once they passed 4,096 */
+	assert_true(most <= 4097 + 1); /* compacted in place once they passed 4,096 */
+	/* neither the compactions nor the new targets (the pods doubled) made a new loop */
+	assert_int_equal(s.loops_made, 1);
+	assert_true(s.resets > 1);
 	assert_int_equal(gpus_used(l), 0);
 	char why[256];
 	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);

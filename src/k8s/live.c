@@ -2784,8 +2784,25 @@ void gf_live_forget(gf_live *l, const char *uid, bool requeue)
 	struct lpod *lp = pod_by_uid(l, uid);
 	if (!lp || lp->r.st != GF_POD_ASSUMED)
 		return;
-	unaccount(l, lp);
 	bool ours = lp->ours;
+	uint32_t job = lp->run;
+	if (ours && job != NO_JOB && l->loop && l->o.queue_policy != GF_QP_KUBE && !(l->job_pod[job] & GANG_JOB) &&
+	    gf_loop_unbind(l->loop, job) == GF_OK) {
+		/* not kube, a job of one: back in the loop's queue at its place (its room free now), parked here */
+		lp->run = NO_JOB;
+		l->nrun--;
+		lp->r.counted = false;
+		l->freed = true;
+		if (l->nodes[lp->r.node].cidx >= 0)
+			gf_changelog_add(&l->changes, l->nodes[lp->r.node].cidx);
+		lp->job = job;
+		l->in_loop++;
+		lp->note_s = NOTE_NEVER;
+		gf_pod_forget(&l->queue, &lp->r, (uint32_t)(lp - l->pods), ours, false, l->now,
+			      l->changes.end ? l->changes.end - 1 : 0);
+		return;
+	}
+	unaccount(l, lp);
 	/* not requeued: back after its backoff, on the change its own release logged */
 	gf_pod_forget(&l->queue, &lp->r, (uint32_t)(lp - l->pods), ours, requeue, l->now,
 		      l->changes.end ? l->changes.end - 1 : 0);

@@ -168,7 +168,12 @@ struct gf_live_eviction {
 };
 size_t gf_live_evictions(gf_live *l, struct gf_live_eviction *out, size_t max);
 
-/* Undo an assumption (binding failed).  requeue: back into the queue. */
+/*
+ * Undo an assumption (binding failed): its room is free at once.  requeue:
+ * back into the queue now, else after its backoff.  Under a queue policy
+ * other than kube a pod placed as a job of one goes back into the loop's
+ * queue at its place instead (gf_loop_unbind), tried in the next cycle.
+ */
 void gf_live_forget(gf_live *l, const char *uid, bool requeue);
 
 /*

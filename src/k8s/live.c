@@ -933,7 +933,8 @@ static void compact_loop(gf_live *l)
 		}
 		l->job_pod[to] = v;
 	}
-	memcpy(l->gmem, gm, ng * sizeof(*gm));
+	if (ng)
+		memcpy(l->gmem, gm, ng * sizeof(*gm));
 	l->ngmem = ng;
 	for (size_t i = 0; i < l->npods; i++) {
 		struct lpod *lp = &l->pods[i];

@@ -1837,10 +1837,18 @@ static void queue_wait(gf_live *l, struct lpod *lp, uint32_t job, struct gf_live
  *     at once (run_leave: gf_loop_end_member, its room free before the
  *     next cycle); the rest of its gang goes on as one running job.
  * lp->run is its job (NO_JOB: none) and lp->r.counted says it holds room.
- * Job records of ended jobs stay in the loop until a new loop is made: when
- * they are four times the live ones (and over 4,096), the loop is made
- * again (O(pods), amortised over as many ends).
+ * Job records of ended jobs (and, in kube mode, of every attempt that did
+ * not fit) stay in the loop until compacted in place (compact_loop): when
+ * they are twice the pods the loop holds (and over 4,096), O(jobs + pods)
+ * amortised over as many ends.
  */
+static void records_check(gf_live *l)
+{
+	size_t nj = gf_loop_njobs(l->loop);
+	if (nj > 4096 && nj > 2 * (l->in_loop + l->nrun))
+		l->loop_dirty = true;
+}
+
 static bool gmem_room(gf_live *l, size_t n);
 static bool same_request(const struct gf_pod_spec *a, const struct gf_pod_spec *b);
 
@@ -2044,9 +2052,7 @@ static void run_leave(gf_live *l, struct lpod *lp)
 		if (n > 1)
 			l->job_pod[rest] = GANG_JOB | first;
 	}
-	size_t nj = gf_loop_njobs(l->loop);
-	if (nj > 4096 && nj > 4 * (l->in_loop + l->nrun))
-		l->loop_dirty = true; /* ended jobs' records go (compact_loop) */
+	records_check(l);
 }
 
 /* ---- preemption (opts.preemption; not kube) -------------------------------- */
@@ -2756,10 +2762,7 @@ static bool run_cycle(gf_live *l)
 		}
 		add_decision(l, lp, &d);
 	}
-	/* every job of the cycle runs or left the loop; ended ones' records go with a new loop */
-	size_t nj = gf_loop_njobs(l->loop);
-	if (nj > 4096 && nj > 4 * l->nrun)
-		l->loop_dirty = true;
+	records_check(l); /* every job of the cycle runs or left the loop */
 	return true;
 }
 

@@ -1734,6 +1734,22 @@ static void pods_placed_by_others_hold_their_room(void **state)
 	assert_int_equal(gf_loop_end_member(f->L, rest, 0, &rest), GF_OK);
 	assert_int_equal(rest, GF_LOOP_NO_JOB);
 	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 8000);
+	/* on a node the caller chose, the loop chooses the GPUs: the lowest free ones there (no topology) */
+	uint8_t g[GF_MAX_GPUS] = { 0 };
+	uint32_t on;
+
+	assert_int_equal(gf_loop_place_on(f->L, &(struct gf_job_spec){ .pod = tu_pod("e", 1000, 1024, 3, 1000, 0),
+						.npods = 1, .duration = GF_LOOP_OPEN }, other, g, &on), GF_OK);
+	assert_int_equal(info(f, on).state, GF_JOB_RUNNING);
+	assert_int_equal(g[0], 0);
+	assert_int_equal(g[1], 1);
+	assert_int_equal(g[2], 2);
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 11000);
+	assert_int_equal(gf_loop_place_on(f->L, &(struct gf_job_spec){ .pod = tu_pod("e", 1000, 1024, 6, 1000, 0),
+						.npods = 1, .duration = GF_LOOP_OPEN }, other, g, &on), GF_EXISTS);
+	assert_int_equal(gf_loop_place_on(f->L, &(struct gf_job_spec){ .pod = tu_pod("e", 1000, 1024, 1, 1000, 0),
+						.npods = 2, .duration = GF_LOOP_OPEN }, other, g, &on), GF_INVAL);
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 11000);
 	char why[256];
 
 	assert_int_equal(gf_cluster_check(gf_loop_cluster(f->L), why, sizeof(why)), GF_OK);

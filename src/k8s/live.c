@@ -1889,6 +1889,18 @@ static int64_t run_estimate(gf_live *l, struct lpod *const *m, size_t n)
 	return end - st.now > 1 ? end - st.now : 1;
 }
 
+/* The job bound pods m[0..n) (the same request) run as: open, their deadline, m[0]'s queue and budgets. */
+static struct gf_job_spec run_spec(gf_live *l, struct lpod *const *m, uint32_t n)
+{
+	int qi = l->quota ? pod_qindex(l, pod_of(l, m[0]), NULL, 0) : 0;
+	struct gf_job_spec js = { .pod = m[0]->r.eff, .npods = n, .priority = pod_of(l, m[0])->req.priority,
+				  .duration = GF_LOOP_OPEN, .estimate = run_estimate(l, m, n),
+				  .queue = (uint16_t)(qi < 0 ? (int)l->nq : qi) };
+	js.pod.spec = 0; /* the node is given: no model filter */
+	job_budgets(l, pod_of(l, m[0]), js.budgets);
+	return js;
+}
+
 /*
  * Bound pods m[0..n) (not in the loop, the same request) become one running
  * job where they are (lp->r.node, lp->r.gpus).  false: not placed (out of
@@ -1911,12 +1923,7 @@ static bool run_adopt_many(gf_live *l, struct lpod **m, uint32_t n)
 		memcpy(where[k].gpus, r->gpus, sizeof(where[k].gpus));
 	}
 	struct lpod *lp = m[0];
-	int qi = l->quota ? pod_qindex(l, pod_of(l, lp), NULL, 0) : 0;
-	struct gf_job_spec js = { .pod = lp->r.eff, .npods = n, .priority = pod_of(l, lp)->req.priority,
-				  .duration = GF_LOOP_OPEN, .estimate = run_estimate(l, m, n),
-				  .queue = (uint16_t)(qi < 0 ? (int)l->nq : qi) };
-	js.pod.spec = 0; /* the node is given: no model filter */
-	job_budgets(l, pod_of(l, lp), js.budgets);
+	struct gf_job_spec js = run_spec(l, m, n);
 	uint32_t job;
 	gf_err e = gf_loop_place_at(l->loop, &js, where, &job);
 	free(where);
@@ -3172,26 +3179,25 @@ gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *nod
 			 p->name, node, gf_why_text(w));
 		return GF_RANGE;
 	}
-	const struct gf_node *st = gf_cluster_node(l->cluster, ci);
-	int hint = -1;
-	if (lp->r.eff.gpu_count == 1 && lp->r.eff.gpu_milli < GF_MILLI_PER_GPU && l->o.policy->score)
-		(void)gf_sched_score(l->sched, &lp->r.eff, ci, &hint);
-	if (hint >= 0 && hint < st->ngpus && st->gpu_free[hint] >= lp->r.eff.gpu_milli)
-		lp->r.gpus[0] = (uint8_t)hint;
-	else if (lp->r.eff.gpu_count &&
-		 gf_topo_pick(st, &nd->n.spec, lp->r.eff.gpu_count, lp->r.eff.gpu_milli, lp->r.gpus, &d->fit) <
-			 lp->r.eff.gpu_count)
-		return GF_RANGE;
-	lp->r.eff.spec = 0;
-	int32_t was = lp->r.node;
-	lp->r.node = (int32_t)l->cnode[ci];
-	if (!run_adopt(l, lp)) { /* a running job of the loop where the extender put it */
-		lp->r.node = was;
-		return GF_NOMEM;
+	/* a running job of the loop there, on the GPUs the loop chooses */
+	int32_t seen = lp->seen_s;
+	uint32_t job;
+	lp->seen_s = (int32_t)l->now; /* its deadline counts from now (run_spec) */
+	struct gf_job_spec js = run_spec(l, &lp, 1);
+	js.pod.spec = lp->r.eff.spec; /* the policy's GPU hint reads the pod as asked */
+	e = job_pod_room(l) ? gf_loop_place_on(l->loop, &js, (uint32_t)ci, lp->r.gpus, &job) : GF_NOMEM;
+	if (e) {
+		lp->seen_s = seen;
+		return e == GF_EXISTS ? GF_RANGE : e;
 	}
+	l->job_pod[job] = (uint32_t)(lp - l->pods);
+	lp->run = job;
+	lp->r.counted = true;
+	l->nrun++;
+	lp->r.eff.spec = 0;
 	gf_pod_assume(&lp->r, (int32_t)l->cnode[ci], l->now, l->changes.end);
-	lp->seen_s = (int32_t)l->now;
 	fill_placed(l, lp, ci, d);
+	d->fit = topo_fit(&nd->n.spec, lp->r.gpus, lp->r.eff.gpu_count);
 	return GF_OK;
 }
 

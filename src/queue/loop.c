@@ -1253,6 +1253,36 @@ gf_err gf_loop_place_at(gf_loop *L, const struct gf_job_spec *spec, const struct
 	return err;
 }
 
+gf_err gf_loop_place_on(gf_loop *L, const struct gf_job_spec *spec, uint32_t node, uint8_t gpus[GF_MAX_GPUS],
+			uint32_t *id)
+{
+	const struct gf_pod_spec *p = &spec->pod;
+	struct gf_loop_bind at = { .node = node };
+	struct gf_job_spec s = *spec;
+	int hint = -1;
+
+	if (spec->npods != 1)
+		return GF_INVAL;
+	if (node >= L->nnodes)
+		return GF_RANGE;
+	const struct gf_node *st = gf_cluster_node(L->real, node);
+
+	if (p->gpu_count == 1 && p->gpu_milli < GF_MILLI_PER_GPU && L->ops->score)
+		(void)gf_sched_score(L->sched, p, node, &hint);
+	if (hint >= 0 && hint < st->ngpus && st->gpu_free[hint] >= p->gpu_milli)
+		at.gpus[0] = (uint8_t)hint;
+	else if (p->gpu_count &&
+		 gf_topo_pick(st, gf_cluster_spec(L->real, node), p->gpu_count, p->gpu_milli, at.gpus, NULL) <
+			 p->gpu_count)
+		return GF_EXISTS;
+	s.pod.spec = 0;	/* the node is chosen: no model filter */
+	gf_err err = gf_loop_place_at(L, &s, &at, id);
+
+	if (!err)
+		memcpy(gpus, at.gpus, GF_MAX_GPUS);
+	return err;
+}
+
 static uint32_t count_stalled(const gf_loop *L)
 {
 	uint32_t n = 0;

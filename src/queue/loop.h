@@ -518,6 +518,17 @@ gf_err gf_loop_place_at(gf_loop *L, const struct gf_job_spec *spec, const struct
 gf_err gf_loop_end_member(gf_loop *L, uint32_t id, uint32_t member, uint32_t *rest);
 
 /*
+ * A job of one pod on the node the caller chose (kube-scheduler's extender
+ * bind: it chose the node): the loop chooses the GPUs there (the policy's
+ * GPU for a shared one-GPU pod, else the topology's choice, else the lowest
+ * that fit; gpus[] gets them) and it runs as gf_loop_place_at's.  Errors:
+ * as gf_loop_place_at; GF_INVAL (npods != 1), GF_EXISTS (it does not fit
+ * there: nothing changed).
+ */
+gf_err gf_loop_place_on(gf_loop *L, const struct gf_job_spec *spec, uint32_t node, uint8_t gpus[GF_MAX_GPUS],
+			uint32_t *id);
+
+/*
  * "When will I start?" for a pending job: its reservation time if it is the
  * reservation holder (backfill), its start if it started.  Errors: GF_NOENT
  * (pending without a reservation: EASY backfill plans only for the first

@@ -1710,6 +1710,49 @@ static void pods_placed_by_others_hold_their_room(void **state)
 	assert_int_equal(d.nbinds, 1);
 	assert_int_equal(d.binds[0].job, x);
 	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 8000);
+	/* a gang ending pod by pod: that member's GPUs free at once, the others run on as one job */
+	uint32_t other = 1 - d.binds[0].node, rest = 0;
+	struct gf_loop_bind three[3] = { { .node = other, .gpus = { 0, 1 } }, { .node = other, .gpus = { 2, 3 } },
+					 { .node = other, .gpus = { 4, 5 } } };
+
+	assert_int_equal(gf_loop_place_at(f->L, &(struct gf_job_spec){ .pod = tu_pod("g", 1000, 1024, 2, 1000, 0),
+						 .npods = 3, .duration = GF_LOOP_OPEN }, three, &o), GF_OK);
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 14000);
+	assert_int_equal(gf_loop_end_member(f->L, o, 1, &rest), GF_OK);
+	assert_int_equal(info(f, o).state, GF_JOB_DONE);
+	assert_int_equal(info(f, rest).state, GF_JOB_RUNNING);
+	assert_int_equal(info(f, rest).npods, 2);
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 12000);
+	assert_int_equal(gf_cluster_node(gf_loop_cluster(f->L), other)->gpu_free[2], 1000);
+	assert_int_equal(gf_cluster_node(gf_loop_cluster(f->L), other)->gpu_free[4], 0);
+	uint32_t done = o, none = 0;
+
+	o = rest;
+	assert_int_equal(gf_loop_end_member(f->L, done, 0, &none), GF_STATE);
+	assert_int_equal(none, GF_LOOP_NO_JOB);
+	assert_int_equal(gf_loop_end_member(f->L, o, 1, &rest), GF_OK);
+	assert_int_equal(gf_loop_end_member(f->L, rest, 0, &rest), GF_OK);
+	assert_int_equal(rest, GF_LOOP_NO_JOB);
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 8000);
+	/* on a node the caller chose, the loop chooses the GPUs: the lowest free ones there (no topology) */
+	uint8_t g[GF_MAX_GPUS] = { 0 };
+	uint32_t on;
+
+	assert_int_equal(gf_loop_place_on(f->L, &(struct gf_job_spec){ .pod = tu_pod("e", 1000, 1024, 3, 1000, 0),
+						.npods = 1, .duration = GF_LOOP_OPEN }, other, g, &on), GF_OK);
+	assert_int_equal(info(f, on).state, GF_JOB_RUNNING);
+	assert_int_equal(g[0], 0);
+	assert_int_equal(g[1], 1);
+	assert_int_equal(g[2], 2);
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 11000);
+	assert_int_equal(gf_loop_place_on(f->L, &(struct gf_job_spec){ .pod = tu_pod("e", 1000, 1024, 6, 1000, 0),
+						.npods = 1, .duration = GF_LOOP_OPEN }, other, g, &on), GF_EXISTS);
+	assert_int_equal(gf_loop_place_on(f->L, &(struct gf_job_spec){ .pod = tu_pod("e", 1000, 1024, 1, 1000, 0),
+						.npods = 2, .duration = GF_LOOP_OPEN }, other, g, &on), GF_INVAL);
+	assert_int_equal(gf_cluster_gpu_used(gf_loop_cluster(f->L)), 11000);
+	char why[256];
+
+	assert_int_equal(gf_cluster_check(gf_loop_cluster(f->L), why, sizeof(why)), GF_OK);
 	fx_free(f);
 }
 
@@ -1759,19 +1802,16 @@ static void loop_on_the_callers_cluster(void **state)
 	assert_int_equal(d.nbinds, 1);
 	assert_int_equal(d.binds[0].node, 1);
 	assert_int_equal(gf_cluster_gpu_used(c), 12000);
-	/* disowned: the pod stays bound, now the caller's; the loop forgets it */
-	assert_int_equal(gf_loop_disown(L, z), GF_OK);
-	assert_int_equal(gf_loop_disown(L, z), GF_STATE);
-	assert_int_equal(gf_cluster_gpu_used(c), 12000);
-	/* no job left in the loop: the records go, ids start again; not while one is pending */
-	assert_int_equal(gf_loop_clear_jobs(L), GF_OK);
-	assert_int_equal(gf_loop_njobs(L), 0);
-	s.arrival = 3;
-	assert_int_equal(gf_loop_submit(L, &s, &x), GF_OK);
-	assert_int_equal(x, 0);
-	assert_int_equal(gf_loop_clear_jobs(L), GF_STATE);
+	/* its pod ends: unbound at once, before any cycle (the caller reads the cluster) */
+	uint32_t rest = 0;
+
+	assert_int_equal(gf_loop_end_member(L, z, 0, &rest), GF_OK);
+	assert_int_equal(rest, GF_LOOP_NO_JOB);
+	assert_int_equal(gf_cluster_gpu_used(c), 4000);
+	assert_int_equal(gf_loop_end_member(L, z, 0, &rest), GF_STATE);
+	assert_int_equal(gf_loop_end_member(L, 99, 0, &rest), GF_RANGE);
 	gf_loop_destroy(L);	/* the cluster is the caller's */
-	assert_int_equal(gf_cluster_gpu_used(c), 12000);
+	assert_int_equal(gf_cluster_gpu_used(c), 4000);
 	gf_cluster_destroy(c);
 	gf_catalog_release(&cat);
 }
@@ -1809,19 +1849,33 @@ static gf_loop *new_loop(const struct scenario *sc, enum gf_queue_policy qp, str
 }
 
 /* The replay's driver spelled out: every job submitted ahead, a cycle at each next event. */
+/* compact: job records compacted after every cycle (binds recorded by scenario job, as drive_live). */
 static gf_loop *drive_replay(const struct scenario *sc, enum gf_queue_policy qp, struct gf_catalog *cat,
-			     bool preemption, struct rec *r)
+			     bool preemption, struct rec *r, bool compact)
 {
 	gf_loop *L = new_loop(sc, qp, cat, preemption);
 	struct gf_loop_decisions d;
-	uint32_t id;
+	uint32_t id, orig[24], map[24], n;
 	int64_t t;
 
-	for (size_t k = 0; k < sc->njobs; k++)
+	for (size_t k = 0; k < sc->njobs; k++) {
 		assert_int_equal(gf_loop_submit(L, &sc->jobs[k], &id), GF_OK);
+		orig[id] = (uint32_t)k;
+	}
 	while (gf_loop_next_event(L, &t)) {
+		size_t from = r->n;
+
 		assert_int_equal(gf_loop_cycle(L, t, &d), GF_OK);
 		rec_add(r, &d);
+		for (size_t k = from; k < r->n; k++)
+			r->b[k].job = orig[r->b[k].job];
+		if (!compact)
+			continue;
+		n = (uint32_t)gf_loop_njobs(L);
+		gf_loop_compact(L, map);
+		for (uint32_t k = 0; k < n; k++)
+			if (map[k] != GF_LOOP_NO_JOB)
+				orig[map[k]] = orig[k];	/* map[k] <= k: in place, ascending */
 	}
 	assert_int_equal(gf_loop_run(L), GF_OK);	/* nothing left: closes the statistics */
 	return L;
@@ -1834,18 +1888,24 @@ static gf_loop *drive_replay(const struct scenario *sc, enum gf_queue_policy qp,
  * (gf_loop_next_event: a reservation's time).  Evicted jobs' old ends still
  * tick (the replay's stale end events run a cycle too).
  */
+/*
+ * compact: the job records of ended jobs are compacted (gf_loop_compact)
+ * after every cycle, as the live scheduler does now and then; binds are
+ * recorded by scenario job, so they compare with the uncompacted run's.
+ */
 static gf_loop *drive_live(const struct scenario *sc, enum gf_queue_policy qp, struct gf_catalog *cat,
-			   bool preemption, struct rec *r)
+			   bool preemption, struct rec *r, bool compact)
 {
 	gf_loop *L = new_loop(sc, qp, cat, preemption);
 	struct { int64_t t; uint32_t job; bool live; } ends[256];
 	size_t nends = 0, next = 0;
 	bool scheduled[24] = { false };
+	uint32_t cur[24], orig[24], map[24];	/* scenario job -> loop id -> scenario job */
 
 	for (;;) {
 		int64_t t = INT64_MAX, ev;
 		struct gf_loop_decisions d;
-		size_t w = 0;
+		size_t w = 0, from = r->n;
 
 		if (next < sc->njobs)
 			t = sc->jobs[next].arrival;
@@ -1862,35 +1922,53 @@ static gf_loop *drive_live(const struct scenario *sc, enum gf_queue_policy qp, s
 			s.estimate = s.estimate > 0 ? s.estimate : s.duration;
 			s.duration = GF_LOOP_OPEN;
 			assert_int_equal(gf_loop_submit(L, &s, &id), GF_OK);
-			assert_int_equal(id, next);
+			if (!compact)
+				assert_int_equal(id, next);
+			cur[next] = id;
+			orig[id] = (uint32_t)next;
 		}
 		for (size_t e = 0; e < nends; e++) {
 			if (ends[e].t != t)
 				ends[w++] = ends[e];
 			else if (ends[e].live)
-				assert_int_equal(gf_loop_end(L, ends[e].job, t), GF_OK);
+				assert_int_equal(gf_loop_end(L, cur[ends[e].job], t), GF_OK);
 		}
 		nends = w;
 		assert_int_equal(gf_loop_cycle(L, t, &d), GF_OK);
 		rec_add(r, &d);
+		for (size_t k = from; k < r->n; k++)
+			r->b[k].job = orig[r->b[k].job];
 		for (size_t k = 0; k < d.nevicted; k++) {
-			scheduled[d.evicted[k]] = false;
+			uint32_t j = orig[d.evicted[k]];
+
+			scheduled[j] = false;
 			for (size_t e = 0; e < nends; e++)
-				if (ends[e].job == d.evicted[k])
+				if (ends[e].job == j)
 					ends[e].live = false;
 		}
 		for (size_t k = 0; k < d.nbinds; k++) {
-			uint32_t id = d.binds[k].job;
+			uint32_t id = d.binds[k].job, j = orig[id];
 			struct gf_job_info ji;
 
 			gf_loop_job(L, id, &ji);
-			if (ji.state != GF_JOB_RUNNING || scheduled[id])
+			if (ji.state != GF_JOB_RUNNING || scheduled[j])
 				continue;
 			assert_true(nends < 256);
-			ends[nends].t = ji.start + sc->jobs[id].duration;
-			ends[nends].job = id;
+			ends[nends].t = ji.start + sc->jobs[j].duration;
+			ends[nends].job = j;
 			ends[nends++].live = true;
-			scheduled[id] = true;
+			scheduled[j] = true;
+		}
+		if (compact) {
+			size_t before = gf_loop_njobs(L), over = gf_loop_njobs_over(L);
+
+			gf_loop_compact(L, map);
+			assert_int_equal(gf_loop_njobs(L), before - over);
+			for (size_t j = 0; j < next; j++) {
+				cur[j] = cur[j] == GF_LOOP_NO_JOB ? GF_LOOP_NO_JOB : map[cur[j]];
+				if (cur[j] != GF_LOOP_NO_JOB)
+					orig[cur[j]] = (uint32_t)j;
+			}
 		}
 	}
 	assert_int_equal(gf_loop_run(L), GF_OK);
@@ -1954,8 +2032,10 @@ static void live_driven_cycle_agrees_with_the_replay(void **state)
 			for (int pre = 0; pre < (qp == GF_QP_KUBE ? 1 : 2); pre++) {
 				struct rec ra = { 0 }, rb = { 0 };
 				gf_loop *run = run_scenario_p(&sc, (enum gf_queue_policy)qp, &cat, pre);
-				gf_loop *rep = drive_replay(&sc, (enum gf_queue_policy)qp, &cat, pre, &ra);
-				gf_loop *live = drive_live(&sc, (enum gf_queue_policy)qp, &cat, pre, &rb);
+				gf_loop *rep = drive_replay(&sc, (enum gf_queue_policy)qp, &cat, pre, &ra, false);
+				gf_loop *live = drive_live(&sc, (enum gf_queue_policy)qp, &cat, pre, &rb, false);
+				struct rec rc = { 0 };
+				gf_loop *packed = drive_live(&sc, (enum gf_queue_policy)qp, &cat, pre, &rc, true);
 				char what[64];
 				struct gf_loop_stats st;
 
@@ -1972,6 +2052,28 @@ static void live_driven_cycle_agrees_with_the_replay(void **state)
 						fail_msg("seed %llu, %s: bind %zu differs (job %u/%u node %u/%u)",
 							 (unsigned long long)seed, what, k, ra.b[k].job, rb.b[k].job,
 							 ra.b[k].node, rb.b[k].node);
+				/* compacting the job records as it goes changes no decision */
+				assert_int_equal(rc.n, rb.n);
+				for (size_t k = 0; k < rb.n; k++)
+					if (rb.b[k].job != rc.b[k].job || rb.b[k].member != rc.b[k].member ||
+					    rb.b[k].node != rc.b[k].node ||
+					    memcmp(rb.b[k].gpus, rc.b[k].gpus, (size_t)sc.jobs[rb.b[k].job].pod.gpu_count))
+						fail_msg("seed %llu, %s: compacted, bind %zu differs (job %u/%u node %u/%u)",
+							 (unsigned long long)seed, what, k, rb.b[k].job, rc.b[k].job,
+							 rb.b[k].node, rc.b[k].node);
+				free(rc.b);
+				gf_loop_destroy(packed);
+				rc = (struct rec){ 0 };
+				packed = drive_replay(&sc, (enum gf_queue_policy)qp, &cat, pre, &rc, true);
+				assert_int_equal(rc.n, ra.n);
+				for (size_t k = 0; k < ra.n; k++)
+					if (ra.b[k].job != rc.b[k].job || ra.b[k].member != rc.b[k].member ||
+					    ra.b[k].node != rc.b[k].node ||
+					    memcmp(ra.b[k].gpus, rc.b[k].gpus, (size_t)sc.jobs[ra.b[k].job].pod.gpu_count))
+						fail_msg("seed %llu, %s: replay compacted, bind %zu differs (job %u/%u)",
+							 (unsigned long long)seed, what, k, ra.b[k].job, rc.b[k].job);
+				free(rc.b);
+				gf_loop_destroy(packed);
 				binds += ra.n;
 				gf_loop_stats(live, &st);
 				evictions += st.preemptions;

@@ -23,10 +23,10 @@
  * changes (the bound pods' requests were counted by them); a change that
  * the engine refuses (resources below what is bound); out of memory in a
  * verb; and compaction, when more than 64 tombstones outnumber the live
- * indices at a join (node churn over days).  Queue and budget changes
- * relabel the loop's jobs in place (relabel_loop); a new FGD target,
- * job-record compaction and a waiting pod whose Queue went still make a new
- * loop (make_sched, make_loop), not a new cluster.  A bound pod that does
+ * indices at a join (node churn over days).  Nothing else makes a new
+ * loop: Queue and budget changes relabel the loop's jobs in place
+ * (relabel_loop), a new FGD target goes to the loop in place (retarget),
+ * ended jobs' records are compacted in place (compact_loop).  A bound pod that does
  * not fit (two schedulers gave out one GPU) is counted in `conflicts` and
  * left out.
  *
@@ -49,17 +49,18 @@
  * Deciding is the engine loop's one scheduling cycle (queue/loop.h), the
  * replay's too: a loop on this file's cluster (gf_loop_create_on); each pod
  * the FIFO hands out is a loop job of one pod (admission: the node mask
- * loop_admit gives), gf_loop_cycle() places it, a bound pod comes back to
- * this file's ledger (gf_loop_disown), one that does not fit leaves the
- * loop and backs off here; frees are reported (gf_loop_nodes_freed).  The
- * kube policy, one pod a cycle (run_cycle).  Cost of a decision: the
- * engine's (filter all nodes, score the feasible ones with the cache).
- * Under the other policies a PodGroup's members are one loop job of N pods,
- * placed all or none ("gangs" below); waiting pods' notes (estimated start,
- * reason) and PodGroup counts are read out for the daemon to write; a
- * bound pod stays in the loop as a running job ("running jobs": no
- * gf_loop_disown), and with opts.preemption the cycle's victims are
- * evicted and their preemptors held until they are gone ("preemption").
+ * loop_admit gives), gf_loop_cycle() places it (the GPUs too: the loop
+ * takes the topology's choice for a multi-GPU pod), one that does not fit
+ * leaves the loop and backs off here.  The kube policy, one pod a cycle
+ * (run_cycle).  Cost of a decision: the engine's (filter all nodes, score
+ * the feasible ones with the cache).  Under the other policies a
+ * PodGroup's members are one loop job of N pods, placed all or none
+ * ("gangs" below); waiting pods' notes (estimated start, reason) and
+ * PodGroup counts are read out for the daemon to write, and with
+ * opts.preemption the cycle's victims are evicted and their preemptors held
+ * until they are gone ("preemption").  Under every policy the loop holds
+ * every bound pod ("running jobs"): this file binds nothing into the
+ * cluster itself.
  *
  * Files: the state (struct gf_live, lpod, lnode), the string -> index map
  * and the small helpers every part calls are in live_impl.h (private); the
@@ -460,10 +461,10 @@ static void job_budgets(gf_live *l, const struct gf_k8s_pod *p, uint16_t *out);
 /* ---- quotas: Queue objects -> the loop's quotas (k8s/queues.h) ----------- */
 
 /*
- * The pods' side of the quotas: a pod's quota (pod_qindex) and the charges
- * of the accounted ones (qcharge, quncharge, quota_charge_all), called where
- * pods are decided, accounted and adopted.  The Queue objects, the
- * namespaces' labels and the loop's quotas: live_quota.c.
+ * The pods' side of the quotas: a pod's quota (pod_qindex), given to the
+ * loop with each job (waiting or running: the loop charges what it holds).
+ * The Queue objects, the namespaces' labels and the loop's quotas:
+ * live_quota.c.
  */
 
 /*
@@ -490,101 +491,80 @@ static int pod_qindex(const gf_live *l, const struct gf_k8s_pod *p, char *why, s
 	return -1;
 }
 
-/* Charge lp's accounted GPUs to its queue in the loop (once). */
-static void qcharge(gf_live *l, struct lpod *lp)
-{
-	if (!l->loop || !l->quota || !l->o.queues || lp->qcharged || !lp->r.counted || lp->r.node < 0 ||
-	    lp->run != NO_JOB)
-		return; /* a running job's pod: the loop charges it */
-	int qi = pod_qindex(l, pod_of(l, lp), NULL, 0);
-	if (qi < 0)
-		qi = (int)l->nq; /* bound by someone else to a missing Queue: counted nowhere */
-	lp->qidx = (uint16_t)qi;
-	lp->qmodel = l->nodes[lp->r.node].model;
-	lp->qmilli = (int64_t)lp->r.eff.gpu_count * lp->r.eff.gpu_milli;
-	gf_loop_queue_charge(l->loop, lp->qidx, lp->qmodel, lp->qmilli, 1);
-	lp->qcharged = true;
-}
-
-static void quncharge(gf_live *l, struct lpod *lp)
-{
-	if (lp->qcharged && l->loop)
-		gf_loop_queue_charge(l->loop, lp->qidx, lp->qmodel, lp->qmilli, -1);
-	lp->qcharged = false;
-}
-
-/* A new loop: every accounted pod charged into it. */
-static void quota_charge_all(gf_live *l)
-{
-	for (size_t i = 0; i < l->npods; i++) {
-		struct lpod *lp = &l->pods[i];
-		lp->qcharged = false;
-		if (lp->used && (lp->r.st == GF_POD_ASSUMED || lp->r.st == GF_POD_BOUND))
-			qcharge(l, lp);
-	}
-}
-
 static void run_leave(gf_live *l, struct lpod *lp);
-static void run_adopt(gf_live *l, struct lpod *lp);
+static bool run_adopt(gf_live *l, struct lpod *lp);
 
 static void victim_gone(gf_live *l, struct lpod *lp);
 
+/* lp's bound room is released (it ended, was deleted or rebound, its node left): its job's member ends in the loop. */
 static void unaccount(gf_live *l, struct lpod *lp)
 {
 	victim_gone(l, lp);
-	run_leave(l, lp);
-	quncharge(l, lp);
-	if (lp->r.counted && l->cluster) {
+	if (lp->r.counted && lp->run != NO_JOB) {
 		struct lnode *nd = &l->nodes[lp->r.node];
-		if (nd->cidx >= 0 && gf_cluster_unbind(l->cluster, (size_t)nd->cidx, &lp->r.eff, lp->r.gpus) == GF_OK) {
-			l->freed = true;
+		run_leave(l, lp);
+		l->freed = true;
+		if (nd->cidx >= 0)
 			gf_changelog_add(&l->changes, nd->cidx);
-			uint32_t ci = (uint32_t)nd->cidx;
-			if (l->loop && gf_loop_nodes_freed(l->loop, &ci, 1))
-				l->sched_dirty = true; /* out of memory: a fresh loop forgets what it parked */
-		}
 	}
 	lp->r.counted = false;
 }
 
-/* Bind an ASSUMED or BOUND pod into the engine (eff/gpus computed for BOUND). */
-static void account(gf_live *l, struct lpod *lp)
+/*
+ * A BOUND pod's request as bound on node slot ns (its node's GPU memory
+ * turns memory into milli; the annotations, when they name this node, give
+ * the GPUs and the share).  true: the GPUs are given (lp->r.gpus).
+ */
+static bool bound_request(gf_live *l, struct lpod *lp, const struct lnode *nd)
+{
+	const struct gf_k8s_pod *p = pod_of(l, lp);
+	char msg[256];
+	if (effective(l, p, nd->n.spec.gpu_mem_mib, &lp->r.eff, msg, sizeof(msg)))
+		lp->r.eff = p->req, lp->r.eff.gpu_count = 0, lp->r.eff.gpu_milli = 0;
+	lp->r.eff.spec = 0; /* the node is given: no model filter when accounting */
+	if (!p->assigned || strcmp(p->assigned_node, p->node))
+		return false;
+	lp->r.eff.gpu_count = p->assigned_ngpus;
+	lp->r.eff.gpu_milli = p->assigned_milli;
+	memcpy(lp->r.gpus, p->assigned_gpus, sizeof(lp->r.gpus));
+	return true;
+}
+
+/*
+ * An ASSUMED or BOUND pod enters the loop where it is, as a running job
+ * (run_adopt).  A BOUND pod's request and GPUs come from its object
+ * (bound_request; no annotation: the lowest free GPUs there), unless keep
+ * (its GPUs are those it held in the loop before: a new loop).  A pod that
+ * does not fit there (two schedulers gave out one GPU) is a conflict.
+ */
+static void account_as(gf_live *l, struct lpod *lp, bool keep)
 {
 	lp->r.counted = false;
-	if (l->dirty || !l->cluster || lp->r.node < 0 || lp->evicted)
-		return; /* the rebuild does it; an evicted pod's room is its preemptor's */
+	if (l->dirty || !l->cluster || !l->loop || lp->r.node < 0 || lp->evicted)
+		return; /* the new loop does it; an evicted pod's room is its preemptor's */
 	struct lnode *nd = &l->nodes[lp->r.node];
 	if (!nd->present || nd->cidx < 0)
 		return;
-	size_t ci = (size_t)nd->cidx;
-	if (lp->r.st == GF_POD_BOUND) {
-		const struct gf_k8s_pod *p = pod_of(l, lp);
-		char msg[256];
-		if (effective(l, p, nd->n.spec.gpu_mem_mib, &lp->r.eff, msg, sizeof(msg)))
-			lp->r.eff = p->req, lp->r.eff.gpu_count = 0, lp->r.eff.gpu_milli = 0;
-		lp->r.eff.spec = 0; /* the node is given: no model filter when accounting */
-		if (p->assigned && !strcmp(p->assigned_node, p->node)) {
-			lp->r.eff.gpu_count = p->assigned_ngpus;
-			lp->r.eff.gpu_milli = p->assigned_milli;
-			memcpy(lp->r.gpus, p->assigned_gpus, sizeof(lp->r.gpus));
-		} else if (lp->r.eff.gpu_count) {
-			const struct gf_node *st = gf_cluster_node(l->cluster, ci);
-			if (gf_gpus_ascending_fit(st, lp->r.eff.gpu_count, lp->r.eff.gpu_milli, lp->r.gpus) <
-			    lp->r.eff.gpu_count) {
-				l->conflicts++;
-				return;
-			}
+	if (lp->r.st == GF_POD_BOUND && !keep && !bound_request(l, lp, nd) && lp->r.eff.gpu_count) {
+		const struct gf_node *st = gf_cluster_node(l->cluster, (size_t)nd->cidx);
+		if (gf_gpus_ascending_fit(st, lp->r.eff.gpu_count, lp->r.eff.gpu_milli, lp->r.gpus) <
+		    lp->r.eff.gpu_count) {
+			l->conflicts++;
+			return;
 		}
 	}
-	if (gf_cluster_bind(l->cluster, ci, &lp->r.eff, lp->r.gpus) == GF_OK) {
-		lp->r.counted = true;
-		qcharge(l, lp);
-		if (lp->seen_s < 0)
-			lp->seen_s = (int32_t)l->now;
-		run_adopt(l, lp);
-	} else {
+	int32_t seen = lp->seen_s;
+	if (seen < 0)
+		lp->seen_s = (int32_t)l->now; /* its deadline counts from now (run_estimate) */
+	if (!run_adopt(l, lp)) {
+		lp->seen_s = seen;
 		l->conflicts++;
 	}
+}
+
+static void account(gf_live *l, struct lpod *lp)
+{
+	account_as(l, lp, false);
 }
 
 /*
@@ -681,12 +661,11 @@ static const uint64_t *loop_admit(void *ud, uint32_t job)
 
 /*
  * The loop deciding on the engine's cluster with the queue policy of the
- * options (each pod a job of one; run_cycle), the bound pods handed back to
- * this file's ledger.  kube: after each cycle the loop holds no job
- * (gf_loop_clear_jobs); the others: pods wait in its queue, and a new loop
- * (nodes or target changed) sends them back to this file's queue.
+ * options (each pod a job of one; run_cycle), holding every bound pod.
+ * kube: a job that did not fit leaves it after its cycle; the others: pods
+ * wait in its queue, and a new loop (target changed, job records
+ * compacted) sends them back to this file's queue.
  */
-static void run_forget_all(gf_live *l);
 static void run_adopt_all(gf_live *l);
 
 struct back { uint32_t job, slot; };
@@ -745,12 +724,23 @@ static void requeue_in_order(gf_live *l)
 
 static gf_err make_loop(gf_live *l)
 {
-	run_forget_all(l);
 	retire_loop(l);
 	gf_loop_destroy(l->loop);
 	l->loop = NULL;
 	l->ngmem = 0;
 	requeue_in_order(l);
+	/* the old loop's binds go with it: the pods that held room there enter the new one where they were */
+	bool any = false;
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		lp->placed = lp->used && lp->r.counted;
+		any |= lp->placed;
+		lp->r.counted = false;
+		lp->run = NO_JOB;
+	}
+	l->nrun = 0;
+	if (any && l->cluster)
+		gf_cluster_reset(l->cluster);
 	if (!l->cluster || !gf_cluster_nnodes(l->cluster))
 		return GF_OK;
 	struct gf_loop_config lc = { .policy = (enum gf_queue_policy)l->o.queue_policy,
@@ -763,7 +753,6 @@ static gf_err make_loop(gf_live *l)
 	l->loop_dirty = false;
 	l->loops_made += !e;
 	l->pdb_dirty = true; /* its budgets: before its first cycle */
-	quota_charge_all(l);
 	if (!e)
 		run_adopt_all(l);
 	return e;
@@ -863,23 +852,23 @@ static gf_err rebuild(gf_live *l)
 	l->ngone = 0;
 	l->dirty = false;
 	gf_changelog_add(&l->changes, GF_CHANGE_ALL);
-	/* Assumed pods first: they were decided against the state before. */
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < l->npods; i++) {
-			struct lpod *lp = &l->pods[i];
-			if (lp->used && lp->r.st == (pass ? GF_POD_BOUND : GF_POD_ASSUMED))
-				account(l, lp);
-		}
+	/* the bound pods' requests, for the target; they enter the new loop (run_adopt_all) */
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		lp->placed = false;
+		if (lp->used && lp->r.st == GF_POD_BOUND && lp->r.node >= 0 && l->nodes[lp->r.node].present)
+			(void)bound_request(l, lp, &l->nodes[lp->r.node]);
+	}
 	return make_sched(l);
 }
 
 /*
  * Queues, namespaces' Queues or budgets' selectors changed: every loop job
  * gets its queue and budget indices again (gf_loop_job_relabel) and the
- * loop its quotas (gf_loop_set_quotas, usage recounted; the pods it does
- * not hold charged again), in place.  GF_UNSUPPORTED when a pod waiting in
- * the loop lost its Queue: it must leave the loop and wait here, said so (a
- * new loop does that); errors leave the caller to make a new loop.
+ * loop its quotas (gf_loop_set_quotas, usage recounted), in place.  A pod
+ * waiting in the loop whose Queue went (or cannot take pods now) leaves it
+ * and waits here, said so (refuse_queue); a gang's other members come back
+ * here with it.  An error: the caller makes the engine again.
  */
 static gf_err relabel_loop(gf_live *l)
 {
@@ -887,9 +876,12 @@ static gf_err relabel_loop(gf_live *l)
 	if (!l->loop)
 		return GF_STATE;
 	for (size_t i = 0; quotas && i < l->npods; i++) {
-		const struct lpod *lp = &l->pods[i];
-		if (lp->used && lp->job != NO_JOB && pod_qindex(l, pod_of(l, lp), NULL, 0) < 0)
-			return GF_UNSUPPORTED;
+		struct lpod *lp = &l->pods[i];
+		if (lp->used && lp->job != NO_JOB && pod_qindex(l, pod_of(l, lp), NULL, 0) < 0) {
+			leave_loop(l, lp);
+			if (lp->r.st == GF_POD_PENDING)
+				enqueue(l, lp);
+		}
 	}
 	struct gf_loop_config lc = { .policy = (enum gf_queue_policy)l->o.queue_policy };
 	gf_err e = gf_live_quota_config(l, &lc);
@@ -908,8 +900,90 @@ static gf_err relabel_loop(gf_live *l)
 	}
 	if ((e = gf_loop_set_quotas(l->loop, lc.queues, lc.nqueues)))
 		return e;
-	quota_charge_all(l); /* the charges of pods the loop holds no job for */
 	l->pdb_dirty = true;
+	return GF_OK;
+}
+
+/*
+ * Ended jobs' records go from the loop (gf_loop_compact, in place: every
+ * other job keeps its place and its decisions), and every job id held here
+ * (a pod's waiting or running job, job_pod, the gangs' member lists in
+ * gmem) follows.  Out of memory: not now (loop_dirty stays).
+ */
+static void compact_loop(gf_live *l)
+{
+	size_t n = gf_loop_njobs(l->loop), ng = 0;
+	uint32_t *map = malloc((n ? n : 1) * sizeof(*map)), *gm = malloc((l->ngmem ? l->ngmem : 1) * sizeof(*gm));
+	if (!map || !gm) {
+		free(map);
+		free(gm);
+		return;
+	}
+	gf_loop_compact(l->loop, map);
+	for (size_t id = 0; id < n; id++) { /* map[id] <= id: job_pod in place, ascending */
+		uint32_t to = map[id], v = l->job_pod[id];
+		if (to == GF_LOOP_NO_JOB)
+			continue;
+		if (v & GANG_JOB) {
+			struct gf_job_info ji;
+			gf_loop_job(l->loop, to, &ji);
+			memcpy(gm + ng, l->gmem + (v & ~GANG_JOB), ji.npods * sizeof(*gm));
+			v = GANG_JOB | (uint32_t)ng;
+			ng += ji.npods;
+		}
+		l->job_pod[to] = v;
+	}
+	if (ng)
+		memcpy(l->gmem, gm, ng * sizeof(*gm));
+	l->ngmem = ng;
+	for (size_t i = 0; i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		if (!lp->used)
+			continue;
+		if (lp->job != NO_JOB)
+			lp->job = map[lp->job];
+		if (lp->run != NO_JOB)
+			lp->run = map[lp->run];
+		if (lp->fc_job < n)
+			lp->fc_job = map[lp->fc_job];
+	}
+	free(map);
+	free(gm);
+	l->loop_dirty = false;
+	l->compactions++;
+}
+
+/*
+ * The FGD target follows the pods (build_target): the loop and the
+ * extender's scheduler take the new one in place (gf_loop_set_target), the
+ * old one is released after.  Out of memory: the engine is made again.
+ */
+static gf_err retarget(gf_live *l)
+{
+	struct gf_target old = l->target;
+	bool had = l->have_target;
+	gf_sched *s = NULL;
+	l->have_target = false; /* build_target: keep the old one, the schedulers use it */
+	gf_err e = build_target(l);
+	if (!e)
+		e = gf_sched_create(l->o.policy, &l->env, &s);
+	if (!e)
+		e = gf_loop_set_target(l->loop, &l->target);
+	if (e) {
+		gf_sched_destroy(s);
+		if (l->have_target)
+			gf_target_release(&l->target);
+		l->target = old;
+		l->have_target = had;
+		l->dirty = true;
+		return rebuild(l);
+	}
+	gf_sched_destroy(l->sched);
+	l->sched = s;
+	if (had)
+		gf_target_release(&old);
+	l->resets++;
+	l->sched_dirty = false;
 	return GF_OK;
 }
 
@@ -918,11 +992,13 @@ static gf_err ensure(gf_live *l)
 	if (l->dirty)
 		return rebuild(l);
 	if (l->sched_dirty)
-		return make_sched(l);
-	if (l->loop_dirty && l->sched)
-		return make_loop(l);
-	if (l->queues_dirty && l->sched)
-		return relabel_loop(l) ? make_loop(l) : GF_OK;
+		return l->loop && l->sched ? retarget(l) : make_sched(l);
+	if (l->loop_dirty && l->loop)
+		compact_loop(l);
+	if (l->queues_dirty && l->loop && relabel_loop(l)) {
+		l->dirty = true; /* out of memory, or a bug: the engine made again */
+		return rebuild(l);
+	}
 	return GF_OK;
 }
 
@@ -1204,7 +1280,7 @@ void gf_live_node_set(gf_live *l, const struct gf_k8s_node *n)
 					/* the loop's jobs with a mask look at it again (their memo) */
 					uint32_t ci = (uint32_t)nd->cidx;
 					if (l->loop && gf_loop_nodes_freed(l->loop, &ci, 1))
-						l->sched_dirty = true; /* out of memory: a fresh loop */
+						l->dirty = true; /* out of memory: the engine made again */
 				}
 				l->freed = true; /* parked pods get another look */
 			}
@@ -1406,14 +1482,6 @@ void gf_live_sync_end(gf_live *l, bool pods)
 
 /* ---- deciding ----------------------------------------------------------- */
 
-static bool has_topology(const struct gf_node_spec *s)
-{
-	for (int g = 0; g < s->ngpus; g++)
-		if (s->topo[g].numa >= 0 || s->topo[g].nvlink_island >= 0)
-			return true;
-	return false;
-}
-
 /* d->uuids: "GPU-a,GPU-b" for d's GPUs on node n; "" when n has none. */
 static void gpu_uuids(const struct gf_k8s_node *n, struct gf_live_decision *d)
 {
@@ -1499,26 +1567,6 @@ static bool refuse_queue(gf_live *l, struct lpod *lp, struct gf_live_decision *d
 	d->result = GF_LIVE_UNSCHEDULABLE;
 	d->reason = fnv(d->message) | REASON_TEXT;
 	return true;
-}
-
-/* The loop bound lp at cluster node ci on its policy's GPUs: a multi-GPU pod on a node with a
- * topology takes the topology's choice instead (on the node's state without it). */
-static void topo_repick(gf_live *l, struct lpod *lp, size_t ci, struct gf_live_decision *d)
-{
-	struct lnode *nd = &l->nodes[l->cnode[ci]];
-	if (lp->r.eff.gpu_count < 2 || !has_topology(&nd->n.spec) ||
-	    gf_cluster_unbind(l->cluster, ci, &lp->r.eff, lp->r.gpus) != GF_OK)
-		return;
-	uint8_t g[GF_MAX_GPUS];
-	enum gf_topo_fit fit;
-	if (gf_topo_pick(gf_cluster_node(l->cluster, ci), &nd->n.spec, lp->r.eff.gpu_count, lp->r.eff.gpu_milli,
-			 g, &fit) == lp->r.eff.gpu_count &&
-	    gf_cluster_bind(l->cluster, ci, &lp->r.eff, g) == GF_OK) {
-		memcpy(lp->r.gpus, g, (size_t)lp->r.eff.gpu_count);
-		d->fit = fit;
-		return;
-	}
-	(void)gf_cluster_bind(l->cluster, ci, &lp->r.eff, lp->r.gpus); /* as the loop had it */
 }
 
 /* Keep msg in the cycle's message arena; its offset, NO_MSG for "", or false (out of memory). */
@@ -1636,7 +1684,7 @@ static void ensure_what(const gf_live *l, char *buf, size_t n)
 	else if (l->sched_dirty)
 		snprintf(buf, n, "starting the placement state afresh (policy %s)", l->o.policy->name);
 	else
-		snprintf(buf, n, "starting a new scheduling loop for changed Queues (%zu Queues)", l->nq);
+		snprintf(buf, n, "relabelling the scheduling loop's jobs for changed Queues (%zu Queues)", l->nq);
 }
 
 /*
@@ -1700,25 +1748,36 @@ static bool submit_pod(gf_live *l, struct lpod *lp, int64_t t)
 	return true;
 }
 
-/* After the cycle: lp (loop job `job`) was bound there: it is ours again, ASSUMED. */
-static void run_keep(gf_live *l, struct lpod *lp, uint32_t job, const struct gf_loop_bind *b);
+/*
+ * How the GPUs g[0..n) of node spec sp are grouped: the loop gives a
+ * multi-GPU pod on a node that publishes its topology gf_topo_pick()'s
+ * choice (queue/loop.c), so this is the fit it found.
+ */
+static enum gf_topo_fit topo_fit(const struct gf_node_spec *sp, const uint8_t *g, int n)
+{
+	if (n < 2)
+		return GF_TOPO_NONE;
+	bool island = sp->topo[g[0]].nvlink_island >= 0, numa = sp->topo[g[0]].numa >= 0;
+	for (int k = 1; k < n; k++) {
+		island &= sp->topo[g[k]].nvlink_island == sp->topo[g[0]].nvlink_island;
+		numa &= sp->topo[g[k]].numa == sp->topo[g[0]].numa;
+	}
+	return island ? GF_TOPO_NVLINK : numa ? GF_TOPO_NUMA : GF_TOPO_NONE;
+}
 
+/* After the cycle: lp (member b->member of loop job `job`) was bound there: ASSUMED, a running job of the loop. */
 static void take_bound(gf_live *l, struct lpod *lp, uint32_t job, const struct gf_loop_bind *b,
 		       struct gf_live_decision *d)
 {
-	bool keep = l->o.queue_policy != GF_QP_KUBE; /* a running job of the loop from now on */
-	if (!keep)
-		(void)gf_loop_disown(l->loop, job); /* its pod is this file's to account from now on */
 	memcpy(lp->r.gpus, b->gpus, sizeof(lp->r.gpus));
 	lp->r.counted = true;
-	topo_repick(l, lp, b->node, d);
 	lp->seen_s = (int32_t)l->now;
-	if (keep)
-		run_keep(l, lp, job, b);
+	lp->run = job;
+	l->nrun++;
 	lp->r.eff.spec = 0;
 	fill_placed(l, lp, b->node, d);
+	d->fit = topo_fit(&l->nodes[lp->r.node].n.spec, lp->r.gpus, lp->r.eff.gpu_count);
 	gf_pod_assume(&lp->r, lp->r.node, l->now, l->changes.end);
-	qcharge(l, lp); /* its queue's usage, now outside the loop */
 }
 
 /* Could a logged change since lp's last attempt let it fit (queue/requeue.h)? */
@@ -1756,32 +1815,40 @@ static void queue_wait(gf_live *l, struct lpod *lp, uint32_t job, struct gf_live
 		 gf_queue_policy_name((enum gf_queue_policy)l->o.queue_policy), gf_loop_why_name(ji.why));
 }
 
-/* ---- running jobs (not kube) ---------------------------------------------- */
+/* ---- running jobs --------------------------------------------------------- */
 
 /*
- * Under the queue policies other than kube a bound pod stays in the loop as
- * a running job (issue 12), so the loop plans reservations and backfill
- * against its expected end (spec.activeDeadlineSeconds, else unknown) in
- * every later cycle, forecasts waiting pods' starts from it, and can choose
- * it as a preemption victim:
- *   - a pod the loop placed keeps its job (take_bound: no gf_loop_disown);
- *     a gang stays one job of all its members;
+ * Every bound pod (ASSUMED or BOUND) is a running job of the loop, under
+ * every queue policy, so the loop is the one ledger of the cluster's room:
+ * it plans reservations and backfill against a job's expected end
+ * (spec.activeDeadlineSeconds, else unknown) in every later cycle,
+ * forecasts waiting pods' starts from it, and can choose it as a
+ * preemption victim:
+ *   - a pod the loop placed keeps its job (take_bound); a gang stays one
+ *     job of all its members;
  *   - a pod bound by someone else, or found bound at start, after a restart
- *     or when a new loop is made (nodes, target or Queues changed), enters
- *     through gf_loop_place_at where its annotations (or the lowest free
- *     GPUs) put it: a job of one pod, or one job per gang of the bound
+ *     or when a new loop is made (target changed, job records compacted),
+ *     enters through gf_loop_place_at where its annotations (or the lowest
+ *     free GPUs) put it: a job of one pod, or one job per gang of the bound
  *     members asking the same (run_adopt_all), running from the loop's
  *     clock, its deadline counted from when the scheduler saw it (the
  *     pod's start is not read: a later end, never an earlier one);
- *   - a pod that ends, is deleted or rebound leaves at once (run_leave:
- *     gf_loop_disown, then this file unbinds it as before); the rest of its
- *     gang stays a running job of the members left.
- * The cluster's binds and lp->r (node, GPUs) stay the same throughout; only
- * the owner of the bind changes (the loop: lp->run; this file: NO_JOB).
- * Job records of ended jobs stay in the loop until a new loop is made: when
- * they are four times the live ones (and over 4,096), the loop is made
- * again (O(pods), amortised over as many ends).
+ *   - a pod that ends, is deleted, rebound, or whose binding failed leaves
+ *     at once (run_leave: gf_loop_end_member, its room free before the
+ *     next cycle); the rest of its gang goes on as one running job.
+ * lp->run is its job (NO_JOB: none) and lp->r.counted says it holds room.
+ * Job records of ended jobs (and, in kube mode, of every attempt that did
+ * not fit) stay in the loop until compacted in place (compact_loop): when
+ * they are twice the pods the loop holds (and over 4,096), O(jobs + pods)
+ * amortised over as many ends.
  */
+static void records_check(gf_live *l)
+{
+	size_t nj = gf_loop_njobs(l->loop);
+	if (nj > 4096 && nj > 2 * (l->in_loop + l->nrun))
+		l->loop_dirty = true;
+}
+
 static bool gmem_room(gf_live *l, size_t n);
 static bool same_request(const struct gf_pod_spec *a, const struct gf_pod_spec *b);
 
@@ -1800,15 +1867,6 @@ static bool job_pod_room(gf_live *l)
 	l->job_pod = v;
 	l->job_cap = nc;
 	return true;
-}
-
-/* lp (job `job`, member b->member) was bound by the cycle: the job stays in the loop, running. */
-static void run_keep(gf_live *l, struct lpod *lp, uint32_t job, const struct gf_loop_bind *b)
-{
-	lp->run = job;
-	l->nrun++;
-	if (memcmp(lp->r.gpus, b->gpus, (size_t)lp->r.eff.gpu_count)) /* topo_repick moved it */
-		(void)gf_loop_member_moved(l->loop, job, b->member, lp->r.gpus);
 }
 
 /*
@@ -1831,47 +1889,46 @@ static int64_t run_estimate(gf_live *l, struct lpod *const *m, size_t n)
 	return end - st.now > 1 ? end - st.now : 1;
 }
 
-/* Bound pods m[0..n) (accounted by this file, the same request) become one running job. */
-static void run_adopt_many(gf_live *l, struct lpod **m, uint32_t n)
+/* The job bound pods m[0..n) (the same request) run as: open, their deadline, m[0]'s queue and budgets. */
+static struct gf_job_spec run_spec(gf_live *l, struct lpod *const *m, uint32_t n)
 {
-	if (!n || !l->loop || !l->cluster || l->o.queue_policy == GF_QP_KUBE || n > GF_LOOP_MAX_GANG ||
-	    !job_pod_room(l) || (n > 1 && !gmem_room(l, n)))
-		return;
+	int qi = l->quota ? pod_qindex(l, pod_of(l, m[0]), NULL, 0) : 0;
+	struct gf_job_spec js = { .pod = m[0]->r.eff, .npods = n, .priority = pod_of(l, m[0])->req.priority,
+				  .duration = GF_LOOP_OPEN, .estimate = run_estimate(l, m, n),
+				  .queue = (uint16_t)(qi < 0 ? (int)l->nq : qi) };
+	js.pod.spec = 0; /* the node is given: no model filter */
+	job_budgets(l, pod_of(l, m[0]), js.budgets);
+	return js;
+}
+
+/*
+ * Bound pods m[0..n) (not in the loop, the same request) become one running
+ * job where they are (lp->r.node, lp->r.gpus).  false: not placed (out of
+ * memory, or it does not fit there: nothing changed).
+ */
+static bool run_adopt_many(gf_live *l, struct lpod **m, uint32_t n)
+{
+	if (!n || !l->loop || !l->cluster || n > GF_LOOP_MAX_GANG || !job_pod_room(l) || (n > 1 && !gmem_room(l, n)))
+		return false;
 	struct gf_loop_bind *where = calloc(n, sizeof(*where));
 	if (!where)
-		return;
+		return false;
 	for (uint32_t k = 0; k < n; k++) {
 		const struct gf_pod_rec *r = &m[k]->r;
-		if (!m[k]->used || m[k]->run != NO_JOB || !r->counted || r->node < 0 ||
-		    l->nodes[r->node].cidx < 0 || (r->st != GF_POD_ASSUMED && r->st != GF_POD_BOUND)) {
+		if (!m[k]->used || m[k]->run != NO_JOB || r->node < 0 || l->nodes[r->node].cidx < 0) {
 			free(where);
-			return;
+			return false;
 		}
 		where[k].node = (uint32_t)l->nodes[r->node].cidx;
 		memcpy(where[k].gpus, r->gpus, sizeof(where[k].gpus));
 	}
 	struct lpod *lp = m[0];
-	int qi = l->quota ? pod_qindex(l, pod_of(l, lp), NULL, 0) : 0;
-	struct gf_job_spec js = { .pod = lp->r.eff, .npods = n, .priority = pod_of(l, lp)->req.priority,
-				  .duration = GF_LOOP_OPEN, .estimate = run_estimate(l, m, n),
-				  .queue = (uint16_t)(qi < 0 ? (int)l->nq : qi) };
-	js.pod.spec = 0; /* the node is given: no model filter */
-	job_budgets(l, pod_of(l, lp), js.budgets);
-	for (uint32_t k = 0; k < n; k++) {
-		quncharge(l, m[k]);
-		(void)gf_cluster_unbind(l->cluster, where[k].node, &m[k]->r.eff, m[k]->r.gpus);
-	}
+	struct gf_job_spec js = run_spec(l, m, n);
 	uint32_t job;
 	gf_err e = gf_loop_place_at(l->loop, &js, where, &job);
 	free(where);
-	if (e) { /* not the loop's: this file's as before */
-		for (uint32_t k = 0; k < n; k++) {
-			if (gf_cluster_bind(l->cluster, (size_t)l->nodes[m[k]->r.node].cidx, &m[k]->r.eff, m[k]->r.gpus))
-				m[k]->r.counted = false, l->conflicts++;
-			qcharge(l, m[k]);
-		}
-		return;
-	}
+	if (e)
+		return false;
 	if (n == 1) {
 		l->job_pod[job] = (uint32_t)(lp - l->pods);
 	} else {
@@ -1879,22 +1936,17 @@ static void run_adopt_many(gf_live *l, struct lpod **m, uint32_t n)
 		for (uint32_t k = 0; k < n; k++)
 			l->gmem[l->ngmem++] = (uint32_t)(m[k] - l->pods);
 	}
-	for (uint32_t k = 0; k < n; k++)
+	for (uint32_t k = 0; k < n; k++) {
 		m[k]->run = job;
+		m[k]->r.counted = true;
+	}
 	l->nrun += n;
+	return true;
 }
 
-static void run_adopt(gf_live *l, struct lpod *lp)
+static bool run_adopt(gf_live *l, struct lpod *lp)
 {
-	run_adopt_many(l, &lp, 1);
-}
-
-/* The old loop is gone (its binds stay in the cluster): every pod is this file's again. */
-static void run_forget_all(gf_live *l)
-{
-	for (size_t i = 0; i < l->npods; i++)
-		l->pods[i].run = NO_JOB;
-	l->nrun = 0;
+	return run_adopt_many(l, &lp, 1);
 }
 
 static int cmp_gkey_slot(const void *a, const void *b)
@@ -1903,27 +1955,30 @@ static int cmp_gkey_slot(const void *a, const void *b)
 	return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-/* A new loop: every accounted pod enters it as a running job; a gang's bound members asking the same, as one. */
+/*
+ * A new loop: every ASSUMED pod, then every BOUND one, enters it where it
+ * is (account_as; a pod that held room in the old loop keeps its GPUs),
+ * each a job of one; then a gang's bound members asking the same become
+ * one job (their jobs of one end, the gang's starts in the same room).
+ */
 static void run_adopt_all(gf_live *l)
 {
-	if (l->o.queue_policy == GF_QP_KUBE || !l->loop)
+	if (!l->loop)
 		return;
 	size_t ng = 0;
-	for (size_t i = 0; i < l->npods; i++) {
-		struct lpod *lp = &l->pods[i];
-		if (!lp->used || !lp->r.counted)
-			continue;
-		if (lp->gkey)
-			ng++;
-		else
-			run_adopt(l, lp);
-	}
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < l->npods; i++) {
+			struct lpod *lp = &l->pods[i];
+			if (!lp->used || lp->r.st != (pass ? GF_POD_BOUND : GF_POD_ASSUMED))
+				continue;
+			account_as(l, lp, lp->placed);
+			ng += lp->r.counted && lp->gkey;
+		}
+	for (size_t i = 0; i < l->npods; i++)
+		l->pods[i].placed = false;
 	uint64_t (*v)[2] = ng ? malloc(ng * sizeof(*v)) : NULL;
 	struct lpod **m = ng ? malloc((ng < GF_LOOP_MAX_GANG ? ng : GF_LOOP_MAX_GANG) * sizeof(*m)) : NULL;
-	if (!v || !m) {
-		for (size_t i = 0; i < l->npods; i++) /* out of memory: each alone */
-			if (l->pods[i].used && l->pods[i].r.counted && l->pods[i].gkey)
-				run_adopt(l, &l->pods[i]);
+	if (!v || !m) { /* none, or out of memory: each alone */
 		free(v);
 		free(m);
 		return;
@@ -1939,7 +1994,19 @@ static void run_adopt_all(gf_live *l)
 		while (i < ng && v[i][0] == first->gkey && n < GF_LOOP_MAX_GANG &&
 		       same_request(&l->pods[v[i][1]].r.eff, &first->r.eff))
 			m[n++] = &l->pods[v[i++][1]];
-		run_adopt_many(l, m, n);
+		if (n < 2 || !job_pod_room(l) || !gmem_room(l, n))
+			continue;
+		for (uint32_t j = 0; j < n; j++) {
+			uint32_t rest;
+			(void)gf_loop_end_member(l->loop, m[j]->run, 0, &rest); /* a job of one: none left */
+			m[j]->run = NO_JOB;
+			m[j]->r.counted = false;
+		}
+		l->nrun -= n;
+		if (!run_adopt_many(l, m, n)) /* cannot happen: the room they just left */
+			for (uint32_t j = 0; j < n; j++)
+				if (!run_adopt(l, m[j]))
+					l->conflicts++;
 	}
 	free(v);
 	free(m);
@@ -1947,46 +2014,52 @@ static void run_adopt_all(gf_live *l)
 
 /*
  * lp's bind ends (the pod finished, was deleted, rebound, or its binding
- * failed): its job leaves the loop now (gf_loop_disown; the caller unbinds
- * lp from the cluster); the other members of its gang stay, as a job of
- * those left.
+ * failed): its member of its job ends in the loop at once
+ * (gf_loop_end_member: its room is free now); the other members of its
+ * gang go on as the job the loop makes of them.
  */
 static void run_leave(gf_live *l, struct lpod *lp)
 {
-	uint32_t job = lp->run;
+	uint32_t job = lp->run, slot = (uint32_t)(lp - l->pods), member = 0, rest = GF_LOOP_NO_JOB;
 	if (job == NO_JOB)
 		return;
 	lp->run = NO_JOB;
 	l->nrun--;
 	if (!l->loop)
 		return;
-	struct lpod **rest = NULL;
-	uint32_t nrest = 0;
-	if (l->job_pod[job] & GANG_JOB) {
-		struct gf_job_info ji;
-		gf_loop_job(l->loop, job, &ji);
-		uint32_t at = l->job_pod[job] & ~GANG_JOB;
-		rest = malloc(ji.npods * sizeof(*rest));
-		for (uint32_t k = 0; k < ji.npods && at + k < l->ngmem; k++) {
+	struct gf_job_info ji;
+	gf_loop_job(l->loop, job, &ji);
+	bool gang = l->job_pod[job] & GANG_JOB;
+	uint32_t at = l->job_pod[job] & ~GANG_JOB;
+	while (gang && member < ji.npods && l->gmem[at + member] != slot)
+		member++;
+	bool room = job_pod_room(l) && (ji.npods <= 2 || gmem_room(l, ji.npods - 1));
+	if (gf_loop_end_member(l->loop, job, member < ji.npods ? member : 0, &rest) || !room) {
+		l->dirty = true; /* cannot happen, or out of memory: the engine made again takes every pod */
+		for (uint32_t k = 0; gang && k < ji.npods; k++) {
 			struct lpod *o = &l->pods[l->gmem[at + k]];
-			if (o == lp || !o->used || o->run != job)
-				continue;
-			o->run = NO_JOB;
-			l->nrun--;
-			if (rest)
-				rest[nrest++] = o;
-			else
-				qcharge(l, o);
+			if (o != lp && o->used && o->run == job)
+				o->run = NO_JOB, l->nrun--;
 		}
+		return;
 	}
-	(void)gf_loop_disown(l->loop, job);
-	for (uint32_t k = 0; k < nrest; k++)
-		qcharge(l, rest[k]);
-	run_adopt_many(l, rest, nrest);
-	free(rest);
-	size_t nj = gf_loop_njobs(l->loop);
-	if (nj > 4096 && nj > 4 * (l->in_loop + l->nrun))
-		l->loop_dirty = true; /* ended jobs' records: a new loop (make_loop) */
+	if (rest != GF_LOOP_NO_JOB) { /* the others, in their order: job rest's members */
+		uint32_t n = 0, first = (uint32_t)l->ngmem;
+		for (uint32_t k = 0; k < ji.npods; k++) {
+			uint32_t o = l->gmem[at + k];
+			if (o == slot)
+				continue;
+			l->pods[o].run = rest;
+			if (ji.npods > 2)
+				l->gmem[l->ngmem++] = o;
+			else
+				l->job_pod[rest] = o;
+			n++;
+		}
+		if (n > 1)
+			l->job_pod[rest] = GANG_JOB | first;
+	}
+	records_check(l);
 }
 
 /* ---- preemption (opts.preemption; not kube) -------------------------------- */
@@ -2048,7 +2121,6 @@ static void victims_take(gf_live *l, const struct gf_loop_decisions *out, int64_
 			lp->run = NO_JOB;
 			l->nrun--;
 			lp->r.counted = false; /* the loop unbound it */
-			lp->qcharged = false;
 			if (lp->held) { /* a preemptor not bound yet: released, never deleted */
 				lp->held = false;
 				gf_live_forget(l, lp->uid, true);
@@ -2670,8 +2742,6 @@ static bool run_cycle(gf_live *l)
 		}
 		if (!e)
 			gang_wake(l, &out);
-		if (!l->in_loop && !gf_loop_clear_jobs(l->loop))
-			l->ngmem = 0;
 		if (!e)
 			idle_note(l, t);
 		return took || l->ndec > 0;
@@ -2699,9 +2769,7 @@ static bool run_cycle(gf_live *l)
 		}
 		add_decision(l, lp, &d);
 	}
-	/* every job of the cycle was bound (then disowned) or left: the records go */
-	if (gf_loop_clear_jobs(l->loop))
-		l->sched_dirty = true; /* cannot happen; a fresh loop then */
+	records_check(l); /* every job of the cycle runs or left the loop */
 	return true;
 }
 
@@ -2727,8 +2795,25 @@ void gf_live_forget(gf_live *l, const char *uid, bool requeue)
 	struct lpod *lp = pod_by_uid(l, uid);
 	if (!lp || lp->r.st != GF_POD_ASSUMED)
 		return;
-	unaccount(l, lp);
 	bool ours = lp->ours;
+	uint32_t job = lp->run;
+	if (ours && job != NO_JOB && l->loop && l->o.queue_policy != GF_QP_KUBE && !(l->job_pod[job] & GANG_JOB) &&
+	    gf_loop_unbind(l->loop, job) == GF_OK) {
+		/* not kube, a job of one: back in the loop's queue at its place (its room free now), parked here */
+		lp->run = NO_JOB;
+		l->nrun--;
+		lp->r.counted = false;
+		l->freed = true;
+		if (l->nodes[lp->r.node].cidx >= 0)
+			gf_changelog_add(&l->changes, l->nodes[lp->r.node].cidx);
+		lp->job = job;
+		l->in_loop++;
+		lp->note_s = NOTE_NEVER;
+		gf_pod_forget(&l->queue, &lp->r, (uint32_t)(lp - l->pods), ours, false, l->now,
+			      l->changes.end ? l->changes.end - 1 : 0);
+		return;
+	}
+	unaccount(l, lp);
 	/* not requeued: back after its backoff, on the change its own release logged */
 	gf_pod_forget(&l->queue, &lp->r, (uint32_t)(lp - l->pods), ours, requeue, l->now,
 		      l->changes.end ? l->changes.end - 1 : 0);
@@ -3094,24 +3179,25 @@ gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *nod
 			 p->name, node, gf_why_text(w));
 		return GF_RANGE;
 	}
-	const struct gf_node *st = gf_cluster_node(l->cluster, ci);
-	int hint = -1;
-	if (lp->r.eff.gpu_count == 1 && lp->r.eff.gpu_milli < GF_MILLI_PER_GPU && l->o.policy->score)
-		(void)gf_sched_score(l->sched, &lp->r.eff, ci, &hint);
-	if (hint >= 0 && hint < st->ngpus && st->gpu_free[hint] >= lp->r.eff.gpu_milli)
-		lp->r.gpus[0] = (uint8_t)hint;
-	else if (lp->r.eff.gpu_count &&
-		 gf_topo_pick(st, &nd->n.spec, lp->r.eff.gpu_count, lp->r.eff.gpu_milli, lp->r.gpus, &d->fit) <
-			 lp->r.eff.gpu_count)
-		return GF_RANGE;
-	lp->r.eff.spec = 0;
-	if ((e = gf_cluster_bind(l->cluster, ci, &lp->r.eff, lp->r.gpus)))
-		return e;
+	/* a running job of the loop there, on the GPUs the loop chooses */
+	int32_t seen = lp->seen_s;
+	uint32_t job;
+	lp->seen_s = (int32_t)l->now; /* its deadline counts from now (run_spec) */
+	struct gf_job_spec js = run_spec(l, &lp, 1);
+	js.pod.spec = lp->r.eff.spec; /* the policy's GPU hint reads the pod as asked */
+	e = job_pod_room(l) ? gf_loop_place_on(l->loop, &js, (uint32_t)ci, lp->r.gpus, &job) : GF_NOMEM;
+	if (e) {
+		lp->seen_s = seen;
+		return e == GF_EXISTS ? GF_RANGE : e;
+	}
+	l->job_pod[job] = (uint32_t)(lp - l->pods);
+	lp->run = job;
 	lp->r.counted = true;
+	l->nrun++;
+	lp->r.eff.spec = 0;
 	gf_pod_assume(&lp->r, (int32_t)l->cnode[ci], l->now, l->changes.end);
-	lp->seen_s = (int32_t)l->now;
-	run_adopt(l, lp); /* a running job of the loop, as a pod bound by someone else */
 	fill_placed(l, lp, ci, d);
+	d->fit = topo_fit(&nd->n.spec, lp->r.gpus, lp->r.eff.gpu_count);
 	return GF_OK;
 }
 

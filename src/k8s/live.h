@@ -168,7 +168,12 @@ struct gf_live_eviction {
 };
 size_t gf_live_evictions(gf_live *l, struct gf_live_eviction *out, size_t max);
 
-/* Undo an assumption (binding failed).  requeue: back into the queue. */
+/*
+ * Undo an assumption (binding failed): its room is free at once.  requeue:
+ * back into the queue now, else after its backoff.  Under a queue policy
+ * other than kube a pod placed as a job of one goes back into the loop's
+ * queue at its place instead (gf_loop_unbind), tried in the next cycle.
+ */
 void gf_live_forget(gf_live *l, const char *uid, bool requeue);
 
 /*
@@ -322,14 +327,14 @@ struct gf_live_stats {
 	uint64_t conflicts;		/* bound pods that did not fit their node's state */
 	uint64_t rebuilds;		/* engine rebuilt: the first nodes, or a node change it could not apply in place */
 	uint64_t node_verbs;		/* nodes joined, left or changed resources in place (no rebuild) */
-	uint64_t loops_made;		/* engine loops made (a rebuild, a new target, job records compacted) */
+	uint64_t loops_made;		/* engine loops made (the first nodes, a rebuild) */
 	uint64_t resets;		/* placement state (score cache) started afresh: rebuilds, new target */
 	uint64_t requeue_skips;		/* requeued pods not tried: no changed node lets them fit */
 	uint64_t loop_tries;		/* placements the engine's loop tried (every policy; all loops) */
 	size_t pod_records;		/* pods held (any state) */
 	size_t pod_bytes;		/* their memory: slots (engine record, uid) and packed objects */
-	size_t loop_jobs;		/* job records the loop holds (ended ones until a new loop) */
-	size_t running_pods;		/* bound pods in the loop's running jobs (not kube) */
+	size_t loop_jobs;		/* job records the loop holds (ended ones until compacted) */
+	size_t running_pods;		/* bound pods in the loop's running jobs (every bound pod it holds) */
 	size_t node_slots;		/* node slots held: nodes present, absent ones pods still name, spare */
 	size_t index_slots;		/* hash table slots: node names, pod uids, gangs */
 	uint64_t cycles;		/* scheduling cycles of the engine's loop run */

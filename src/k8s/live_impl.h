@@ -163,10 +163,11 @@ struct lpod {
 	bool rules;		/* the pod has a node selector, tolerations or affinity */
 	bool evicted;		/* preemption chose it: being deleted, not accounted ("preemption") */
 	bool held;		/* a preemptor waiting for its node's evicted pods to go */
+	bool placed;		/* a new loop is made: it held room in the old one, at r.gpus */
 	uint32_t gen;
 	uint32_t plen;		/* packed bytes */
 	uint32_t job;		/* its job in the loop's queue (not kube); NO_JOB: none */
-	uint32_t run;		/* bound: its running job in the loop (not kube); NO_JOB: none */
+	uint32_t run;		/* bound (ASSUMED or BOUND, r.counted): its running job in the loop; NO_JOB: none */
 	int32_t seen_s;		/* the caller's second it was first seen placed (its run's start); -1 */
 	uint64_t gkey;		/* its gang (api, namespace, name) hashed; 0: none */
 	uint32_t gnext, gprev;	/* gkey != 0: its gang's other pods (struct gindex); NO_SLOT: none */
@@ -177,11 +178,6 @@ struct lpod {
 	uint8_t *packed;
 	struct gf_pod_rec r;
 	char uid[GF_K8S_UID_MAX];
-	/* quotas (opts.queues): what its bound GPUs are charged to in the loop */
-	bool qcharged;
-	uint16_t qidx;
-	int32_t qmodel;
-	int64_t qmilli;
 };
 
 struct gf_live {
@@ -303,8 +299,9 @@ struct gf_live {
 	struct smap qmap, nsmap;	/* Queue name -> qdef index; namespace -> nsq index */
 	struct gf_queue_quota *quota;	/* nq + 1: the last one, unlimited, for pods of no Queue */
 	bool queues_dirty;		/* a Queue, namespace label or budget's selector changed: jobs relabelled in place */
-	bool loop_dirty;		/* job records to compact: a new loop */
-	uint64_t loops_made;		/* loops made (each re-adopts every pod) */
+	bool loop_dirty;		/* job records to compact (compact_loop) */
+	uint64_t loops_made;		/* loops made (each re-adopts every pod): rebuilds */
+	uint64_t compactions;		/* job records compacted in place */
 	uint64_t loop_tries;	/* placements tried by loops since destroyed (gf_live_stats) */
 	size_t nrun;		/* pods in the loop's running jobs ("running jobs") */
 	struct gf_live_eviction *evq;	/* evictions not handed out yet ("preemption") */

@@ -4,17 +4,15 @@
  * the loop's quotas (live.h: gf_live_queue_set, gf_live_queue_delete,
  * gf_live_namespace_queue, gf_live_each_queue, gf_live_queue_usage).
  * Shares live_impl.h with live.c, which keeps the pods' side: a pod's quota
- * (pod_qindex) and the charges of the accounted pods (qcharge, quncharge,
- * quota_charge_all), called where pods are decided, accounted and adopted.
+ * (pod_qindex), given to the loop with each of its jobs.
  *
  * With opts.queues the loop gets one quota per Queue object held (in the
  * order first seen) and one more, unlimited, for pods charged to no Queue
- * (no label, or Kueue's).  The loop knows only the pods waiting in it; the
- * bound ones are live.c's (gf_loop_disown), so their GPUs are charged to
- * their queue from outside (gf_loop_queue_charge) whenever they are
- * accounted, and again, all of them, into each new loop.  A Queue change
- * (or a namespace's queue label) makes a new loop before the next decision:
- * the waiting pods go back to live.c's queue and are submitted again.
+ * (no label, or Kueue's).  The loop holds every pod, waiting or bound, so
+ * its usage is the Queues' usage.  A Queue change (or a namespace's queue
+ * label) relabels the loop's jobs in place before the next decision; a
+ * waiting pod whose Queue went makes a new loop (the waiting pods go back
+ * to live.c's queue and are submitted again).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -79,3 +79,10 @@ bool gf_events_pop(struct gf_events *h, struct gf_event *out)
 		h->ev[i] = last;
 	return true;
 }
+
+void gf_events_remap(struct gf_events *h, const uint32_t *map, size_t n)
+{
+	for (size_t r = 0; r < h->n; r++)
+		if (h->ev[r].job < n)
+			h->ev[r].job = map[h->ev[r].job];
+}

@@ -50,4 +50,12 @@ bool gf_events_peek(const struct gf_events *h, struct gf_event *out);
 /* Remove the earliest event into *out; false if the heap is empty. */
 bool gf_events_pop(struct gf_events *h, struct gf_event *out);
 
+/*
+ * Job ids change (the loop compacts its job records): an event of job j < n
+ * now names map[j] (UINT32_MAX: a job that is gone; its event still pops at
+ * its time, and does nothing).  The order stays (the key is (time, seq)).
+ * O(events).
+ */
+void gf_events_remap(struct gf_events *h, const uint32_t *map, size_t n);
+
 #endif /* GF_QUEUE_EVENTS_H */

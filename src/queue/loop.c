@@ -1260,6 +1260,36 @@ gf_err gf_loop_place_at(gf_loop *L, const struct gf_job_spec *spec, const struct
 	return err;
 }
 
+gf_err gf_loop_place_on(gf_loop *L, const struct gf_job_spec *spec, uint32_t node, uint8_t gpus[GF_MAX_GPUS],
+			uint32_t *id)
+{
+	const struct gf_pod_spec *p = &spec->pod;
+	struct gf_loop_bind at = { .node = node };
+	struct gf_job_spec s = *spec;
+	int hint = -1;
+
+	if (spec->npods != 1)
+		return GF_INVAL;
+	if (node >= L->nnodes)
+		return GF_RANGE;
+	const struct gf_node *st = gf_cluster_node(L->real, node);
+
+	if (p->gpu_count == 1 && p->gpu_milli < GF_MILLI_PER_GPU && L->ops->score)
+		(void)gf_sched_score(L->sched, p, node, &hint);
+	if (hint >= 0 && hint < st->ngpus && st->gpu_free[hint] >= p->gpu_milli)
+		at.gpus[0] = (uint8_t)hint;
+	else if (p->gpu_count &&
+		 gf_topo_pick(st, gf_cluster_spec(L->real, node), p->gpu_count, p->gpu_milli, at.gpus, NULL) <
+			 p->gpu_count)
+		return GF_EXISTS;
+	s.pod.spec = 0;	/* the node is chosen: no model filter */
+	gf_err err = gf_loop_place_at(L, &s, &at, id);
+
+	if (!err)
+		memcpy(gpus, at.gpus, GF_MAX_GPUS);
+	return err;
+}
+
 static uint32_t count_stalled(const gf_loop *L)
 {
 	uint32_t n = 0;
@@ -1284,7 +1314,8 @@ static gf_err apply_events(gf_loop *L, int64_t now)
 		while (gf_events_peek(&L->events, &ev) && ev.time == t) {
 			gf_events_pop(&L->events, &ev);
 			L->stats.events++;
-			err = ev.kind == GF_EV_ARRIVAL ? add(L, ev.job)
+			err = ev.job >= L->njobs ? GF_OK	/* of a job compacted away: it did nothing */
+			      : ev.kind == GF_EV_ARRIVAL ? add(L, ev.job)
 			      : ev.kind == GF_EV_END ? finish(L, ev.job)
 						     : GF_OK;	/* a wake-up: only the cycle */
 			if (err)
@@ -1427,45 +1458,136 @@ gf_err gf_loop_nodes_freed(gf_loop *L, const uint32_t *nodes, size_t n)
 	return GF_OK;
 }
 
-gf_err gf_loop_disown(gf_loop *L, uint32_t id)
+/*
+ * A member of running job id ends now: the job's pods are unbound at once
+ * (the freed log notes their nodes), it is DONE, and its other members go
+ * on as a new running job (*rest) where they are: same start, estimate,
+ * queue place and the rest of the spec, so a gang that ends pod by pod
+ * keeps its record, not its id.
+ */
+gf_err gf_loop_end_member(gf_loop *L, uint32_t id, uint32_t member, uint32_t *rest)
 {
-	if (id >= L->njobs)
-		return GF_RANGE;
-	struct job *j = &L->jobs[id];
-	size_t pos = running_pos(L, id);
+	gf_err err;
 
-	if (j->state != GF_JOB_RUNNING || pos >= L->nrunning || L->running[pos] != id)
-		return GF_STATE;
-	memmove(&L->running[pos], &L->running[pos + 1], (L->nrunning - pos - 1) * sizeof(*L->running));
-	L->nrunning--;
-	gf_loop_quota_charge(L, j, &L->members[j->member0], j->npods, -1);
-	L->used_cls[j->cls] -= (int64_t)j->npods * j->gpu_count * j->gpu_milli;
-	j->nbound = 0;
-	j->duration = gf_loop_max64(L->now - j->start, 0);
-	j->state = GF_JOB_DONE;	/* for the loop: over; its pods are the caller's */
-	return GF_OK;
-}
-
-gf_err gf_loop_member_moved(gf_loop *L, uint32_t id, uint32_t member, const uint8_t gpus[GF_MAX_GPUS])
-{
+	*rest = NONE;
 	if (id >= L->njobs || member >= L->jobs[id].npods)
 		return GF_RANGE;
 	if (L->jobs[id].state != GF_JOB_RUNNING)
 		return GF_STATE;
-	memcpy(L->members[L->jobs[id].member0 + member].gpus, gpus, GF_MAX_GPUS);
-	L->plan_dirty = true;	/* the plans' copies of the cluster may differ from it now */
+	struct job old = L->jobs[id];
+	uint32_t n = 0;
+
+	if (gf_grow(&L->tmp_members, &L->tmp_cap, old.npods, sizeof(*L->tmp_members), 64))
+		return GF_NOMEM;
+	for (uint32_t k = 0; k < old.npods; k++)
+		if (k != member)
+			L->tmp_members[n++] = L->members[old.member0 + k];
+	if ((err = gf_loop_unbind_job(L, id)))
+		return err;
+	L->jobs[id].state = GF_JOB_DONE;
+	L->jobs[id].duration = gf_loop_max64(L->now - old.start, 0);	/* its end event, if any, is stale */
+	L->plan_dirty = true;	/* the plans counted on its room until its expected end */
+	if (!n)
+		return GF_OK;
+	struct gf_job_spec s = { .pod = gf_loop_pod_of(&old), .npods = n, .priority = old.priority, .cls = old.cls,
+				 .arrival = old.arrival, .duration = old.duration, .estimate = old.estimate,
+				 .queue = old.queue, .never_preempt = old.never_preempt };
+	uint32_t nid;
+
+	memcpy(s.budgets, old.budgets, sizeof(s.budgets));
+	if ((err = new_job(L, &s, &nid)))
+		return err;
+	struct job *j = &L->jobs[nid];
+	struct gf_pod_spec p = gf_loop_pod_of(j);
+
+	memcpy(&L->members[j->member0], L->tmp_members, n * sizeof(*L->members));
+	if (!gf_loop_bind_pods(L->real, &p, &L->members[j->member0], n))
+		return GF_STATE;	/* the room it just freed: cannot happen */
+	j->qseq = old.qseq;
+	j->start = old.start;
+	j->estimate = old.estimate;
+	j->promised = old.promised;
+	j->npreempted = old.npreempted;
+	j->lost = old.lost;
+	j->state = GF_JOB_RUNNING;
+	gf_loop_assume(L, j, n);
+	if (gf_grow(&L->running, &L->running_cap, L->nrunning + 1, sizeof(*L->running), 64))
+		return GF_NOMEM;
+	if (j->duration != GF_LOOP_OPEN && gf_events_push(&L->events, j->start + j->duration, GF_EV_END, nid))
+		return GF_NOMEM;
+	size_t pos = running_pos(L, nid);
+
+	memmove(&L->running[pos + 1], &L->running[pos], (L->nrunning - pos) * sizeof(*L->running));
+	L->running[pos] = nid;
+	L->nrunning++;
+	*rest = nid;
 	return GF_OK;
 }
 
-gf_err gf_loop_clear_jobs(gf_loop *L)
+/* Entries of v[0, *n) whose job goes (map NONE) are dropped, the others renamed. */
+static void remap_entries(struct entry *v, size_t *n, const uint32_t *map)
 {
-	if (L->npend || L->nincoming || L->nrunning || L->events.n || L->nres || L->npartials)
-		return GF_STATE;
+	size_t w = 0;
+
+	for (size_t r = 0; r < *n; r++)
+		if (map[v[r].job] != NONE)
+			v[w++] = (struct entry){ map[v[r].job], v[r].member };
+	*n = w;
+}
+
+static void remap_ids(uint32_t *v, size_t *n, const uint32_t *map)
+{
+	size_t w = 0;
+
+	for (size_t r = 0; r < *n; r++)
+		if (map[v[r]] != NONE)
+			v[w++] = map[v[r]];
+	*n = w;
+}
+
+size_t gf_loop_njobs_over(const gf_loop *L)
+{
+	size_t n = 0;
+
+	for (size_t id = 0; id < L->njobs; id++)
+		n += L->jobs[id].state == GF_JOB_DONE || L->jobs[id].state == GF_JOB_WITHDRAWN ||
+		     L->jobs[id].state == GF_JOB_DROPPED;
+	return n;
+}
+
+void gf_loop_compact(gf_loop *L, uint32_t *map)
+{
+	uint32_t n = 0;
+	size_t nm = 0, old = L->njobs;
+
+	for (size_t id = 0; id < old; id++) {
+		uint8_t st = L->jobs[id].state;
+
+		map[id] = st == GF_JOB_DONE || st == GF_JOB_WITHDRAWN || st == GF_JOB_DROPPED ? NONE : n++;
+	}
+	for (size_t id = 0; id < old; id++) {
+		struct job j = L->jobs[id];
+
+		if (map[id] == NONE)
+			continue;
+		memmove(&L->members[nm], &L->members[j.member0], j.npods * sizeof(*L->members));
+		j.member0 = (uint32_t)nm;
+		nm += j.npods;
+		L->jobs[map[id]] = j;
+	}
+	L->njobs = n;
+	L->nmembers = nm;
+	remap_entries(L->pend, &L->npend, map);
+	remap_entries(L->incoming, &L->nincoming, map);
+	remap_ids(L->running, &L->nrunning, map);	/* ids in the same order: (end, id) order kept */
+	remap_ids(L->partials, &L->npartials, map);
+	for (size_t r = 0; r < L->nres; r++)
+		L->res[r].holder = map[L->res[r].holder];	/* a holder waits: kept */
 	for (size_t r = 0; r < MAX_RES; r++)
-		L->prev[r].holder = NONE;
-	L->njobs = L->nmembers = 0;
+		if (L->prev[r].holder != NONE)
+			L->prev[r].holder = map[L->prev[r].holder];
+	gf_events_remap(&L->events, map, old);
 	L->nbinds = L->nevicted = 0;
-	return GF_OK;
 }
 
 gf_err gf_loop_unbind(gf_loop *L, uint32_t id)

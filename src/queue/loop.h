@@ -272,9 +272,11 @@ void gf_loop_destroy(gf_loop *L);
 
 /*
  * A loop over the caller's cluster c instead of its own (the live
- * scheduler's: it also holds pods the loop does not know, and the caller
- * keeps changing it): not copied, not destroyed by the loop; nodes are c's.
- * The caller reports room it frees with gf_loop_nodes_freed().
+ * scheduler's, which reads it between cycles): not copied, not destroyed
+ * by the loop; nodes are c's.  What is bound in c when the loop is made
+ * stays, unknown to the loop; pods bound later by others enter with
+ * gf_loop_place_at.  Room the caller frees itself is reported with
+ * gf_loop_nodes_freed().
  */
 gf_err gf_loop_create_on(gf_cluster *c, const struct gf_policy_ops *ops, const struct gf_policy_env *env,
 			 const struct gf_loop_config *cfg, gf_loop **out);
@@ -287,20 +289,19 @@ gf_err gf_loop_create_on(gf_cluster *c, const struct gf_policy_ops *ops, const s
 gf_err gf_loop_nodes_freed(gf_loop *L, const uint32_t *nodes, size_t n);
 
 /*
- * Running job id leaves the loop; its pods stay bound in the cluster, now
- * the caller's to account and release (the live scheduler's ledger of bound
- * pods, kube mode).  Its queue usage and class allocation are returned.
- * Errors: GF_RANGE (no such job), GF_STATE (not running).
+ * Job records of jobs that are over (done, withdrawn, dropped) go, in
+ * place: every other job keeps its state, its place in the queue and in
+ * the running list, its reservation and events, and gets a new id, in the
+ * same order: map[id] (gf_loop_njobs() entries before the call) is the new
+ * id of job id, GF_LOOP_NO_JOB for one that went.  Decisions after it are
+ * those the loop would have made without it (the order of ids is kept);
+ * the last cycle's decisions (gf_loop_decisions) are gone.  O(jobs +
+ * members + events); no allocation.  Events of the jobs gone stay, doing
+ * nothing (a cycle still runs at their time, as it would have).  gf_loop_njobs_over() counts the
+ * records it would drop.
  */
-gf_err gf_loop_disown(gf_loop *L, uint32_t id);
-
-/*
- * Forget every job record when none is pending, running or due (the live
- * scheduler after each of its cycles): job ids start again at 0; the
- * statistics, the clock and the per-shape memos stay.  Errors: GF_STATE
- * (some job is still pending, running or has an event queued).
- */
-gf_err gf_loop_clear_jobs(gf_loop *L);
+void gf_loop_compact(gf_loop *L, uint32_t *map);
+size_t gf_loop_njobs_over(const gf_loop *L);
 
 /*
  * The disruption budgets now (config.budgets): allowed[b] more pods of the
@@ -351,6 +352,16 @@ gf_err gf_loop_node_update(gf_loop *L, uint32_t i, const struct gf_node_spec *sp
 gf_err gf_loop_node_cordon(gf_loop *L, uint32_t i, bool on);
 gf_err gf_loop_node_notice(gf_loop *L, uint32_t i, int64_t t);
 
+/*
+ * The policy's target workload (gf_policy_env.target: FGD's, which the live
+ * scheduler rebuilds as the pods it sees change) is now *target, which must
+ * outlive the loop (or the next call): the placement schedulers are made
+ * anew over it (their score caches go) and reservations are planned again;
+ * jobs, the queue, the per-shape memos and the random draws stay.  Errors:
+ * GF_NOMEM, the policy's create() error; the old target stays then.
+ */
+gf_err gf_loop_set_target(gf_loop *L, const struct gf_target *target);
+
 /* Nodes of the loop's cluster, removed ones included (indices < this are valid). */
 size_t gf_loop_nnodes(const gf_loop *L);
 
@@ -358,8 +369,7 @@ size_t gf_loop_nnodes(const gf_loop *L);
  * Replace the quota queues in place (config.queues; copied): jobs keep
  * their queue index, usage is recounted from the jobs holding room, and
  * the next cycle applies the new limits (nothing running is evicted by the
- * change itself; reclaim and preemption act as usual).  Usage charged with
- * gf_loop_queue_charge is not kept: the caller charges it again.  Ignored
+ * change itself; reclaim and preemption act as usual).  Ignored
  * (GF_OK) in kube mode, which has no quotas.  Errors: GF_INVAL (a bad
  * definition, more than GF_LOOP_MAX_QUEUES), GF_RANGE (a pending, future or
  * running job names a queue index >= n while n > 0), GF_NOMEM; the quotas
@@ -483,14 +493,6 @@ const gf_cluster *gf_loop_cluster(const gf_loop *L);
 int64_t gf_loop_queue_usage(const gf_loop *L, uint16_t q);
 
 /*
- * Usage the loop holds no job for (the live scheduler's bound pods, which it
- * accounts itself after gf_loop_disown): sign * milli milli-GPU of GPU model
- * `model` (a catalog id; -1 unknown) charged to queue q, as a job's pods
- * would be.  Nothing without quotas or for q out of range.
- */
-void gf_loop_queue_charge(gf_loop *L, uint16_t q, int32_t model, int64_t milli, int sign);
-
-/*
  * A job already running where the caller says (a pod bound before the loop
  * knew it, or by someone else): its members bound exactly at where[0..npods)
  * (node, GPUs; job and member ignored), running from the loop's clock, for
@@ -503,13 +505,28 @@ gf_err gf_loop_place_at(gf_loop *L, const struct gf_job_spec *spec, const struct
 			uint32_t *id);
 
 /*
- * The caller moved member `member` of running job id to other GPUs of the
- * same node in the cluster (the live scheduler's topology choice after the
- * cycle bound it): the job's record follows, so its end or eviction frees
- * the GPUs it holds.  The cluster is not touched.  Errors: GF_RANGE (no such
- * job or member), GF_STATE (not running).
+ * Member `member` of running job id ended now (its pod finished, was
+ * deleted or bound elsewhere): the job's pods are unbound at once, not at
+ * the next cycle (the caller reads the cluster meanwhile), and its nodes
+ * count as freed room; the job is GF_JOB_DONE.  Its other members, if any,
+ * go on as a new running job *rest (GF_LOOP_NO_JOB when none) where they
+ * are, with the job's start, estimate, queue place, priority, queue and
+ * budgets: a gang ending pod by pod.  Errors: GF_RANGE (no such job or
+ * member), GF_STATE (not running), GF_NOMEM.
  */
-gf_err gf_loop_member_moved(gf_loop *L, uint32_t id, uint32_t member, const uint8_t gpus[GF_MAX_GPUS]);
+#define GF_LOOP_NO_JOB UINT32_MAX
+gf_err gf_loop_end_member(gf_loop *L, uint32_t id, uint32_t member, uint32_t *rest);
+
+/*
+ * A job of one pod on the node the caller chose (kube-scheduler's extender
+ * bind: it chose the node): the loop chooses the GPUs there (the policy's
+ * GPU for a shared one-GPU pod, else the topology's choice, else the lowest
+ * that fit; gpus[] gets them) and it runs as gf_loop_place_at's.  Errors:
+ * as gf_loop_place_at; GF_INVAL (npods != 1), GF_EXISTS (it does not fit
+ * there: nothing changed).
+ */
+gf_err gf_loop_place_on(gf_loop *L, const struct gf_job_spec *spec, uint32_t node, uint8_t gpus[GF_MAX_GPUS],
+			uint32_t *id);
 
 /*
  * "When will I start?" for a pending job: its reservation time if it is the

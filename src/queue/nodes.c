@@ -1,6 +1,7 @@
 /*
  * queue/nodes.c - the loop's node verbs: add, remove, update, cordon,
- * notice (loop.h).
+ * notice (loop.h); and a new target workload (gf_loop_set_target), which
+ * remakes the two schedulers as add does.
  *
  * The loop holds four kinds of copies of its node set: the real cluster,
  * the planner's scratch copy, the empty cluster (is a shape resolvable at
@@ -131,6 +132,20 @@ static gf_err remake_scheds(gf_loop *L)
 	L->sched = s;
 	L->planner = pl;
 	return GF_OK;
+}
+
+gf_err gf_loop_set_target(gf_loop *L, const struct gf_target *target)
+{
+	const struct gf_target *was = L->env.target;
+	gf_err err;
+
+	L->env.target = target;
+	if ((err = remake_scheds(L))) {
+		L->env.target = was;
+		return err;
+	}
+	L->plan_dirty = true;
+	return gf_loop_drop_reservations(L, 0);	/* planned where the old scores put them */
 }
 
 gf_err gf_loop_node_add(gf_loop *L, const struct gf_node_spec *spec, uint32_t *index)

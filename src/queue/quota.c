@@ -292,15 +292,3 @@ int64_t gf_loop_queue_usage(const gf_loop *L, uint16_t q)
 {
 	return q < L->nqueues ? L->queues[q].used : 0;
 }
-
-void gf_loop_queue_charge(gf_loop *L, uint16_t qi, int32_t model, int64_t milli, int sign)
-{
-	if (!gf_loop_has_quotas(L) || qi >= L->nqueues)
-		return;
-	struct qstate *q = &L->queues[qi];
-	int s = model >= 0 ? model_slot(q, model) : -1;
-
-	q->used += sign * milli;
-	if (s >= 0)
-		q->used_model[s] += sign * milli;
-}

@@ -957,6 +957,45 @@ static bool running_case(int64_t c_s, double *b_start)
 	return nb == 2 && !strcmp(got[1].name, "c");
 }
 
+/*
+ * Not kube: a pod whose binding failed goes back into the loop's queue at
+ * its place (gf_loop_unbind), ahead of a pod that came after it and waits
+ * for the same room; its room is free at once.
+ */
+static void test_forget_keeps_queue_place(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("backfill", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node n = mknode("n1", 1, "H100", 81559, false);
+	gf_live_node_set(l, &n);
+	gf_live_requeue_due(l, 1.0);
+	struct gf_k8s_pod a = deadline_pod("a", 1, 0), b = deadline_pod("b", 1, 0), p;
+	struct gf_live_decision d;
+	gf_live_pod_set(l, &a);
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_string_equal(p.name, "a");
+	gf_live_requeue_due(l, 2.0);
+	gf_live_pod_set(l, &b);
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_string_equal(p.name, "b");
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE); /* waits in the loop's queue */
+	assert_false(gf_live_schedule_next(l, &p, &d));
+	gf_live_forget(l, a.uid, false); /* a's binding failed */
+	assert_int_equal(gpus_used(l), 0);
+	gf_live_requeue_due(l, 3.0);
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_string_equal(p.name, "a"); /* its place kept: ahead of b */
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+}
+
 static void test_running_jobs(void **st)
 {
 	(void)st;
@@ -1498,7 +1537,10 @@ static void test_running_jobs_churn(void **st)
 	}
 	gf_live_stats(l, &s);
 	assert_int_equal(s.running_pods, 0);
-	assert_true(most <= 4097 + 1); /* a new loop once they passed 4,096 */
+	assert_true(most <= 4097 + 1); /* compacted in place once they passed 4,096 */
+	/* neither the compactions nor the new targets (the pods doubled) made a new loop */
+	assert_int_equal(s.loops_made, 1);
+	assert_true(s.resets > 1);
 	assert_int_equal(gpus_used(l), 0);
 	char why[256];
 	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
@@ -2219,6 +2261,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_place_and_restart),
 		cmocka_unit_test(test_conflicts_forget_and_foreign),
+		cmocka_unit_test(test_forget_keeps_queue_place),
 		cmocka_unit_test(test_bad_requests_and_memory),
 		cmocka_unit_test(test_extender),
 		cmocka_unit_test(test_extender_ranking),

@@ -8,7 +8,8 @@
  * activeDeadlineSeconds as the loop's estimate), gangs (coscheduling
  * PodGroups), Queues with quotas in a cohort, one PodDisruptionBudget,
  * nodes joining and draining (cordon, their pods deleted, the node deleted
- * a second later), pods whose first binding fails.  A pod runs for its
+ * a second later), a Queue's quota and the budget's count changing (both
+ * in place on both sides), pods whose first binding fails.  A pod runs for its
  * duration from its bind, then ends; an evicted pod is deleted (a bare pod:
  * nothing recreates it).
  *
@@ -82,7 +83,7 @@
 
 #define MAXP 96		/* pods */
 #define MAXN 8		/* nodes, the joining ones included */
-#define MAXEV 8		/* node events */
+#define MAXEV 12	/* node, Queue and budget events */
 #define MAXQ 3		/* Queues */
 #define UNIT_MS 20000	/* one scenario time unit: 20 s (past kube mode's 10 s backoff) */
 #define MODEL "A100"
@@ -98,6 +99,7 @@ enum {
 	F_PDB = 1 << 6,		/* a PodDisruptionBudget covering some pods */
 	F_GANG_FAIL = 1 << 7,	/* a gang member's first binding fails */
 	F_NO_DRAIN = 1 << 9,	/* with F_NODES: nodes only join */
+	F_CHANGES = 1 << 10,	/* with F_QUOTAS / F_PDB: a Queue's quota and the budget's count change */
 	F_MANY = 1 << 8,	/* up to 90 pods, more than 64: live makes a new loop as its population grows */
 };
 
@@ -114,12 +116,13 @@ struct spod {
 	bool failbind;		/* its first binding fails */
 };
 
-enum { EV_JOIN, EV_DRAIN, EV_REMOVE };
+enum { EV_JOIN, EV_DRAIN, EV_REMOVE, EV_QUOTA, EV_PDB };
 
 struct sev {
 	int64_t at;
-	int node;
+	int node;		/* EV_QUOTA: the Queue */
 	int kind;
+	int64_t val;		/* EV_QUOTA: its new nominal quota; EV_PDB: the budget's new count */
 };
 
 struct scen {
@@ -285,15 +288,20 @@ static void make_scen(uint64_t seed, unsigned feat, struct scen *sc)
 	}
 	if (feat & F_NODES) {
 		for (int i = sc->ninit; i < sc->nnodes; i++)
-			sc->ev[sc->nev++] = (struct sev){ rb(&r, 40) * UNIT_MS, i, EV_JOIN };
+			sc->ev[sc->nev++] = (struct sev){ rb(&r, 40) * UNIT_MS, i, EV_JOIN, 0 };
 		int d = (int)rb(&r, (uint64_t)sc->ninit);	/* one of the first nodes drains */
 		int64_t at = (1 + rb(&r, 40)) * UNIT_MS;
 
 		if (!(feat & F_NO_DRAIN)) {
-			sc->ev[sc->nev++] = (struct sev){ at, d, EV_DRAIN };
-			sc->ev[sc->nev++] = (struct sev){ at + 1000, d, EV_REMOVE };
+			sc->ev[sc->nev++] = (struct sev){ at, d, EV_DRAIN, 0 };
+			sc->ev[sc->nev++] = (struct sev){ at + 1000, d, EV_REMOVE, 0 };
 		}
 	}
+	for (int n = (feat & F_CHANGES) && sc->nq ? 1 + (int)rb(&r, 2) : 0; n > 0; n--)
+		sc->ev[sc->nev++] = (struct sev){ (1 + rb(&r, 40)) * UNIT_MS, (int)rb(&r, (uint64_t)sc->nq), EV_QUOTA,
+						  1000 * rb(&r, 9) };
+	for (int n = (feat & F_CHANGES) && (feat & F_PDB) ? 1 + (int)rb(&r, 2) : 0; n > 0; n--)
+		sc->ev[sc->nev++] = (struct sev){ (1 + rb(&r, 40)) * UNIT_MS, 0, EV_PDB, rb(&r, 3) };
 	sort_events(sc);
 	for (int i = 0; i < sc->nnodes; i++)
 		sc->nodes[i] = mknode(i, sc->ngpus[i]);
@@ -378,6 +386,7 @@ struct side {
 	gf_loop *L;
 	struct gf_catalog cat;
 	struct gf_queue_quota quota[MAXQ + 1];
+	struct gf_queue_def defs[MAXQ];	/* the Queues now (EV_QUOTA changes them) */
 	uint32_t job_of[MAXP];
 	int job_pod[MAXP];	/* job id -> first pod */
 	uint32_t loop_node[MAXN];	/* scenario node -> loop index */
@@ -422,6 +431,17 @@ static const uint16_t *pod_budgets(const struct spod *s, uint16_t b[GF_JOB_MAX_B
 	return b;
 }
 
+/* The loop's quotas from the Queues (live_quota.c's rule: one more, unlimited, for pods of none). */
+static void rep_quotas(struct side *s)
+{
+	struct gf_queue_file f = { s->defs, (size_t)s->sc->nq };
+	struct gf_queues_error err;
+
+	assert_int_equal(gf_queues_to_quota(&f, &s->cat, "queues", s->quota, &err), GF_OK);
+	s->quota[s->sc->nq] = (struct gf_queue_quota){ .nominal = INT64_MAX / 4, .borrowing_limit = GF_QUOTA_UNLIMITED,
+						       .lending_limit = 0, .cohort = -1, .weight = 1 };
+}
+
 static void rep_open(struct side *s)
 {
 	const struct scen *sc = s->sc;
@@ -441,16 +461,9 @@ static void rep_open(struct side *s)
 		s->loop_node[i] = (uint32_t)i;
 		s->node_at[i] = i;
 	}
+	memcpy(s->defs, sc->q, sizeof(s->defs));
 	if (sc->nq && s->qp != GF_QP_KUBE) {
-		struct gf_queue_def defs[MAXQ];
-		struct gf_queue_file f = { defs, (size_t)sc->nq };
-		struct gf_queues_error err;
-
-		memcpy(defs, sc->q, sizeof(defs));
-		assert_int_equal(gf_queues_to_quota(&f, &s->cat, "queues", s->quota, &err), GF_OK);
-		s->quota[sc->nq] = (struct gf_queue_quota){ .nominal = INT64_MAX / 4,
-							    .borrowing_limit = GF_QUOTA_UNLIMITED,
-							    .lending_limit = 0, .cohort = -1, .weight = 1 };
+		rep_quotas(s);
 		cfg.queues = s->quota;
 		cfg.nqueues = (size_t)sc->nq + 1;
 	}
@@ -466,6 +479,21 @@ static void rep_open(struct side *s)
 	assert_int_equal(gf_loop_create(nodes, (size_t)sc->ninit, &gf_policy_best_fit, &env, &cfg, &s->L), GF_OK);
 }
 
+/* The budget "guard" (app=guarded) allowing `allowed` more disruptions. */
+static void live_pdb(struct side *s, int32_t allowed)
+{
+	struct gf_k8s_pdb b;
+
+	memset(&b, 0, sizeof(b));
+	snprintf(b.ns, sizeof(b.ns), "t");
+	snprintf(b.name, sizeof(b.name), "guard");
+	b.selects = true;
+	memcpy(b.match, "app\0guarded\0", 12);
+	b.match_len = 12;
+	b.allowed = allowed;
+	assert_int_equal(gf_live_pdb_set(s->lv, &b), GF_OK);
+}
+
 static void live_open(struct side *s)
 {
 	const struct scen *sc = s->sc;
@@ -477,18 +505,9 @@ static void live_open(struct side *s)
 		gf_live_node_set(s->lv, &sc->nodes[i]);
 	for (int q = 0; q < sc->nq; q++)
 		assert_int_equal(gf_live_queue_set(s->lv, &sc->q[q], NULL), GF_OK);
-	if (sc->feat & F_PDB) {
-		struct gf_k8s_pdb b;
-
-		memset(&b, 0, sizeof(b));
-		snprintf(b.ns, sizeof(b.ns), "t");
-		snprintf(b.name, sizeof(b.name), "guard");
-		b.selects = true;
-		memcpy(b.match, "app\0guarded\0", 12);
-		b.match_len = 12;
-		b.allowed = sc->pdb_allowed;
-		assert_int_equal(gf_live_pdb_set(s->lv, &b), GF_OK);
-	}
+	memcpy(s->defs, sc->q, sizeof(s->defs));
+	if (sc->feat & F_PDB)
+		live_pdb(s, sc->pdb_allowed);
 	if (sc->ngangs) {
 		assert_int_equal(gf_gangs_create(&s->gangs), GF_OK);
 		for (int g = 0; g < sc->ngangs; g++) {
@@ -608,6 +627,35 @@ static void live_cordon(struct side *s, int i)
 
 	n.unschedulable = true;
 	gf_live_node_set(s->lv, &n);
+}
+
+/* Queue q's nominal quota changes (in place: gf_loop_set_quotas / a Queue object updated). */
+static void new_nominal(struct side *s, int q, int64_t nominal)
+{
+	s->defs[q].nominal = nominal;
+	if (s->defs[q].lending_limit != GF_QUOTA_UNLIMITED && s->defs[q].lending_limit > nominal)
+		s->defs[q].lending_limit = nominal;
+}
+
+static void rep_quota(struct side *s, int q, int64_t nominal)
+{
+	new_nominal(s, q, nominal);
+	if (s->qp == GF_QP_KUBE)
+		return;
+	rep_quotas(s);
+	assert_int_equal(gf_loop_set_quotas(s->L, s->quota, (size_t)s->sc->nq + 1), GF_OK);
+}
+
+static void live_quota(struct side *s, int q, int64_t nominal)
+{
+	new_nominal(s, q, nominal);
+	assert_int_equal(gf_live_queue_set(s->lv, &s->defs[q], NULL), GF_OK);
+}
+
+/* The budget's count is now `allowed` (status.disruptionsAllowed moved). */
+static void rep_pdb(struct side *s, int32_t allowed)
+{
+	assert_int_equal(gf_loop_set_budgets(s->L, &allowed, 1), GF_OK);
 }
 
 static void rep_remove(struct side *s, int i)
@@ -794,10 +842,14 @@ struct sideops {
 	void (*remove)(struct side *, int);
 	void (*arrive)(struct side *, int64_t, int);
 	void (*decide)(struct side *, int64_t);
+	void (*quota)(struct side *, int, int64_t);
+	void (*pdb)(struct side *, int32_t);
 };
 
-static const struct sideops rep_ops = { rep_join, rep_end, rep_cordon, rep_remove, rep_arrive, rep_decide };
-static const struct sideops live_ops = { live_join, live_end, live_cordon, live_remove, live_arrive, live_decide };
+static const struct sideops rep_ops = { rep_join, rep_end, rep_cordon, rep_remove, rep_arrive, rep_decide,
+					rep_quota, rep_pdb };
+static const struct sideops live_ops = { live_join, live_end, live_cordon, live_remove, live_arrive, live_decide,
+					 live_quota, live_pdb };
 
 /* Apply everything due at t on one side, in a fixed order, then decide. */
 static void side_step(struct side *s, const struct sideops *op, int64_t t, const int *arr, int *next_ev)
@@ -822,6 +874,10 @@ static void side_step(struct side *s, const struct sideops *op, int64_t t, const
 	for (e = *next_ev; e < sc->nev && sc->ev[e].at == t; e++)
 		if (sc->ev[e].kind == EV_REMOVE)
 			op->remove(s, sc->ev[e].node);
+		else if (sc->ev[e].kind == EV_QUOTA)
+			op->quota(s, sc->ev[e].node, sc->ev[e].val);
+		else if (sc->ev[e].kind == EV_PDB)
+			op->pdb(s, (int32_t)sc->ev[e].val);
 	for (; s->next_arrival < sc->np && sc->p[arr[s->next_arrival]].at == t; s->next_arrival++)
 		op->arrive(s, t, arr[s->next_arrival]);
 	op->decide(s, t);
@@ -905,8 +961,10 @@ static void run_one(const struct scen *sc, int qp, bool pre, struct outcome *out
 		for (int i = 0; i < sc->nnodes; i++)
 			print_message("  node n%d: %d GPUs%s\n", i, sc->ngpus[i], i < sc->ninit ? "" : " (joins)");
 		for (int e = 0; e < sc->nev; e++)
-			print_message("  t=%llds n%d %s\n", (long long)(sc->ev[e].at / 1000), sc->ev[e].node,
-				      sc->ev[e].kind == EV_JOIN ? "joins" : sc->ev[e].kind == EV_DRAIN ? "drains" : "removed");
+			print_message("  t=%llds %d %s %lld\n", (long long)(sc->ev[e].at / 1000), sc->ev[e].node,
+				      sc->ev[e].kind == EV_JOIN ? "joins" : sc->ev[e].kind == EV_DRAIN ? "drains" :
+				      sc->ev[e].kind == EV_REMOVE ? "removed" : sc->ev[e].kind == EV_QUOTA ? "quota" : "budget",
+				      (long long)sc->ev[e].val);
 		for (int k = 0; k < sc->np; k++)
 			print_message("  p%02d at %llds for %llds: %d x %d milli, cpu %lld, prio %d%s, deadline %llds, "
 				      "gang %d, queue %d%s%s\n", k, (long long)(sc->p[k].at / 1000),
@@ -963,8 +1021,8 @@ static const struct family families[] = {
 	{ "gangs", F_PRIO | F_DEADLINE | F_GANGS, GANG_QP, 2 },
 	{ "gangs+joins+budgets", F_PRIO | F_DEADLINE | JOINS | F_PDB | F_GANGS, GANG_QP, 2 },
 	{ "gangs+drains+budgets", F_PRIO | F_DEADLINE | F_NODES | F_PDB | F_GANGS, FIFOS, 2 },
-	{ "all but gangs", F_PRIO | F_DEADLINE | JOINS | F_QUOTAS | F_PDB, NOT_KUBE, 2 },
-	{ "all but gangs, drains", F_PRIO | F_DEADLINE | F_NODES | F_QUOTAS | F_PDB, FIFOS, 2 },
+	{ "all but gangs", F_PRIO | F_DEADLINE | JOINS | F_QUOTAS | F_PDB | F_CHANGES, NOT_KUBE, 2 },
+	{ "all but gangs, drains", F_PRIO | F_DEADLINE | F_NODES | F_QUOTAS | F_PDB | F_CHANGES, FIFOS, 2 },
 };
 
 #define BACKFILLS (QP(GF_QP_BACKFILL) | QP(GF_QP_CONSERVATIVE) | QP(GF_QP_PER_QUEUE))
@@ -1019,6 +1077,7 @@ struct tally {
 	uint64_t smallest;	/* smallest seed that disagrees */
 	char first[512];
 	char what[96];
+	const char *qp;		/* the policy of the smallest seed's run */
 };
 
 static void run_family(const struct family *f, int nseeds, struct tally *t)
@@ -1052,6 +1111,7 @@ static void run_family(const struct family *f, int nseeds, struct tally *t)
 					snprintf(t->first, sizeof(t->first), "%s", o.first);
 					snprintf(t->what, sizeof(t->what), "%s%s", gf_queue_policy_name((enum gf_queue_policy)qp),
 						 pre ? " +preemption" : "");
+					t->qp = gf_queue_policy_name((enum gf_queue_policy)qp);
 				}
 				if (verbose)
 					print_message("  %s seed %d %s%s: %d mismatches, %s\n", f->name, seed,
@@ -1118,7 +1178,10 @@ static void known_disagreements_are_counted(void **state)
 		run_family(&known_disagreements[i], nseeds, &t);
 		print_message("known: %s: %ld of %ld runs disagree", known_disagreements[i].name, t.bad, t.runs);
 		if (t.bad)
-			print_message("; smallest seed %llu (%s): %s", (unsigned long long)t.smallest, t.what, t.first);
+			print_message("; smallest seed %llu (%s): %s\n  to see it: GF_AGREE_FEAT=%#x GF_AGREE_QP=%s "
+				      "GF_AGREE_FIRST=%llu GF_AGREE_SEEDS=%llu GF_AGREE_TRACE=1",
+				      (unsigned long long)t.smallest, t.what, t.first, known_disagreements[i].feat,
+				      t.qp, (unsigned long long)t.smallest, (unsigned long long)t.smallest + 1);
 		print_message("\n");
 	}
 }

@@ -23,6 +23,7 @@
 #include "agent/deviceplugin.h"
 #include "agent/kube.h"
 #include "agent/mig.h"
+#include "agent/notice.h"
 #include "cli/args.h"
 #include "cli/files.h"
 #include "cli/commands.h"
@@ -32,7 +33,7 @@
 
 /* Long options without a short letter. */
 enum { OPT_ADDRESS = 256, OPT_INTERVAL, OPT_PUBLISH_INTERVAL, OPT_MIG_LAYOUT, OPT_MIG_FROM_NODE, OPT_MIG_INTERVAL,
-       OPT_MIG_STATE };
+       OPT_MIG_STATE, OPT_SPOT_NOTICE, OPT_METADATA_URL, OPT_NOTICE_INTERVAL };
 
 #define METRICS_CAP (8u << 20) /* 8 MiB: 64 GPUs x 32 pods x 40 metrics fits */
 
@@ -51,6 +52,7 @@ struct opts {
 	const char *mig_layout; /* --mig-layout FILE (NULL = none) */
 	bool mig_from_node, mig_state;
 	unsigned long mig_s;
+	struct gf_notice_config notice; /* --spot-notice: cloud != GF_NOTICE_NONE_CLOUD */
 };
 
 static void usage(FILE *f)
@@ -103,6 +105,11 @@ static void usage(FILE *f)
 		"      --watchdog-kill        ... and SIGKILL them, largest first (needs CAP_KILL)\n"
 		"      --watchdog-slack-mib N memory per process beyond the cap before it counts\n"
 		"                             (CUDA contexts; default 512)\n"
+		"      --spot-notice CLOUD    aws, gcp or azure: poll the node's metadata service and on a\n"
+		"                             spot/maintenance notice set gpufleet.io/notice (annotation and\n"
+		"                             NoSchedule taint) on the Node (API access as --kubeconfig)\n"
+		"      --metadata-url URL     the metadata service (default http://169.254.169.254)\n"
+		"      --notice-interval D    between polls (default 2s)\n"
 		"  -h, --help                 this text\n"
 		"      --version              the version and commit\n"
 		"Durations: 30s, 5m, 1h30m, 250ms (a plain number is seconds).  Deprecated spellings,\n"
@@ -150,6 +157,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "mig-from-node", no_argument, NULL, OPT_MIG_FROM_NODE },
 		{ "mig-interval", required_argument, NULL, OPT_MIG_INTERVAL },
 		{ "mig-state", no_argument, NULL, OPT_MIG_STATE },
+		{ "spot-notice", required_argument, NULL, OPT_SPOT_NOTICE },
+		{ "metadata-url", required_argument, NULL, OPT_METADATA_URL },
+		{ "notice-interval", required_argument, NULL, OPT_NOTICE_INTERVAL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -224,6 +234,20 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			}
 			o->cfg.watchdog_slack = (unsigned long long)n << 20;
 			break;
+		case OPT_SPOT_NOTICE:
+			if (!gf_notice_cloud_parse(optarg, &o->notice.cloud)) {
+				fprintf(stderr, "gpufleet agent: --spot-notice: '%s' is not aws, gcp or azure\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_METADATA_URL: o->notice.metadata_url = optarg; break;
+		case OPT_NOTICE_INTERVAL: {
+			int64_t ms;
+			if (!gf_cli_duration("agent", "--notice-interval", optarg, GF_MS_PER_S, 100, 60 * GF_MS_PER_S, &ms))
+				return 2;
+			o->notice.interval_ms = (unsigned)ms;
+			break;
+		}
 		case 'c':
 		case OPT_INTERVAL: {
 			bool old = opt == 'c'; /* --interval-ms or -c: a plain number is milliseconds */
@@ -263,6 +287,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (gf_cli_operands("agent", argc, argv))
 		return 2;
+	if ((o->notice.metadata_url || o->notice.interval_ms) && !o->notice.cloud) {
+		fprintf(stderr, "gpufleet agent: --metadata-url and --notice-interval need --spot-notice\n");
+		return 2;
+	}
 	return 0;
 }
 
@@ -491,11 +519,12 @@ int gf_cmd_agent(int argc, char **argv)
 
 	struct gf_kube_conn kc;
 	bool have_kube = false;
-	if (o.publish || (o.device_plugin && o.match_pods) || o.mig_from_node) {
+	if (o.publish || (o.device_plugin && o.match_pods) || o.mig_from_node || o.notice.cloud) {
 		e = gf_kube_conn_open(&kc, o.kubeconfig, err, sizeof(err));
 		if (e) {
 			fprintf(stderr, "gpufleet agent: %s: %s\n",
-				o.publish ? "--publish-node" : o.mig_from_node ? "--mig-from-node" : "--match-pods", err);
+				o.publish ? "--publish-node" : o.mig_from_node ? "--mig-from-node"
+				: o.notice.cloud ? "--spot-notice" : "--match-pods", err);
 			gf_agent_destroy(agent);
 			return 1;
 		}
@@ -550,6 +579,23 @@ int gf_cmd_agent(int argc, char **argv)
 	fprintf(stderr, "gpufleet agent: %u GPUs, serving on http://%s:%u/metrics\n",
 		gf_agent_gpu_count(agent), host[0] ? host : "0.0.0.0", gf_http_server_port(srv));
 
+	gf_notice *notice = NULL;
+	if (o.notice.cloud) {
+		o.notice.kube = &kc;
+		o.notice.node = o.node;
+		e = gf_notice_create(&o.notice, &notice, err, sizeof(err));
+		if (!e && (e = gf_notice_start(notice)) != GF_OK)
+			snprintf(err, sizeof(err), "%s", gf_strerror(e));
+		if (e) {
+			fprintf(stderr, "gpufleet agent: --spot-notice: %s\n", err);
+			gf_notice_destroy(notice);
+			gf_http_server_destroy(srv);
+			gf_dp_stop(dp);
+			gf_kube_conn_release(&kc);
+			gf_agent_destroy(agent);
+			return 1;
+		}
+	}
 	if (o.publish)
 		publish(agent, &o, &kc);
 	/* Two periods on one wait: the node publish and the MIG pass (which
@@ -580,6 +626,7 @@ int gf_cmd_agent(int argc, char **argv)
 		}
 	}
 	fprintf(stderr, "gpufleet agent: stopping\n");
+	gf_notice_destroy(notice);
 	gf_dp_stop(dp);
 	gf_http_server_destroy(srv);
 	if (have_kube)

@@ -8,6 +8,7 @@ if(TARGET gfagent)
   gf_add_fuzzer(dp_match gfagent)
   gf_add_fuzzer(agent_mountinfo gfagent)
   gf_add_fuzzer(mig_layout gfagent)
+  gf_add_fuzzer(agent_notice gfagent)
 endif()
 # The FAKE NVML's state parser is test code, compiled into its harness.
 gf_add_fuzzer(fake_nvml_state)

@@ -922,10 +922,10 @@ gf_err gf_notice_start(gf_notice *p)
 {
 	if (p->started)
 		return GF_STATE;
+	logf_("polling %s every %u ms for node %s", p->base, p->interval_ms, p->node);
 	if (pthread_create(&p->thread, NULL, run, p))
 		return GF_NOMEM;
 	p->started = true;
-	logf_("polling %s every %u ms for node %s", p->base, p->interval_ms, p->node);
 	return GF_OK;
 }
 
@@ -934,6 +934,25 @@ void gf_notice_stats(gf_notice *p, struct gf_notice_stats *out)
 	pthread_mutex_lock(&p->mu);
 	*out = p->st;
 	pthread_mutex_unlock(&p->mu);
+}
+
+void gf_notice_render_metrics(gf_notice *p, struct gf_obuf *out)
+{
+	struct gf_notice_stats s;
+	if (!p)
+		return;
+	gf_notice_stats(p, &s);
+	gf_obuf_printf(out,
+		       "# HELP gpufleet_agent_spot_notice_polls_total Polls of the cloud metadata service "
+		       "(--spot-notice), by result.\n"
+		       "# TYPE gpufleet_agent_spot_notice_polls_total counter\n"
+		       "gpufleet_agent_spot_notice_polls_total{result=\"ok\"} %u\n"
+		       "gpufleet_agent_spot_notice_polls_total{result=\"error\"} %u\n"
+		       "# HELP gpufleet_agent_spot_notice_deadline_seconds Unix time the node leaves, as written "
+		       "in gpufleet.io/notice (0: no notice).\n"
+		       "# TYPE gpufleet_agent_spot_notice_deadline_seconds gauge\n"
+		       "gpufleet_agent_spot_notice_deadline_seconds %lld\n",
+		       s.polls - s.errors, s.errors, s.notice_written ? (long long)s.notice_at : 0LL);
 }
 
 void gf_notice_destroy(gf_notice *p)

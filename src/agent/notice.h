@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "core/obuf.h"
 #include "k8s/conn.h"
 
 #define GF_ANN_NOTICE "gpufleet.io/notice"
@@ -136,5 +137,11 @@ struct gf_notice_stats {
 	int64_t notice_at;		/* the time written (0 = none) */
 };
 void gf_notice_stats(gf_notice *p, struct gf_notice_stats *out);
+
+/* Append the poller's Prometheus samples to out (nothing when p is NULL):
+ * gpufleet_agent_spot_notice_polls_total{result="ok"|"error"} and
+ * gpufleet_agent_spot_notice_deadline_seconds (the Unix time written in
+ * gpufleet.io/notice, 0 before any notice).  Callable from any thread. */
+void gf_notice_render_metrics(gf_notice *p, struct gf_obuf *out);
 
 #endif /* GF_AGENT_NOTICE_H */

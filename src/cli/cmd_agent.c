@@ -298,6 +298,7 @@ struct serve_ctx {
 	gf_agent *agent;
 	const char *node;
 	gf_dp *dp; /* NULL without --device-plugin; set before serving */
+	gf_notice *notice; /* NULL without --spot-notice */
 };
 
 static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_http_response *resp)
@@ -308,6 +309,8 @@ static void h_metrics(void *ud, const struct gf_http_request *req, struct gf_htt
 	gf_err e = gf_agent_render_metrics(c->agent, &resp->body);
 	if (!e)
 		gf_dp_render_metrics(c->dp, &resp->body);
+	if (!e)
+		gf_notice_render_metrics(c->notice, &resp->body);
 	if (!e)
 		gf_build_info_render(&resp->body);
 	if (e)
@@ -551,7 +554,24 @@ int gf_cmd_agent(int argc, char **argv)
 			fprintf(stderr, "gpufleet agent: device plugin: %s (retrying every second)\n", err);
 	}
 
-	struct serve_ctx ctx = { agent, o.node, dp };
+	gf_notice *notice = NULL;
+	if (o.notice.cloud) {
+		o.notice.kube = &kc;
+		o.notice.node = o.node;
+		e = gf_notice_create(&o.notice, &notice, err, sizeof(err));
+		if (!e && (e = gf_notice_start(notice)) != GF_OK)
+			snprintf(err, sizeof(err), "%s", gf_strerror(e));
+		if (e) {
+			fprintf(stderr, "gpufleet agent: --spot-notice: %s\n", err);
+			gf_notice_destroy(notice);
+			gf_dp_stop(dp);
+			gf_kube_conn_release(&kc);
+			gf_agent_destroy(agent);
+			return 1;
+		}
+	}
+
+	struct serve_ctx ctx = { agent, o.node, dp, notice };
 	const struct gf_http_route routes[] = {
 		{ "GET", "/metrics", h_metrics, &ctx },
 		{ "GET", "/inventory", h_inventory, &ctx },
@@ -570,6 +590,7 @@ int gf_cmd_agent(int argc, char **argv)
 	e = gf_http_server_create(&hc, &srv);
 	if (e) {
 		fprintf(stderr, "gpufleet agent: cannot listen on %s: %s\n", o.address, gf_strerror(e));
+		gf_notice_destroy(notice);
 		gf_dp_stop(dp);
 		if (have_kube)
 			gf_kube_conn_release(&kc);
@@ -579,23 +600,6 @@ int gf_cmd_agent(int argc, char **argv)
 	fprintf(stderr, "gpufleet agent: %u GPUs, serving on http://%s:%u/metrics\n",
 		gf_agent_gpu_count(agent), host[0] ? host : "0.0.0.0", gf_http_server_port(srv));
 
-	gf_notice *notice = NULL;
-	if (o.notice.cloud) {
-		o.notice.kube = &kc;
-		o.notice.node = o.node;
-		e = gf_notice_create(&o.notice, &notice, err, sizeof(err));
-		if (!e && (e = gf_notice_start(notice)) != GF_OK)
-			snprintf(err, sizeof(err), "%s", gf_strerror(e));
-		if (e) {
-			fprintf(stderr, "gpufleet agent: --spot-notice: %s\n", err);
-			gf_notice_destroy(notice);
-			gf_http_server_destroy(srv);
-			gf_dp_stop(dp);
-			gf_kube_conn_release(&kc);
-			gf_agent_destroy(agent);
-			return 1;
-		}
-	}
 	if (o.publish)
 		publish(agent, &o, &kc);
 	/* Two periods on one wait: the node publish and the MIG pass (which

@@ -427,6 +427,12 @@ static void test_poll_aws_fake_imds(void **st)
 	gf_notice_stats(p, &s);
 	assert_true(s.notice_written);
 	assert_int_equal(s.notice_at, NOW + 120);
+	struct gf_obuf m;
+	gf_obuf_init(&m, 4096);
+	gf_notice_render_metrics(p, &m);
+	assert_non_null(strstr(m.data, "gpufleet_agent_spot_notice_polls_total{result=\"ok\"} 2\n"));
+	assert_non_null(strstr(m.data, "gpufleet_agent_spot_notice_deadline_seconds 1764664320\n"));
+	gf_obuf_release(&m);
 
 	/* Once: the next polls see the same notice and write nothing. */
 	for (int i = 0; i < 3; i++)

@@ -41,8 +41,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	default: {
 		char *c = gf_fuzz_cstr(body, n);
 		int64_t t;
-		if (c && gf_notice_parse_rfc1123(c, &t) && (t < 0 || t > 253402300799LL))
-			abort();	/* four-digit years only */
+		/* four-digit years only: 0000-01-01 .. 9999-12-31 23:59:59 */
+		if (c && gf_notice_parse_rfc1123(c, &t) && (t < -62167219200LL || t > 253402300799LL))
+			abort();
 		free(c);
 		return 0;
 	}

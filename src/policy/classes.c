@@ -96,7 +96,6 @@ struct nclass {
 };
 
 #define NO_CLASS UINT32_MAX
-#define CLASS_LOG (1u << 16)	/* class changes the log remembers */
 
 /* A feasible class in a shape's heap: valid while gen and first member's rank still hold. */
 struct view_entry {
@@ -111,7 +110,7 @@ struct view_entry {
  * Brought up to date from the class log at the shape's next decision.
  */
 struct shape_view {
-	uint64_t cursor;	/* class log entries applied */
+	uint64_t cursor;	/* class changes applied: the change count when it last caught up */
 	uint64_t epoch;		/* classes_rebuild count it was built under */
 	uint64_t nfeasible;	/* nodes in feasible classes */
 	struct view_entry *heap;
@@ -140,8 +139,12 @@ struct gf_classes {
 	size_t ncslots;
 	uint32_t *fcand;	/* per decision: feasible classes' first allowed member */
 	uint32_t *fcls;
-	uint32_t *clog;		/* class log: id of entry k at k % CLASS_LOG (a class's members changed) */
-	uint64_t nclog;
+	/* class changes: every class id whose members changed since the last
+	 * rebuild, in a list ordered by its latest change (stamp), newest last */
+	uint64_t *cstamp;	/* id -> its latest change's number, 0 = not in the list */
+	uint32_t *cprev, *cnext;
+	uint32_t chead, ctail;
+	uint64_t nclog;		/* changes so far (the last stamp) */
 	uint64_t epoch;		/* classes_rebuild calls */
 
 	/* per pod shape (sched.c's index), shape_cap entries */
@@ -188,8 +191,11 @@ gf_err gf_classes_create(const struct gf_policy_ops *ops, const struct gf_policy
 	s->cslots = s->ncslots ? calloc(s->ncslots, sizeof(*s->cslots)) : NULL;
 	s->fcand = malloc(s->n * sizeof(*s->fcand));
 	s->fcls = malloc(s->n * sizeof(*s->fcls));
-	s->clog = malloc(CLASS_LOG * sizeof(*s->clog));
-	if (!s->clog || !s->rank || !s->byrank || !s->node_class || !s->cls || !s->free_ids || !s->live ||
+	s->cstamp = calloc(s->n, sizeof(*s->cstamp));
+	s->cprev = malloc(s->n * sizeof(*s->cprev));
+	s->cnext = malloc(s->n * sizeof(*s->cnext));
+	s->chead = s->ctail = NO_CLASS;
+	if (!s->cstamp || !s->cprev || !s->cnext || !s->rank || !s->byrank || !s->node_class || !s->cls || !s->free_ids || !s->live ||
 	    !s->cslots || !s->fcand || !s->fcls) {
 		gf_classes_destroy(s);
 		return GF_NOMEM;
@@ -223,7 +229,9 @@ void gf_classes_destroy(struct gf_classes *s)
 	free(s->cslots);
 	free(s->fcand);
 	free(s->fcls);
-	free(s->clog);
+	free(s->cstamp);
+	free(s->cprev);
+	free(s->cnext);
 	free(s);
 }
 
@@ -396,6 +404,29 @@ static void class_drop(struct gf_classes *s, uint32_t id)
 	s->free_ids[s->nfree++] = id;
 }
 
+/* Class id's members changed: it moves to the end of the change list. */
+static void class_changed(struct gf_classes *s, uint32_t id)
+{
+	if (s->cstamp[id]) {
+		if (s->ctail == id)
+			goto stamp;
+		if (s->cprev[id] == NO_CLASS)
+			s->chead = s->cnext[id];
+		else
+			s->cnext[s->cprev[id]] = s->cnext[id];
+		s->cprev[s->cnext[id]] = s->cprev[id];
+	}
+	s->cprev[id] = s->ctail;
+	s->cnext[id] = NO_CLASS;
+	if (s->ctail == NO_CLASS)
+		s->chead = id;
+	else
+		s->cnext[s->ctail] = id;
+	s->ctail = id;
+stamp:
+	s->cstamp[id] = ++s->nclog;
+}
+
 /* First position in c's members whose rank is >= r. */
 static uint32_t member_pos(const struct gf_classes *s, const struct nclass *c, uint32_t r)
 {
@@ -445,7 +476,7 @@ static gf_err node_enter(struct gf_classes *s, uint32_t i)
 	c->first = c->mem[0];
 	c->first_rank = s->rank[c->first];
 	s->node_class[i] = id;
-	s->clog[s->nclog++ % CLASS_LOG] = id;
+	class_changed(s, id);
 	return GF_OK;
 }
 
@@ -462,7 +493,7 @@ static void node_leave(struct gf_classes *s, uint32_t i)
 		c->first_rank = s->rank[c->first];
 	}
 	s->node_class[i] = NO_CLASS;
-	s->clog[s->nclog++ % CLASS_LOG] = id;
+	class_changed(s, id);
 	if (c->nmem == 0)
 		class_drop(s, id);
 }
@@ -494,6 +525,8 @@ static gf_err classes_rebuild(struct gf_classes *s)
 	memset(s->cslots, 0, s->ncslots * sizeof(*s->cslots));
 	s->nfree = 0;
 	s->nused = 0;
+	memset(s->cstamp, 0, s->n * sizeof(*s->cstamp));
+	s->chead = s->ctail = NO_CLASS;
 	s->classes_valid = false;
 	s->epoch++;
 	s->seen = gf_cluster_journal_seq(s->env->cluster);
@@ -756,15 +789,16 @@ static struct shape_view *view_get(struct gf_classes *s, size_t shape, const str
 		v->epoch = s->epoch - 1;	/* built below */
 		s->views[shape] = v;
 	}
-	/* catching up costs one step per change since the shape's last decision;
-	 * past the number of classes (or with the heap mostly stale) rebuild */
-	if (v->epoch != s->epoch || s->nclog - v->cursor > s->nlive + 64 ||
-	    s->nclog - v->cursor > CLASS_LOG ||
-	    v->nheap > 2 * (size_t)s->nlive + 64)
+	/* catching up costs one step per class changed since the shape's last
+	 * decision, however often it changed (newest first, until the first class
+	 * the shape has seen as it is); with the heap mostly stale, rebuild */
+	if (v->epoch != s->epoch || v->nheap > 2 * (size_t)s->nlive + 64) {
 		err = view_rebuild(s, shape, v, p);
-	else
-		for (; !err && v->cursor < s->nclog; v->cursor++)
-			err = view_apply(s, shape, v, s->clog[v->cursor % CLASS_LOG], p);
+	} else {
+		for (uint32_t id = s->ctail; !err && id != NO_CLASS && s->cstamp[id] > v->cursor; id = s->cprev[id])
+			err = view_apply(s, shape, v, id, p);
+		v->cursor = s->nclog;
+	}
 	if (err) {
 		v->epoch = s->epoch - 1;	/* rebuild next time */
 		return NULL;

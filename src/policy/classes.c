@@ -3,34 +3,37 @@
  *
  * Nodes in the same state as a policy sees it - the class key: free CPU and
  * memory, the free share of each GPU in index order, the GPU pods per tag,
- * model, GPU count, and the CPU and memory capacity - get the same filter result, score and GPU hint
- * from every policy whose score is a pure function of (node state, pod
- * shape) (ops->cacheable); the node's flags (cordon, notice, removed) are in
- * the key too, since the filter reads them.  For those policies with the fixed priority
- * tie-break, a decision takes the best score over classes, ties to the
- * lowest (priority, index) member: each class keeps its members sorted by
- * that rank, so its candidate is its first member (the first allowed one
- * under a mask).  That is exactly the node the per-node loop picks: the best
- * score, then the lowest priority, then the lowest index.
+ * model, GPU count, and the CPU and memory capacity - get the same filter
+ * result, score and GPU hint from every policy whose score is a pure
+ * function of (node state, pod shape) (ops->cacheable); the node's flags
+ * (cordon, notice, removed) are in the key too, since the filter reads them.
+ * For those policies with the fixed priority tie-break, a decision takes the
+ * best score over classes, ties to the lowest (priority, index) member: each
+ * class keeps its members in a min-heap by that rank, so its candidate is
+ * the heap's top (under a mask, the lowest-ranked allowed member).  That is
+ * exactly the node the per-node loop picks: the best score, then the lowest
+ * priority, then the lowest index.
  *   Incremental: the classes follow the cluster's change journal
  *   (gf_cluster_changed_node); a changed node's key is recomputed and, if it
- *   differs, the node leaves its class (binary search and memmove in the
- *   rank-sorted member array) and joins the class of its new key (one hash
- *   lookup; an emptied class is dropped and its id reused with a new
- *   generation, so whatever was cached for the old one dies with it).  Every
- *   join and leave is appended to the class log.  A journal that no longer
- *   reaches back, a reset, or new priorities rebuild all classes, O(n).
+ *   differs, the node leaves its class (O(log members): a heap removal at
+ *   the position node_pos remembers) and joins the class of its new key (one
+ *   hash lookup and a heap insertion; an emptied class is dropped and its id
+ *   reused with a new generation, so whatever was cached for the old one
+ *   dies with it).  Every join and leave moves the class to the end of the
+ *   change list (classes ordered by their latest change).  A journal that no
+ *   longer reaches back, a reset, or new priorities rebuild all classes, O(n).
  *   Shape views (unmasked decisions, with SCORE_CACHE): each pod shape keeps
  *   a lazy max-heap of the classes it fits, keyed (score, -first member's
- *   rank), and the number of nodes in them.  Its next decision applies the
- *   class log entries since its last one (fits and score are fixed for a
- *   class generation and remembered in the shape's row), pushes a class
- *   whose generation or first member changed, and pops stale tops; it
- *   rebuilds from the live classes when that is cheaper (more entries than
- *   classes, or a heap mostly stale).  Cost per decision: the changes since
- *   the shape last decided, at most the live classes, times log of the heap;
- *   amortised, about two log entries per placement for each shape in use,
- *   whatever the number of nodes.
+ *   rank), and the number of nodes in them.  Its next decision walks the
+ *   change list back from the newest to the first class changed before its
+ *   last one, applying each class once however often it changed (fits and
+ *   score are fixed for a class generation and remembered in the shape's
+ *   row), pushes a class whose generation or first member changed, and pops
+ *   stale tops; it rebuilds from the live classes when its heap is mostly
+ *   stale.  Cost per decision: the distinct classes changed since the shape
+ *   last decided (at most the classes) times log of the heap; amortised, at
+ *   most two per placement for each shape in use, whatever the number of
+ *   nodes, and fewer where placements land in the same classes.
  *   Masked decisions, or without the score cache, walk the live classes:
  *   filter and score each once, plus a bit test per member of each feasible
  *   class under a mask.  O(live classes).
@@ -41,7 +44,7 @@
  *   shape views still spare the walk over them (docs/simulate.md, measured).
  *
  * Ownership: a gf_classes owns cls[] (each class its mem[]), the hash, the
- * log, and per shape the class row and the view; the shape indices are
+ * change list, and per shape the class row and the view; the shape indices are
  * policy/sched.c's.  Node ids are the cluster's indices, class ids < n.
  */
 #include <stdio.h>
@@ -90,7 +93,7 @@ struct nclass {
 	uint32_t first_rank;	/* its rank */
 	uint32_t live;		/* position in live[] */
 	uint32_t cap;
-	uint32_t *mem;		/* member nodes, ascending rank */
+	uint32_t *mem;		/* member nodes, a min-heap by rank (node_pos: where) */
 	uint64_t hash;
 	struct class_key key;
 };
@@ -107,7 +110,7 @@ struct view_entry {
 /*
  * One pod shape's view of the classes: the feasible ones in a lazy max-heap
  * by (score, then lowest first-member rank), and how many nodes they hold.
- * Brought up to date from the class log at the shape's next decision.
+ * Brought up to date from the change list at the shape's next decision.
  */
 struct shape_view {
 	uint64_t cursor;	/* class changes applied: the change count when it last caught up */
@@ -129,6 +132,7 @@ struct gf_classes {
 	uint32_t *rank;		/* node -> position in (priority, index) order */
 	uint32_t *byrank;	/* position -> node */
 	uint32_t *node_class;	/* node -> class id */
+	uint32_t *node_pos;	/* node -> its position in its class's mem[] */
 	struct nclass *cls;	/* n entries */
 	uint32_t nused;		/* ids handed out so far (high-water mark) */
 	uint32_t *free_ids;
@@ -185,6 +189,7 @@ gf_err gf_classes_create(const struct gf_policy_ops *ops, const struct gf_policy
 	s->rank = malloc(s->n * sizeof(*s->rank));
 	s->byrank = malloc(s->n * sizeof(*s->byrank));
 	s->node_class = malloc(s->n * sizeof(*s->node_class));
+	s->node_pos = malloc(s->n * sizeof(*s->node_pos));
 	s->cls = calloc(s->n, sizeof(*s->cls));
 	s->free_ids = malloc(s->n * sizeof(*s->free_ids));
 	s->live = malloc(s->n * sizeof(*s->live));
@@ -195,7 +200,7 @@ gf_err gf_classes_create(const struct gf_policy_ops *ops, const struct gf_policy
 	s->cprev = malloc(s->n * sizeof(*s->cprev));
 	s->cnext = malloc(s->n * sizeof(*s->cnext));
 	s->chead = s->ctail = NO_CLASS;
-	if (!s->cstamp || !s->cprev || !s->cnext || !s->rank || !s->byrank || !s->node_class || !s->cls || !s->free_ids || !s->live ||
+	if (!s->cstamp || !s->cprev || !s->cnext || !s->rank || !s->byrank || !s->node_class || !s->node_pos || !s->cls || !s->free_ids || !s->live ||
 	    !s->cslots || !s->fcand || !s->fcls) {
 		gf_classes_destroy(s);
 		return GF_NOMEM;
@@ -224,6 +229,7 @@ void gf_classes_destroy(struct gf_classes *s)
 	free(s->rank);
 	free(s->byrank);
 	free(s->node_class);
+	free(s->node_pos);
 	free(s->free_ids);
 	free(s->live);
 	free(s->cslots);
@@ -427,20 +433,40 @@ stamp:
 	s->cstamp[id] = ++s->nclog;
 }
 
-/* First position in c's members whose rank is >= r. */
-static uint32_t member_pos(const struct gf_classes *s, const struct nclass *c, uint32_t r)
+/* Member node i to position j of c's heap, moving up past higher ranks. */
+static void member_up(struct gf_classes *s, struct nclass *c, uint32_t j, uint32_t i)
 {
-	uint32_t lo = 0, hi = c->nmem;
+	uint32_t r = s->rank[i];
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (s->rank[c->mem[mid]] < r)
-			lo = mid + 1;
-		else
-			hi = mid;
+	while (j > 0 && s->rank[c->mem[(j - 1) / 2]] > r) {
+		c->mem[j] = c->mem[(j - 1) / 2];
+		s->node_pos[c->mem[j]] = j;
+		j = (j - 1) / 2;
 	}
-	return lo;
+	c->mem[j] = i;
+	s->node_pos[i] = j;
+}
+
+/* Member node i to position j of c's heap, moving down past lower ranks. */
+static void member_down(struct gf_classes *s, struct nclass *c, uint32_t j, uint32_t i)
+{
+	uint32_t r = s->rank[i];
+
+	for (;;) {
+		uint32_t l = 2 * j + 1, b = l;
+
+		if (l >= c->nmem)
+			break;
+		if (l + 1 < c->nmem && s->rank[c->mem[l + 1]] < s->rank[c->mem[l]])
+			b = l + 1;
+		if (s->rank[c->mem[b]] > r)
+			break;
+		c->mem[j] = c->mem[b];
+		s->node_pos[c->mem[j]] = j;
+		j = b;
+	}
+	c->mem[j] = i;
+	s->node_pos[i] = j;
 }
 
 /* Node i joins the class of its current state.  GF_NOMEM leaves it in none. */
@@ -448,7 +474,7 @@ static gf_err node_enter(struct gf_classes *s, uint32_t i)
 {
 	struct class_key k;
 	uint64_t h;
-	uint32_t id, pos;
+	uint32_t id;
 	struct nclass *c;
 
 	class_key_of(s, i, &k);
@@ -469,10 +495,7 @@ static gf_err node_enter(struct gf_classes *s, uint32_t i)
 		c->mem = mem;
 		c->cap = (uint32_t)cap;
 	}
-	pos = member_pos(s, c, s->rank[i]);
-	memmove(&c->mem[pos + 1], &c->mem[pos], (c->nmem - pos) * sizeof(*c->mem));
-	c->mem[pos] = i;
-	c->nmem++;
+	member_up(s, c, c->nmem++, i);
 	c->first = c->mem[0];
 	c->first_rank = s->rank[c->first];
 	s->node_class[i] = id;
@@ -484,10 +507,14 @@ static void node_leave(struct gf_classes *s, uint32_t i)
 {
 	uint32_t id = s->node_class[i];
 	struct nclass *c = &s->cls[id];
-	uint32_t pos = member_pos(s, c, s->rank[i]);
+	uint32_t pos = s->node_pos[i], last = c->mem[--c->nmem];
 
-	memmove(&c->mem[pos], &c->mem[pos + 1], (c->nmem - pos - 1) * sizeof(*c->mem));
-	c->nmem--;
+	if (pos < c->nmem) {	/* the last member fills the hole, then moves up or down */
+		if (pos > 0 && s->rank[c->mem[(pos - 1) / 2]] > s->rank[last])
+			member_up(s, c, pos, last);
+		else
+			member_down(s, c, pos, last);
+	}
 	if (c->nmem > 0) {
 		c->first = c->mem[0];
 		c->first_rank = s->rank[c->first];
@@ -531,7 +558,7 @@ static gf_err classes_rebuild(struct gf_classes *s)
 	s->epoch++;
 	s->seen = gf_cluster_journal_seq(s->env->cluster);
 	for (size_t r = 0; r < s->n; r++) {
-		gf_err err = node_enter(s, s->byrank[r]);	/* in rank order: appends */
+		gf_err err = node_enter(s, s->byrank[r]);	/* in rank order: no member moves */
 
 		if (err)
 			return err;
@@ -636,12 +663,12 @@ bool gf_classes_choose(struct gf_classes *s, size_t shape, const struct gf_pod_s
 			continue;
 		if (allowed) {
 			count = 0;
-			for (uint32_t m = cl->nmem; m-- > 0;) {
+			for (uint32_t m = 0; m < cl->nmem; m++) {
 				uint32_t i = cl->mem[m];
 
 				if ((allowed[i / 64] >> (i % 64)) & 1) {
-					first = i;
-					count++;
+					if (count++ == 0 || s->rank[i] < s->rank[first])
+						first = i;
 				}
 			}
 			if (count == 0)
@@ -868,9 +895,9 @@ gf_err gf_classes_check(struct gf_classes *s, char *why, size_t whylen)
 			return GF_STATE;
 		}
 		for (uint32_t m = 0; m < c->nmem; m++) {
-			if (s->node_class[c->mem[m]] != id ||
-			    (m > 0 && s->rank[c->mem[m - 1]] >= s->rank[c->mem[m]])) {
-				snprintf(why, whylen, "class %u: member %u out of rank order or not its own",
+			if (s->node_class[c->mem[m]] != id || s->node_pos[c->mem[m]] != m ||
+			    (m > 0 && s->rank[c->mem[(m - 1) / 2]] >= s->rank[c->mem[m]])) {
+				snprintf(why, whylen, "class %u: member %u out of heap order or not its own",
 					 id, c->mem[m]);
 				return GF_STATE;
 			}

@@ -6,7 +6,7 @@
  * node the per-node loop picks are in policy/classes.c.
  *
  * A gf_classes handle follows one cluster (env->cluster, through its change
- * journal) for one policy and its state; it owns the classes, the class log
+ * journal) for one policy and its state; it owns the classes, the change list
  * and, per pod shape, the classes' scores and the shape's view.  Pod shapes
  * are the caller's (sched.c interns them): an index below the capacity given
  * to gf_classes_reserve_shapes(), or SIZE_MAX for "no cache".

@@ -1,16 +1,23 @@
 # The two commands a new user runs (README):
 #   make run   - install what is missing, build, run `gpufleet simulate` on the bundled trace
 #   make test  - install what is missing, build, run the whole test suite
-#                (normal build, then AddressSanitizer+UBSan build, then short fuzz runs,
-#                then Release builds with gcc and clang, warnings as errors, unit tests)
+#                (normal and AddressSanitizer+UBSan builds, their two test suites side by
+#                side, then short fuzz runs, then Release builds with gcc and clang,
+#                warnings as errors, unit tests)
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 GCC_RELEASE_BUILD   ?= build-release-gcc
 CLANG_RELEASE_BUILD ?= build-release-clang
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+# Control planes (real etcd + kube-apiserver + controllers + kwok, about 1 GiB
+# each) the normal build's tests run at once, and the sanitizer pass's beside
+# them (scripts/ctest-slots; tests/k8s/CMakeLists.txt).  They mostly wait on
+# controllers, so more run at once than there are cores.
+K8S_SLOTS      ?= 3
+ASAN_K8S_SLOTS ?= 2
 
-.PHONY: all deps deps-test build run demo check test test-asan test-fuzz test-release bench bench-bound image clean
+.PHONY: all deps deps-test build run demo check test build-asan test-asan test-fuzz test-release bench bench-bound image clean
 
 all: build
 
@@ -55,10 +62,21 @@ check: deps-test
 	$(MAKE) build TESTS=ON WERROR=ON
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L check
 
+# The normal build's suite and the sanitizer pass run side by side, each with
+# its own control-plane slots (disjoint ids, so disjoint ports): the first
+# prints as it goes, the second to $(ASAN_BUILD)/ctest.log, printed when both
+# are done; either failing fails the target.
 test: deps-test
 	$(MAKE) build TESTS=ON WERROR=ON
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
-	$(MAKE) test-asan
+	$(MAKE) build-asan
+	@echo "ctest: the sanitizer pass runs meanwhile, its output in $(ASAN_BUILD)/ctest.log (printed at the end)"
+	@JOBS=$(JOBS) ./scripts/ctest-slots $(ASAN_BUILD) $(K8S_SLOTS) $(ASAN_K8S_SLOTS) -LE nosan >$(ASAN_BUILD)/ctest.log 2>&1 & asan=$$!; \
+	JOBS=$(JOBS) ./scripts/ctest-slots $(BUILD) 0 $(K8S_SLOTS); rc=$$?; \
+	echo "ctest: waiting for the sanitizer pass ($(ASAN_BUILD)/ctest.log)"; \
+	wait $$asan; arc=$$?; \
+	echo "===== ASan+UBSan ($(ASAN_BUILD)) ====="; cat $(ASAN_BUILD)/ctest.log; \
+	echo "ctest: normal build rc=$$rc, ASan+UBSan rc=$$arc"; \
+	[ $$rc = 0 ] && [ $$arc = 0 ]
 	$(MAKE) test-fuzz
 	$(MAKE) test-release
 
@@ -68,10 +86,12 @@ test: deps-test
 # sanitizers (the full reproduction of the paper, 360 runs, which the normal
 # build runs; the same engine code runs under the sanitizers in test_sim and
 # the golden case).
-test-asan:
+build-asan:
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DGF_SANITIZE=ON -DGF_WERROR=ON
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -LE nosan
+
+test-asan: build-asan
+	JOBS=$(JOBS) ./scripts/ctest-slots $(ASAN_BUILD) 0 $(K8S_SLOTS) -LE nosan
 
 # Build the libFuzzer harnesses with clang and run each one briefly on its seed corpus.
 test-fuzz:

@@ -24,6 +24,44 @@ GF_K8S_STAGES=$GF_K8S_CACHE/$GF_K8S_VERSION/kwok-stages
 GF_GO_FETCHED=$GF_K8S_CACHE/go$GF_GO_MIN
 
 gf_log() { echo "k8s: $*" >&2; }
+
+# gf_slot: the control-plane slot ctest gave this test (RESOURCE_GROUPS k8s:1
+# with a resource spec file, as `make test` runs it: tests/k8s/slots), else
+# empty. ctest hands it over as CTEST_RESOURCE_GROUP_0_K8S=id:N,slots:1.
+gf_slot() {
+	local g=${CTEST_RESOURCE_GROUP_0_K8S:-} id
+	id=${g#id:}
+	id=${id%%,*}
+	case $id in '' | *[!0-9]*) return 0 ;; esac
+	echo "$id"
+}
+
+# gf_free_port: sets GF_PORT to a loopback TCP port nothing listens on, below
+# the kernel's ephemeral range (so no port-0 listener can take it meanwhile).
+# Call it in the shell itself (not in $(...)), so it remembers what it gave.
+# Slot N (gf_slot) draws from 20000+1000*(N mod 12) .. +999 only, so control
+# planes of different slots, running at the same time, never pick the same
+# port; without a slot, from 20000..31999. A port already given to this shell
+# (GF_PORTS_TAKEN) is not given again.
+GF_PORTS_TAKEN=" "
+gf_free_port() {
+	local p i slot lo=20000 span=12000
+	slot=$(gf_slot)
+	if [ -n "$slot" ]; then
+		lo=$((20000 + 1000 * (slot % 12)))
+		span=1000
+	fi
+	for i in $(seq 1 200); do
+		p=$((lo + RANDOM % span))
+		case $GF_PORTS_TAKEN in *" $p "*) continue ;; esac
+		if [ -z "$(ss -Htan "( sport = :$p )" 2>/dev/null)" ]; then
+			GF_PORTS_TAKEN+="$p "
+			GF_PORT=$p
+			return 0
+		fi
+	done
+	return 1
+}
 gf_die() { echo "k8s: error: $*" >&2; exit 1; }
 
 # gf_version_ge A B: true when Go version A (1.26.0, 1.22rc1, ...) >= B.

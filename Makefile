@@ -15,7 +15,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 # them (scripts/ctest-slots; tests/k8s/CMakeLists.txt).  They mostly wait on
 # controllers, so more run at once than there are cores.
 K8S_SLOTS      ?= 3
-ASAN_K8S_SLOTS ?= 2
+ASAN_K8S_SLOTS ?= 1
 
 .PHONY: all deps deps-test build run demo check test build-asan test-asan test-fuzz test-release bench bench-bound image clean
 
@@ -62,21 +62,28 @@ check: deps-test
 	$(MAKE) build TESTS=ON WERROR=ON
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L check
 
-# The normal build's suite and the sanitizer pass run side by side, each with
-# its own control-plane slots (disjoint ids, so disjoint ports): the first
-# prints as it goes, the second to $(ASAN_BUILD)/ctest.log, printed when both
-# are done; either failing fails the target.
+# The normal build's suite runs with K8S_SLOTS control planes at a time and,
+# beside it, the sanitizer pass's control-plane tests (label control-plane)
+# with ASAN_K8S_SLOTS more (other slot ids, so other ports); the sanitizer
+# pass's other tests, CPU-bound, run once the normal suite is done.  The first
+# prints as it goes, the sanitizer pass to $(ASAN_BUILD)/ctest-*.log, printed
+# at the end; any of them failing fails the target.
 test: deps-test
 	$(MAKE) build TESTS=ON WERROR=ON
 	$(MAKE) build-asan
-	@echo "ctest: the sanitizer pass runs meanwhile, its output in $(ASAN_BUILD)/ctest.log (printed at the end)"
-	@JOBS=$(JOBS) ./scripts/ctest-slots $(ASAN_BUILD) $(K8S_SLOTS) $(ASAN_K8S_SLOTS) -LE nosan >$(ASAN_BUILD)/ctest.log 2>&1 & asan=$$!; \
+	@echo "ctest: the sanitizer pass's control-plane tests run meanwhile: $(ASAN_BUILD)/ctest-control-plane.log (printed at the end)"
+	@JOBS=0 ./scripts/ctest-slots $(ASAN_BUILD) $(K8S_SLOTS) $(ASAN_K8S_SLOTS) \
+		-L control-plane -LE nosan >$(ASAN_BUILD)/ctest-control-plane.log 2>&1 & cp=$$!; \
 	JOBS=$(JOBS) ./scripts/ctest-slots $(BUILD) 0 $(K8S_SLOTS); rc=$$?; \
-	echo "ctest: waiting for the sanitizer pass ($(ASAN_BUILD)/ctest.log)"; \
-	wait $$asan; arc=$$?; \
-	echo "===== ASan+UBSan ($(ASAN_BUILD)) ====="; cat $(ASAN_BUILD)/ctest.log; \
-	echo "ctest: normal build rc=$$rc, ASan+UBSan rc=$$arc"; \
-	[ $$rc = 0 ] && [ $$arc = 0 ]
+	echo "ctest: the sanitizer pass's other tests ($(ASAN_BUILD)/ctest-other.log)"; \
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -LE 'nosan|control-plane' \
+		>$(ASAN_BUILD)/ctest-other.log 2>&1; orc=$$?; \
+	echo "ctest: waiting for the sanitizer pass's control-plane tests"; \
+	wait $$cp; cprc=$$?; \
+	echo "===== ASan+UBSan ($(ASAN_BUILD)), control-plane tests ====="; cat $(ASAN_BUILD)/ctest-control-plane.log; \
+	echo "===== ASan+UBSan ($(ASAN_BUILD)), the other tests ====="; cat $(ASAN_BUILD)/ctest-other.log; \
+	echo "ctest: normal build rc=$$rc; ASan+UBSan control-plane rc=$$cprc, other rc=$$orc"; \
+	[ $$rc = 0 ] && [ $$cprc = 0 ] && [ $$orc = 0 ]
 	$(MAKE) test-fuzz
 	$(MAKE) test-release
 

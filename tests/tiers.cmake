@@ -5,6 +5,10 @@
 # k8s-control-plane, and its labels), so a new test joins the right tier
 # without anyone remembering to label it.  See docs/testing.md.
 #
+# A test with a control-plane slot (or that lock) is also labelled
+# `control-plane`: `make test` runs the sanitizer pass's control-plane tests
+# beside the normal build's suite, and its other tests after it.
+#
 # Every folder that defines tests calls gf_check_tier_defer() once, anywhere:
 # the labelling then runs when CMake has finished that folder, after every
 # set_tests_properties there (CMake 3.25 cannot read another folder's tests).
@@ -25,11 +29,16 @@ function(gf_check_tier_here)
     get_test_property(${t} RESOURCE_GROUPS groups)
     get_test_property(${t} LABELS labels)
     set(fast ON)
+    set(cp OFF)
     if(lock AND "k8s-control-plane" IN_LIST lock)
-      set(fast OFF)
+      set(cp ON)
     endif()
     if(groups AND "${groups}" MATCHES "(^|[;,])k8s:")
+      set(cp ON)
+    endif()
+    if(cp)
       set(fast OFF)
+      set_property(TEST ${t} APPEND PROPERTY LABELS control-plane)
     endif()
     if(labels)
       foreach(heavy slow deploy kubelet gpu k8s)

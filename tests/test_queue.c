@@ -1677,6 +1677,59 @@ static void admission_holds_for_reservations_and_preemption(void **state)
 	fx_free(f);
 }
 
+/*
+ * A reservation is planned on the nodes its holder may use then; when its
+ * time comes it is bound there only if the holder's admission mask still
+ * allows them (a node tainted or cordoned for it since): else it is planned
+ * again.  a (ends at 100) and b (ends at 200) fill n0 and n1; h, blocked,
+ * gets a reservation on a's node at 100; then h may use only b's node: it
+ * starts at 200 there, never on a's node.
+ */
+static void reservation_bound_only_where_admitted(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_loop_decisions d;
+
+	(void)state;
+	two_nodes(n);
+	for (int qp = GF_QP_BACKFILL; qp <= GF_QP_CONSERVATIVE; qp++) {
+		struct admit_table t = { 0 };
+		struct fx *f = fx_admit((enum gf_queue_policy)qp, n, 2, &t, false);
+		uint32_t a, b, h, anode = 0, bnode = 0;
+
+		a = submit(f, job(8, 1000, 1, 0, 100));
+		b = submit(f, job(8, 1000, 1, 0, 200));
+		h = submit(f, job(8, 1000, 1, 1, 10));
+		assert_int_equal(gf_loop_cycle(f->L, 0, &d), GF_OK);
+		assert_int_equal(d.nbinds, 2);
+		for (size_t i = 0; i < d.nbinds; i++) {
+			if (d.binds[i].job == a)
+				anode = d.binds[i].node;
+			if (d.binds[i].job == b)
+				bnode = d.binds[i].node;
+		}
+		assert_int_not_equal(anode, bnode);
+		assert_int_equal(gf_loop_cycle(f->L, 1, &d), GF_OK);
+		int64_t at;
+		assert_int_equal(gf_loop_start_time(f->L, h, &at), GF_OK);
+		assert_int_equal(at, 100);
+		t.has[h] = true;
+		t.mask[h] = 1u << bnode;	/* a's node no longer admits h */
+		assert_int_equal(gf_loop_cycle(f->L, 100, &d), GF_OK);
+		assert_int_equal(d.nbinds, 0);
+		assert_int_equal(info(f, h).state, GF_JOB_PENDING);
+		assert_int_equal(gf_loop_cycle(f->L, 200, &d), GF_OK);
+		assert_int_equal(d.nbinds, 1);
+		assert_int_equal(d.binds[0].job, h);
+		assert_int_equal(d.binds[0].node, bnode);
+		struct gf_loop_stats st;
+		gf_loop_stats(f->L, &st);
+		assert_int_equal(st.late, 0);
+		assert_int_equal(gf_loop_run(f->L), GF_OK);
+		fx_free(f);
+	}
+}
+
 static void pods_placed_by_others_hold_their_room(void **state)
 {
 	struct gf_node_spec n[2];
@@ -2141,6 +2194,7 @@ int main(void)
 		cmocka_unit_test(masked_jobs_are_not_retried_without_a_change),
 		cmocka_unit_test(admission_masks_every_placement),
 		cmocka_unit_test(admission_holds_for_reservations_and_preemption),
+		cmocka_unit_test(reservation_bound_only_where_admitted),
 		cmocka_unit_test(pods_placed_by_others_hold_their_room),
 		cmocka_unit_test(loop_on_the_callers_cluster),
 		cmocka_unit_test(live_driven_cycle_agrees_with_the_replay),

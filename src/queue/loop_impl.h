@@ -155,6 +155,7 @@ struct gf_loop {
 	struct qstate *queues;	/* none: no quotas */
 	size_t nqueues;
 	bool quota_refused;	/* the last gf_loop_try_job failed on a quota, not on room */
+	bool res_unadmitted;	/* bind_reserved: a planned node no longer admits the holder */
 	bool quota_bypass;	/* preplace: a warm start's jobs are already admitted */
 	uint8_t *q_state;	/* strict FIFO, per queue in this cycle: Q_OPEN, Q_BLOCKED, Q_DEFERRED */
 	uint32_t *borrowers;	/* pend indexes of jobs that would borrow, for the fair-share pass */

@@ -3190,6 +3190,7 @@ gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *nod
 		lp->seen_s = seen;
 		return e == GF_EXISTS ? GF_RANGE : e;
 	}
+	leave_loop(l, lp); /* waiting in the loop's queue (not kube): bound here instead, one job only */
 	l->job_pod[job] = (uint32_t)(lp - l->pods);
 	lp->run = job;
 	lp->r.counted = true;

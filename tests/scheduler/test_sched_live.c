@@ -996,6 +996,46 @@ static void test_forget_keeps_queue_place(void **st)
 	gf_live_destroy(l);
 }
 
+/*
+ * Not kube: the extender binds a pod that waits in the loop's queue (the
+ * node freed, before the next cycle): the pod leaves the loop's queue, so a
+ * node that joins later does not get it a second time.
+ */
+static void test_extender_binds_queued_pod(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("backfill", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node n1 = mknode("n1", 1, "H100", 81559, false);
+	gf_live_node_set(l, &n1);
+	gf_live_requeue_due(l, 1.0);
+	struct gf_k8s_pod a = deadline_pod("a", 1, 0), b = deadline_pod("b", 1, 0);
+	struct gf_live_decision d;
+	gf_live_pod_set(l, &a);
+	assert_int_equal(drain(l, NULL, NULL, NULL), 1);
+	gf_live_requeue_due(l, 2.0);
+	gf_live_pod_set(l, &b);
+	assert_int_equal(drain(l, NULL, NULL, &d), 1);
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE); /* b waits in the loop's queue */
+	gf_live_pod_delete(l, a.uid);
+	assert_int_equal(gf_live_assume_on(l, &b, "n1", &d), GF_OK);
+	assert_int_equal(gpus_used(l), 1);
+	struct gf_k8s_node n2 = mknode("n2", 1, "H100", 81559, false);
+	gf_live_node_set(l, &n2);
+	gf_live_requeue_due(l, 3.0);
+	assert_int_equal(drain(l, NULL, NULL, NULL), 0); /* no second placement of b */
+	assert_int_equal(gpus_used(l), 1);
+	struct gf_live_stats s;
+	gf_live_stats(l, &s);
+	assert_int_equal(s.running_pods, 1);
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+}
+
 static void test_running_jobs(void **st)
 {
 	(void)st;
@@ -2272,6 +2312,7 @@ int main(void)
 		cmocka_unit_test(test_empty_pod_masked),
 		cmocka_unit_test(test_target_every_pod),
 		cmocka_unit_test(test_queue_policy_live),
+		cmocka_unit_test(test_extender_binds_queued_pod),
 		cmocka_unit_test(test_gangs_live),
 		cmocka_unit_test(test_gangs_extra_member),
 		cmocka_unit_test(test_gangs_kube_mode_partial),

@@ -2336,7 +2336,8 @@ static void gang_submit(gf_live *l, struct lpod *lp, struct lpod **m, uint32_t n
 {
 	struct gf_job_spec js = { .pod = lp->r.eff, .npods = n, .priority = pod_of(l, lp)->req.priority,
 				  .never_preempt = pod_of(l, lp)->preempt_never,
-				  .arrival = t, .duration = GF_LOOP_OPEN, .estimate = deadline_estimate(l, m, n) };
+				  .arrival = t, .duration = GF_LOOP_OPEN, .estimate = deadline_estimate(l, m, n),
+				  .queue = (uint16_t)(l->quota ? pod_qindex(l, pod_of(l, lp), NULL, 0) : 0) };
 	if (finish)
 		js.priority = INT32_MAX; /* the rest of its gang holds its GPUs already: ahead of all */
 	job_budgets(l, pod_of(l, lp), js.budgets);

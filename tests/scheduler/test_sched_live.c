@@ -1973,6 +1973,50 @@ static void test_queue_lookups(void **st)
 	gf_live_destroy(l);
 }
 
+/* A gang is charged to its own Queue (its namespace's), not to the first one. */
+static void test_gang_charged_to_its_queue(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("best-effort-fifo", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp, .queues = true };
+	gf_live *l;
+	gf_gangs *g;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	assert_int_equal(gf_gangs_create(&g), GF_OK);
+	gf_live_set_gangs(l, g);
+	struct gf_k8s_node n0 = mknode("n0", 8, "H100", 81559, false), n1 = mknode("n1", 8, "H100", 81559, false);
+	gf_live_node_set(l, &n0);
+	gf_live_node_set(l, &n1);
+	const char *names[2] = { "q-a", "q-b" };
+	for (int i = 0; i < 2; i++) {
+		struct gf_queue_def d;
+		memset(&d, 0, sizeof(d));
+		snprintf(d.name, sizeof(d.name), "%s", names[i]);
+		d.nominal = 16000;
+		d.borrowing_limit = d.lending_limit = GF_QUOTA_UNLIMITED;
+		d.weight = 1;
+		assert_int_equal(gf_live_queue_set(l, &d, NULL), GF_OK);
+	}
+	assert_int_equal(gf_live_namespace_queue(l, "t", "q-b"), GF_OK);
+	set_group(g, "gq", 2);
+	struct gf_k8s_pod m[2] = { gang_pod("gq-0", "gq"), gang_pod("gq-1", "gq") };
+	gf_live_pod_set(l, &m[0]);
+	gf_live_pod_set(l, &m[1]);
+	struct gf_k8s_pod got[4];
+	struct gf_live_decision gd[4];
+	size_t n = 0;
+	decide_all(l, got, gd, &n, NULL, 0);
+	assert_int_equal(n, 2);
+	int64_t used = -1;
+	assert_true(gf_live_queue_usage(l, "q-b", &used));
+	assert_int_equal(used, 16000);
+	assert_true(gf_live_queue_usage(l, "q-a", &used));
+	assert_int_equal(used, 0);
+	gf_live_destroy(l);
+	gf_gangs_destroy(g);
+}
+
 static uint64_t cycles(gf_live *l)
 {
 	struct gf_live_stats s;
@@ -2312,6 +2356,7 @@ int main(void)
 		cmocka_unit_test(test_empty_pod_masked),
 		cmocka_unit_test(test_target_every_pod),
 		cmocka_unit_test(test_queue_policy_live),
+		cmocka_unit_test(test_gang_charged_to_its_queue),
 		cmocka_unit_test(test_extender_binds_queued_pod),
 		cmocka_unit_test(test_gangs_live),
 		cmocka_unit_test(test_gangs_extra_member),

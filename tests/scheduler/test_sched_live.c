@@ -997,6 +997,42 @@ static void test_forget_keeps_queue_place(void **st)
 }
 
 /*
+ * kube mode too: a pod whose binding failed goes back to the loop's queue at
+ * its place (gf_loop_unbind), ahead of a pod that came after it, instead of
+ * waiting out a backoff while the later pod takes its room.
+ */
+static void test_forget_keeps_queue_place_kube(void **st)
+{
+	(void)st;
+	gf_live *l;
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	struct gf_k8s_node n = mknode("n1", 1, "H100", 81559, false);
+	gf_live_node_set(l, &n);
+	gf_live_requeue_due(l, 1.0);
+	struct gf_k8s_pod a = deadline_pod("a", 1, 0), b = deadline_pod("b", 1, 0), p;
+	struct gf_live_decision d;
+	gf_live_pod_set(l, &a);
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_string_equal(p.name, "a");
+	assert_false(gf_live_schedule_next(l, &p, &d));
+	gf_live_forget(l, a.uid, false); /* a's binding failed */
+	assert_int_equal(gpus_used(l), 0);
+	gf_live_requeue_due(l, 1.5);
+	gf_live_pod_set(l, &b);
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_string_equal(p.name, "a"); /* its place kept: ahead of b */
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_string_equal(p.name, "b");
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+	assert_int_equal(gpus_used(l), 1);
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+}
+
+/*
  * Not kube: the extender binds a pod that waits in the loop's queue (the
  * node freed, before the next cycle): the pod leaves the loop's queue, so a
  * node that joins later does not get it a second time.
@@ -2358,6 +2394,7 @@ int main(void)
 		cmocka_unit_test(test_queue_policy_live),
 		cmocka_unit_test(test_gang_charged_to_its_queue),
 		cmocka_unit_test(test_extender_binds_queued_pod),
+		cmocka_unit_test(test_forget_keeps_queue_place_kube),
 		cmocka_unit_test(test_gangs_live),
 		cmocka_unit_test(test_gangs_extra_member),
 		cmocka_unit_test(test_gangs_kube_mode_partial),

@@ -39,8 +39,8 @@
  * families[] are what agrees today and is asserted; known_disagreements[]
  * are run and their mismatches counted and printed, never failing: the
  * places where live.c still does something the replay cannot model (its
- * own FIFO and backoff in kube mode, a failed binding re-submitted at the
- * back of the queue, gang members re-placed alone...).  Moving a family
+ * own FIFO and backoff in kube mode, gang members re-placed alone, a new
+ * loop past 64 pods).  Moving a family
  * from the second list to the first is the proof that such a difference is
  * gone.
  *
@@ -1006,8 +1006,6 @@ struct family {
 #define ALL_QP 0u
 #define NOT_KUBE (((1u << GF_QP_COUNT_) - 1) & ~QP(GF_QP_KUBE))
 
-#define FIFOS (QP(GF_QP_STRICT_FIFO) | QP(GF_QP_BEST_EFFORT_FIFO))
-#define GANG_QP (NOT_KUBE & ~QP(GF_QP_CONSERVATIVE))
 #define JOINS (F_NODES | F_NO_DRAIN)
 
 /* What agrees today: asserted, every mismatch fails the test. */
@@ -1015,53 +1013,33 @@ static const struct family families[] = {
 	{ "shapes", 0, NOT_KUBE, 2 },
 	{ "priorities", F_PRIO | F_DEADLINE, NOT_KUBE, 2 },
 	{ "joins", F_PRIO | F_DEADLINE | JOINS, NOT_KUBE, 2 },
-	{ "drains", F_PRIO | F_DEADLINE | F_NODES, FIFOS, 2 },
+	{ "drains", F_PRIO | F_DEADLINE | F_NODES, NOT_KUBE, 2 },
 	{ "quotas", F_PRIO | F_DEADLINE | F_QUOTAS, NOT_KUBE, 2 },
 	{ "budgets", F_PRIO | F_DEADLINE | F_PDB, NOT_KUBE, 1 },
-	{ "gangs", F_PRIO | F_DEADLINE | F_GANGS, GANG_QP, 2 },
-	{ "gangs+joins+budgets", F_PRIO | F_DEADLINE | JOINS | F_PDB | F_GANGS, GANG_QP, 2 },
-	{ "gangs+drains+budgets", F_PRIO | F_DEADLINE | F_NODES | F_PDB | F_GANGS, FIFOS, 2 },
+	{ "gangs", F_PRIO | F_DEADLINE | F_GANGS, NOT_KUBE, 2 },
+	{ "gangs+joins+budgets", F_PRIO | F_DEADLINE | JOINS | F_PDB | F_GANGS, NOT_KUBE, 2 },
+	{ "gangs+drains+budgets", F_PRIO | F_DEADLINE | F_NODES | F_PDB | F_GANGS, NOT_KUBE, 2 },
 	{ "all but gangs", F_PRIO | F_DEADLINE | JOINS | F_QUOTAS | F_PDB | F_CHANGES, NOT_KUBE, 2 },
-	{ "all but gangs, drains", F_PRIO | F_DEADLINE | F_NODES | F_QUOTAS | F_PDB | F_CHANGES, FIFOS, 2 },
+	{ "all but gangs, drains", F_PRIO | F_DEADLINE | F_NODES | F_QUOTAS | F_PDB | F_CHANGES, NOT_KUBE, 2 },
+	{ "failed bindings", F_PRIO | F_DEADLINE | F_FAILBIND, NOT_KUBE, 2 },
+	{ "gangs with Queues", F_PRIO | F_GANGS | F_QUOTAS, NOT_KUBE, 2 },
 };
-
-#define BACKFILLS (QP(GF_QP_BACKFILL) | QP(GF_QP_CONSERVATIVE) | QP(GF_QP_PER_QUEUE))
 
 /*
  * Where live.c and the replay disagree today: run, mismatches counted and
  * printed, never failing.  Each line: what live does that the replay does
  * not.  When a change makes one agree, move its line to families[] (and
- * widen the asserted ones it was cut out of: kube, failed bindings, drains
- * under the backfills, gangs with Queues, more than 64 pods).
+ * widen the asserted ones it was cut out of: kube, gang members' failed
+ * bindings, more than 64 pods).
  */
 static const struct family known_disagreements[] = {
 	/* live's own FIFO: a parked pod re-enters behind pods that arrived after it, after its backoff */
 	{ "kube: live's FIFO with backoff and requeue hints", 0, QP(GF_QP_KUBE), 0 },
 	{ "kube, all of it", F_PRIO | F_DEADLINE | F_NODES | F_PDB | F_FAILBIND, QP(GF_QP_KUBE), 0 },
-	/* gf_live_forget: the pod leaves the loop and is submitted again (arrival now); gf_loop_unbind keeps its place */
-	{ "failed binding: live re-submits it behind the queue", F_PRIO | F_DEADLINE | F_FAILBIND, NOT_KUBE, 2 },
 	/* gf_live_forget of one member: re-placed alone (priority INT32_MAX); the replay unbinds the whole gang */
 	{ "gang member's failed binding: live re-places it alone", F_GANGS | F_GANG_FAIL, NOT_KUBE, 0 },
 	/* past 64 pods live makes a new loop and placement state (the FGD target rule, any policy): ties differ */
 	{ "more than 64 pods: live makes a new loop", F_PRIO | F_DEADLINE | F_MANY, NOT_KUBE, 2 },
-	/* live.c gang_submit sets no .queue: every gang is charged to the first Queue (a bug) */
-	{ "gangs with Queues: live charges a gang to the first Queue", F_PRIO | F_GANGS | F_QUOTAS, NOT_KUBE, 0 },
-	/*
-	 * a gang's end: the replay (gf_loop_end of the gang's job) starts a waiting
-	 * job one event later than it fits (seed 12: p05 fits at 200 s when gang 0
-	 * ends, starts at 240 s); live ends members one by one (run_leave:
-	 * gf_loop_disown, the rest re-adopted) and starts it at 200 s
-	 */
-	{ "gangs under conservative backfill", F_GANGS, QP(GF_QP_CONSERVATIVE), 2 },
-	/*
-	 * live cordons by its admission mask (gf_loop_nodes_freed), the replay with
-	 * gf_loop_node_cordon, which drops reservations; queue/plan.c bind_reserved
-	 * binds a reservation's holder on its planned nodes without its mask (a bug:
-	 * GF_AGREE_RMASK=1 makes the replay cordon by mask too, and it then fails
-	 * to remove the node it bound there).
-	 */
-	{ "drains under the backfills: a reservation's holder bound on a cordoned node",
-	  F_PRIO | F_DEADLINE | F_NODES | F_QUOTAS | F_PDB, BACKFILLS, 2 },
 };
 
 static int seeds_default(int dflt)

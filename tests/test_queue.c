@@ -1677,6 +1677,203 @@ static void admission_holds_for_reservations_and_preemption(void **state)
 	fx_free(f);
 }
 
+/*
+ * A reservation is planned on the nodes its holder may use then; when its
+ * time comes it is bound there only if the holder's admission mask still
+ * allows them (a node tainted or cordoned for it since): else it is planned
+ * again.  a (ends at 100) and b (ends at 200) fill n0 and n1; h, blocked,
+ * gets a reservation on a's node at 100; then h may use only b's node: it
+ * starts at 200 there, never on a's node.
+ */
+static void reservation_bound_only_where_admitted(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_loop_decisions d;
+
+	(void)state;
+	two_nodes(n);
+	for (int qp = GF_QP_BACKFILL; qp <= GF_QP_CONSERVATIVE; qp++) {
+		struct admit_table t = { 0 };
+		struct fx *f = fx_admit((enum gf_queue_policy)qp, n, 2, &t, false);
+		uint32_t a, b, h, anode = 0, bnode = 0;
+
+		a = submit(f, job(8, 1000, 1, 0, 100));
+		b = submit(f, job(8, 1000, 1, 0, 200));
+		h = submit(f, job(8, 1000, 1, 1, 10));
+		assert_int_equal(gf_loop_cycle(f->L, 0, &d), GF_OK);
+		assert_int_equal(d.nbinds, 2);
+		for (size_t i = 0; i < d.nbinds; i++) {
+			if (d.binds[i].job == a)
+				anode = d.binds[i].node;
+			if (d.binds[i].job == b)
+				bnode = d.binds[i].node;
+		}
+		assert_int_not_equal(anode, bnode);
+		assert_int_equal(gf_loop_cycle(f->L, 1, &d), GF_OK);
+		int64_t at;
+		assert_int_equal(gf_loop_start_time(f->L, h, &at), GF_OK);
+		assert_int_equal(at, 100);
+		t.has[h] = true;
+		t.mask[h] = 1u << bnode;	/* a's node no longer admits h */
+		assert_int_equal(gf_loop_cycle(f->L, 100, &d), GF_OK);
+		assert_int_equal(d.nbinds, 0);
+		assert_int_equal(info(f, h).state, GF_JOB_PENDING);
+		assert_int_equal(gf_loop_cycle(f->L, 200, &d), GF_OK);
+		assert_int_equal(d.nbinds, 1);
+		assert_int_equal(d.binds[0].job, h);
+		assert_int_equal(d.binds[0].node, bnode);
+		struct gf_loop_stats st;
+		gf_loop_stats(f->L, &st);
+		assert_int_equal(st.late, 0);
+		assert_int_equal(gf_loop_run(f->L), GF_OK);
+		fx_free(f);
+	}
+}
+
+static struct fx *fx_backoff(enum gf_queue_policy qp, const struct gf_node_spec *nodes, size_t n, int64_t b0,
+			     int64_t bmax)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct gf_loop_config cfg = { .policy = qp, .seed = 1, .horizon = 1000000,
+				      .backoff_initial = b0, .backoff_max = bmax };
+	struct gf_policy_env env = { .features = gf_features_default() };
+
+	assert_non_null(f);
+	gf_catalog_init(&f->cat);
+	env.cat = &f->cat;
+	assert_int_equal(gf_loop_create(nodes, n, &gf_policy_best_fit, &env, &cfg, &f->L), GF_OK);
+	return f;
+}
+
+static uint64_t tries(struct fx *f)
+{
+	struct gf_loop_stats st;
+
+	gf_loop_stats(f->L, &st);
+	return st.tries;
+}
+
+/*
+ * The cycle reports the jobs it tried and did not start (failed[]); a job
+ * parked by the memo (nothing freed where it could fit) is not tried and not
+ * reported.  n0 is full (a), n1 holds 6 of 8 GPUs (b), x asks 4.
+ */
+static void failed_jobs_reported(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_loop_decisions d;
+
+	(void)state;
+	two_nodes(n);
+	for (int qp = 0; qp < GF_QP_COUNT_; qp++) {
+		struct fx *f = fx_new((enum gf_queue_policy)qp, n, 2);
+		uint32_t x;
+
+		submit(f, open_job(8, 1, 0));
+		submit(f, open_job(6, 1, 0));
+		assert_int_equal(gf_loop_cycle(f->L, 0, &d), GF_OK);
+		assert_int_equal(d.nbinds, 2);
+		assert_int_equal(d.nfailed, 0);
+		x = submit(f, open_job(4, 1, 1));
+		assert_int_equal(gf_loop_cycle(f->L, 1, &d), GF_OK);
+		assert_int_equal(d.nfailed, 1);
+		assert_int_equal(d.failed[0], x);
+		assert_int_equal(tries(f), 3);
+		assert_int_equal(gf_loop_cycle(f->L, 2, &d), GF_OK);
+		assert_int_equal(d.nfailed, 0);
+		assert_int_equal(tries(f), 3);
+		fx_free(f);
+	}
+}
+
+/*
+ * With backoff (10 s doubling to 40 s) a job that failed is not tried again
+ * before its backoff ends, even when room it could use is freed in every
+ * cycle; without backoff it is tried in each.  a holds 4 GPUs of one node,
+ * b 6 of the other; x is a gang of two 4-GPU pods: a pod fits beside a, the
+ * gang does not.
+ */
+static void failed_jobs_back_off(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_loop_decisions d;
+
+	(void)state;
+	two_nodes(n);
+	for (int qp = GF_QP_STRICT_FIFO; qp <= GF_QP_BEST_EFFORT_FIFO; qp++) {
+		for (int bo = 0; bo < 2; bo++) {
+			struct fx *f = fx_backoff((enum gf_queue_policy)qp, n, 2, bo ? 10 : 0, bo ? 40 : 0);
+			uint32_t a = submit(f, open_job(4, 1, 0));
+			uint32_t anode = 0, x;
+			int64_t t;
+
+			submit(f, open_job(6, 1, 0));
+			assert_int_equal(gf_loop_cycle(f->L, 0, &d), GF_OK);
+			assert_int_equal(d.nbinds, 2);
+			for (size_t i = 0; i < d.nbinds; i++)
+				if (d.binds[i].job == a)
+					anode = d.binds[i].node;
+			x = submit(f, open_job(4, 2, 1));
+			assert_int_equal(gf_loop_cycle(f->L, 1, &d), GF_OK);
+			assert_int_equal(d.nfailed, 1);
+			assert_int_equal(d.failed[0], x);
+			uint64_t want = tries(f);
+			if (bo) {
+				assert_true(gf_loop_next_event(f->L, &t));
+				assert_int_equal(t, 11);	/* its backoff's end */
+			}
+			for (int64_t now = 2; now <= 80; now++) {
+				assert_int_equal(gf_loop_nodes_freed(f->L, &anode, 1), GF_OK);
+				assert_int_equal(gf_loop_cycle(f->L, now, &d), GF_OK);
+				bool due = !bo || now == 11 || now == 31 || now == 71;
+				want += due;
+				if (d.nfailed != (due ? 1u : 0u) || tries(f) != want)
+					fail_msg("%s backoff %d at %lld: %zu failed, %llu tries (want %llu)",
+						 gf_queue_policy_name((enum gf_queue_policy)qp), bo, (long long)now,
+						 d.nfailed, (unsigned long long)tries(f), (unsigned long long)want);
+			}
+			/* a ends: x starts, its count cleared */
+			assert_int_equal(gf_loop_end(f->L, a, 120), GF_OK);
+			assert_int_equal(gf_loop_cycle(f->L, 120, &d), GF_OK);
+			assert_int_equal(d.nbinds, 2);
+			assert_int_equal(d.binds[0].job, x);
+			assert_int_equal(d.nfailed, 0);
+			fx_free(f);
+		}
+	}
+}
+
+/* Under strict FIFO a head backing off still blocks the job behind it; best-effort lets it go. */
+static void backoff_keeps_strict_head_blocking(void **state)
+{
+	struct gf_node_spec n[2];
+	struct gf_loop_decisions d;
+
+	(void)state;
+	two_nodes(n);
+	for (int k = 0; k < 2; k++) {
+		enum gf_queue_policy qp = k ? GF_QP_BEST_EFFORT_FIFO : GF_QP_STRICT_FIFO;
+		struct fx *f = fx_backoff(qp, n, 2, 10, 40);
+		uint32_t x, y;
+
+		submit(f, open_job(8, 1, 0));
+		submit(f, open_job(4, 1, 0));
+		assert_int_equal(gf_loop_cycle(f->L, 0, &d), GF_OK);
+		x = submit(f, open_job(8, 1, 1));
+		assert_int_equal(gf_loop_cycle(f->L, 1, &d), GF_OK);
+		assert_int_equal(d.nfailed, 1);
+		assert_int_equal(d.failed[0], x);
+		y = submit(f, open_job(2, 1, 2));
+		assert_int_equal(gf_loop_cycle(f->L, 2, &d), GF_OK);
+		assert_int_equal(d.nbinds, k ? 1 : 0);
+		if (k)
+			assert_int_equal(d.binds[0].job, y);
+		else
+			assert_int_equal(info(f, y).why, GF_LOOP_WHY_BLOCKED);
+		fx_free(f);
+	}
+}
+
 static void pods_placed_by_others_hold_their_room(void **state)
 {
 	struct gf_node_spec n[2];
@@ -2141,6 +2338,10 @@ int main(void)
 		cmocka_unit_test(masked_jobs_are_not_retried_without_a_change),
 		cmocka_unit_test(admission_masks_every_placement),
 		cmocka_unit_test(admission_holds_for_reservations_and_preemption),
+		cmocka_unit_test(reservation_bound_only_where_admitted),
+		cmocka_unit_test(failed_jobs_reported),
+		cmocka_unit_test(failed_jobs_back_off),
+		cmocka_unit_test(backoff_keeps_strict_head_blocking),
 		cmocka_unit_test(pods_placed_by_others_hold_their_room),
 		cmocka_unit_test(loop_on_the_callers_cluster),
 		cmocka_unit_test(live_driven_cycle_agrees_with_the_replay),

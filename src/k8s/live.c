@@ -2336,7 +2336,8 @@ static void gang_submit(gf_live *l, struct lpod *lp, struct lpod **m, uint32_t n
 {
 	struct gf_job_spec js = { .pod = lp->r.eff, .npods = n, .priority = pod_of(l, lp)->req.priority,
 				  .never_preempt = pod_of(l, lp)->preempt_never,
-				  .arrival = t, .duration = GF_LOOP_OPEN, .estimate = deadline_estimate(l, m, n) };
+				  .arrival = t, .duration = GF_LOOP_OPEN, .estimate = deadline_estimate(l, m, n),
+				  .queue = (uint16_t)(l->quota ? pod_qindex(l, pod_of(l, lp), NULL, 0) : 0) };
 	if (finish)
 		js.priority = INT32_MAX; /* the rest of its gang holds its GPUs already: ahead of all */
 	job_budgets(l, pod_of(l, lp), js.budgets);
@@ -2649,6 +2650,31 @@ size_t gf_live_pdb_count(const gf_live *l)
 	return l->npdb;
 }
 
+/* kube: pod lp's job after the cycle: bound, or the attempt failed (the job leaves the loop, lp parked). */
+static void kube_settle(gf_live *l, struct lpod *lp, uint32_t job, const struct gf_loop_decisions *out, gf_err e,
+			int64_t t)
+{
+	const struct gf_loop_bind *b = NULL;
+	for (size_t i = 0; !e && i < out->nbinds && !b; i++)
+		b = out->binds[i].job == job ? &out->binds[i] : NULL;
+	struct gf_live_decision d;
+	memset(&d, 0, sizeof(d));
+	if (b) {
+		take_bound(l, lp, job, b, &d);
+	} else {
+		(void)gf_loop_end(l->loop, job, t); /* leaves the loop's queue */
+		d.result = GF_LIVE_UNSCHEDULABLE;
+		if (e) {
+			cycle_failed(l, e, t, &d);
+		} else {
+			d.reason = why_summary(l, pod_of(l, lp), &lp->r.eff, d.message, sizeof(d.message));
+			lp->r.eff_ok = true;
+		}
+		gf_pod_failed(&lp->r, false, l->now, l->changes.end);
+	}
+	add_decision(l, lp, &d);
+}
+
 static bool run_cycle(gf_live *l)
 {
 	uint32_t id;
@@ -2704,7 +2730,7 @@ static bool run_cycle(gf_live *l)
 			gf_pod_skip(&lp->r); /* parked here while the loop holds it */
 		}
 	}
-	if (!l->ntried && (kube || !l->in_loop || !l->loop))
+	if (!l->ntried && (!l->in_loop || !l->loop))
 		return took;
 	if (!kube && idle_skip(l, t))
 		return took; /* it would decide what the last cycle did */
@@ -2746,29 +2772,18 @@ static bool run_cycle(gf_live *l)
 			idle_note(l, t);
 		return took || l->ndec > 0;
 	}
-	for (size_t k = 0; k < l->ntried; k++) {
-		struct lpod *lp = &l->pods[l->tried[k].slot];
-		uint32_t job = l->tried[k].job;
-		const struct gf_loop_bind *b = NULL;
-		for (size_t i = 0; !e && i < out.nbinds && !b; i++)
-			b = out.binds[i].job == job ? &out.binds[i] : NULL;
-		struct gf_live_decision d;
-		memset(&d, 0, sizeof(d));
-		if (b) {
-			take_bound(l, lp, job, b, &d);
-		} else {
-			(void)gf_loop_end(l->loop, job, t); /* leaves the loop's queue */
-			d.result = GF_LIVE_UNSCHEDULABLE;
-			if (e) {
-				cycle_failed(l, e, t, &d);
-			} else {
-				d.reason = why_summary(l, pod_of(l, lp), &lp->r.eff, d.message, sizeof(d.message));
-				lp->r.eff_ok = true;
-			}
-			gf_pod_failed(&lp->r, false, l->now, l->changes.end);
-		}
-		add_decision(l, lp, &d);
+	/* kube: a pod whose binding failed waits in the loop's queue at its place (gf_live_forget) */
+	for (size_t i = 0; l->in_loop && i < l->npods; i++) {
+		struct lpod *lp = &l->pods[i];
+		if (!lp->used || lp->job == NO_JOB)
+			continue;
+		uint32_t job = lp->job;
+		lp->job = NO_JOB;
+		l->in_loop--;
+		kube_settle(l, lp, job, &out, e, t);
 	}
+	for (size_t k = 0; k < l->ntried; k++)
+		kube_settle(l, &l->pods[l->tried[k].slot], l->tried[k].job, &out, e, t);
 	records_check(l); /* every job of the cycle runs or left the loop */
 	return true;
 }
@@ -2797,9 +2812,8 @@ void gf_live_forget(gf_live *l, const char *uid, bool requeue)
 		return;
 	bool ours = lp->ours;
 	uint32_t job = lp->run;
-	if (ours && job != NO_JOB && l->loop && l->o.queue_policy != GF_QP_KUBE && !(l->job_pod[job] & GANG_JOB) &&
-	    gf_loop_unbind(l->loop, job) == GF_OK) {
-		/* not kube, a job of one: back in the loop's queue at its place (its room free now), parked here */
+	if (ours && job != NO_JOB && l->loop && !(l->job_pod[job] & GANG_JOB) && gf_loop_unbind(l->loop, job) == GF_OK) {
+		/* a job of one: back in the loop's queue at its place (its room free now), parked here */
 		lp->run = NO_JOB;
 		l->nrun--;
 		lp->r.counted = false;
@@ -3190,6 +3204,7 @@ gf_err gf_live_assume_on(gf_live *l, const struct gf_k8s_pod *p, const char *nod
 		lp->seen_s = seen;
 		return e == GF_EXISTS ? GF_RANGE : e;
 	}
+	leave_loop(l, lp); /* waiting in the loop's queue (not kube): bound here instead, one job only */
 	l->job_pod[job] = (uint32_t)(lp - l->pods);
 	lp->run = job;
 	lp->r.counted = true;

@@ -146,6 +146,7 @@ static gf_err create(const struct gf_node_spec *nodes, size_t nnodes, gf_cluster
 
 	if (!nnodes || (unsigned)cfg->policy >= GF_QP_COUNT_ || cfg->horizon <= 0 ||
 	    cfg->sample_every < 0 || cfg->preempt_wait < 0 || cfg->preempt_grace < 0 ||
+	    cfg->backoff_initial < 0 || cfg->backoff_max < cfg->backoff_initial ||
 	    (cfg->estimate_history && cfg->history_prior <= 0) ||
 	    (cfg->preemption && cfg->policy == GF_QP_KUBE))
 		return GF_INVAL;
@@ -249,6 +250,7 @@ void gf_loop_destroy(gf_loop *L)
 	free(L->q_next);
 	free(L->borrowers);
 	free(L->binds);
+	free(L->tried);
 	free(L->evicted);
 	free(L->budget_left);
 	gf_loop_spot_free(L);
@@ -819,6 +821,55 @@ static const uint64_t *job_allowed(gf_loop *L, uint32_t id, const uint64_t *allo
 	return L->admit_mask;
 }
 
+/* Job id was tried in this cycle (room for it in L->tried: made at the cycle's start). */
+static void note_tried(gf_loop *L, uint32_t id)
+{
+	struct job *j = &L->jobs[id];
+	uint32_t c = (uint32_t)(L->stats.cycles % UINT32_MAX) + 1;	/* never 0 */
+
+	if (j->tried_cycle == c || L->ntried >= L->tried_cap)
+		return;
+	j->tried_cycle = c;
+	L->tried[L->ntried++] = id;
+}
+
+/*
+ * The end of a cycle: the jobs it tried that did not start are failed[]
+ * (in place in L->tried); with backoff each waits before its next try (a
+ * wake-up event then), a started one's count is cleared.
+ */
+static gf_err settle_tried(gf_loop *L)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < L->ntried; i++) {
+		uint32_t id = L->tried[i];
+		struct job *j = &L->jobs[id];
+
+		if (j->state != GF_JOB_PENDING) {
+			j->failures = 0;
+			continue;
+		}
+		L->tried[w++] = id;
+		if (!L->cfg.backoff_initial)
+			continue;
+		int64_t d = L->cfg.backoff_initial;
+
+		for (uint32_t k = 1; k < j->failures + 1 && d < L->cfg.backoff_max; k++)
+			d *= 2;
+		d = d < L->cfg.backoff_max ? d : L->cfg.backoff_max;
+		if (j->failures < UINT32_MAX)
+			j->failures++;
+		j->not_before = L->now + d;
+		gf_err err = gf_events_push(&L->events, j->not_before, GF_EV_WAKE, id);
+
+		if (err)
+			return err;
+	}
+	L->ntried = w;
+	return GF_OK;
+}
+
 bool gf_loop_try_job(gf_loop *L, uint32_t id, const uint64_t *allowed)
 {
 	struct job *j = &L->jobs[id];
@@ -848,6 +899,7 @@ bool gf_loop_try_job(gf_loop *L, uint32_t id, const uint64_t *allowed)
 	if (own && !masked_may_fit(L, j, allowed, &p))
 		return false;
 	L->stats.tries++;
+	note_tried(L, id);
 	if (!gf_loop_place_pods(L, L->sched, L->real, &p, allowed, &L->members[j->member0], 0, j->npods)) {
 		if (!allowed)
 			park(L, j);
@@ -878,6 +930,7 @@ static gf_err try_pod(gf_loop *L, uint32_t id, uint32_t member, bool *bound)
 	if (memo && !may_fit(L, j, &p))
 		return GF_OK;
 	L->stats.tries++;
+	note_tried(L, id);
 	if (!gf_loop_place_pods(L, L->sched, L->real, &p, allowed, &L->members[j->member0], member, member + 1)) {
 		if (memo)
 			park(L, j);
@@ -1041,6 +1094,9 @@ static gf_err cycle(gf_loop *L)
 	if ((err = merge_incoming(L)))
 		return err;
 	L->stats.cycles++;
+	L->ntried = 0;
+	if (gf_grow(&L->tried, &L->tried_cap, L->npend + 1, sizeof(*L->tried), 64))
+		return GF_NOMEM;
 	L->cycle_plans = 0;
 	if (L->cfg.estimate_history && (err = refresh_overdue(L)))
 		return err;
@@ -1063,6 +1119,17 @@ static gf_err cycle(gf_loop *L)
 
 		uint8_t qs = L->q_state ? L->q_state[L->jobs[e.job].queue] : Q_OPEN;
 
+		if (L->jobs[e.job].not_before > L->now && !(nahead < L->nres && L->res[nahead].holder == e.job)) {
+			/* backing off: not tried now; a strict queue's head still blocks it */
+			if (gf_loop_ordering(L, e.job) == GF_ORDER_STRICT && !stop && qs != Q_BLOCKED) {
+				if (L->q_state)
+					L->q_state[L->jobs[e.job].queue] = Q_BLOCKED;
+				else
+					stop = true;
+			}
+			L->pend[w++] = e;
+			continue;
+		}
 		if (stop || qs == Q_BLOCKED) {
 			L->jobs[e.job].why = GF_LOOP_WHY_BLOCKED;
 			L->pend[w++] = e;
@@ -1120,7 +1187,7 @@ static gf_err cycle(gf_loop *L)
 	if (L->nborrowers && (err = fair_pass(L)))
 		return err;
 	mark_partials(L);
-	return GF_OK;
+	return settle_tried(L);
 }
 
 /* ---- submission and the run ---- */
@@ -1335,13 +1402,14 @@ gf_err gf_loop_cycle(gf_loop *L, int64_t now, struct gf_loop_decisions *out)
 	if ((err = apply_events(L, now)) || (err = advance(L, now)))
 		return err;
 	L->now = now;
-	L->nbinds = L->nevicted = 0;
+	L->nbinds = L->nevicted = L->ntried = 0;
 	if ((err = cycle(L)))
 		return err;
 	L->stats.now = L->now;
 	if (out)
 		*out = (struct gf_loop_decisions){ .binds = L->binds, .nbinds = L->nbinds,
-						   .evicted = L->evicted, .nevicted = L->nevicted };
+						   .evicted = L->evicted, .nevicted = L->nevicted,
+						   .failed = L->ntried ? L->tried : NULL, .nfailed = L->ntried };
 	return GF_OK;
 }
 
@@ -1559,6 +1627,8 @@ void gf_loop_compact(gf_loop *L, uint32_t *map)
 {
 	uint32_t n = 0;
 	size_t nm = 0, old = L->njobs;
+
+	L->ntried = 0;	/* the last cycle's failed[] goes with its decisions */
 
 	for (size_t id = 0; id < old; id++) {
 		uint8_t st = L->jobs[id].state;

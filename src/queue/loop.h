@@ -227,6 +227,20 @@ struct gf_loop_config {
 	 */
 	const uint64_t *(*admit)(void *ud, uint32_t job);
 	void *admit_ud;
+	/*
+	 * Backoff (kube-scheduler's podInitialBackoff / podMaxBackoff): a job a
+	 * cycle tried (a placement was attempted for it: stats.tries; a job
+	 * parked by the per-shape or its own memo is not tried) and did not
+	 * start is not tried again before now + backoff_initial * 2^(n - 1)
+	 * after n such cycles in a row, at most backoff_max; a wake-up event
+	 * runs a cycle then.  It keeps its place in the queue meanwhile: under
+	 * a strict ordering it blocks the jobs behind it as a head that does
+	 * not fit does; otherwise they go on.  A reservation holder is tried
+	 * regardless.  A start clears the count.
+	 * 0: no backoff (the replay's default).
+	 */
+	int64_t backoff_initial;	/* >= 0 */
+	int64_t backoff_max;		/* >= backoff_initial */
 };
 
 struct gf_loop_sample {
@@ -426,7 +440,9 @@ gf_err gf_loop_preplace(gf_loop *L, const struct gf_job_spec *spec, uint32_t *id
  * the cycle decided, valid until the next call that changes the loop:
  * binds[] the pods it bound (job, member, node, GPUs; a whole gang at once
  * outside kube mode), in the order bound, and evicted[] the running jobs it
- * preempted (back in the queue; their pods must go).  A bound job runs from
+ * preempted (back in the queue; their pods must go), failed[] the pending
+ * jobs it tried and did not start (the caller's FailedScheduling reports:
+ * a job parked by a memo, or backing off, is not tried).  A bound job runs from
  * now (a preemptor from now + preempt_grace).  Pending jobs not started say
  * why in gf_job_info.why.  Several cycles at the same now are allowed.
  * Errors: GF_STATE (now before the loop's clock, or a broken invariant: a
@@ -439,10 +455,13 @@ struct gf_loop_bind {
 };
 
 struct gf_loop_decisions {
-	const struct gf_loop_bind *binds;	/* NULL when nbinds is 0 (likewise evicted) */
+	const struct gf_loop_bind *binds;	/* NULL when nbinds is 0 (likewise evicted, failed) */
 	size_t nbinds;
 	const uint32_t *evicted;
 	size_t nevicted;
+	/* jobs the cycle tried (a placement attempted) that are still pending, in the order tried */
+	const uint32_t *failed;
+	size_t nfailed;
 };
 
 gf_err gf_loop_cycle(gf_loop *L, int64_t now, struct gf_loop_decisions *out);

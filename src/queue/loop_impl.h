@@ -42,6 +42,10 @@ struct job {
 	/* with an admission mask (not the shape's memo): freed-log length when a
 	 * try over every node it may use last found no room; NO_FAIL: none */
 	size_t fail_pos;
+	/* backoff (config.backoff_initial): no try before not_before; failures: tried and not started in a row */
+	int64_t not_before;
+	uint32_t failures;
+	uint32_t tried_cycle;	/* the last cycle that tried it (note_tried's stamp); 0: none */
 	/* with an admission mask: no victim set found while starts and frees stood at these counts */
 	bool nopre_valid;
 	uint64_t nopre_starts;
@@ -155,6 +159,7 @@ struct gf_loop {
 	struct qstate *queues;	/* none: no quotas */
 	size_t nqueues;
 	bool quota_refused;	/* the last gf_loop_try_job failed on a quota, not on room */
+	bool res_unadmitted;	/* bind_reserved: a planned node no longer admits the holder */
 	bool quota_bypass;	/* preplace: a warm start's jobs are already admitted */
 	uint8_t *q_state;	/* strict FIFO, per queue in this cycle: Q_OPEN, Q_BLOCKED, Q_DEFERRED */
 	uint32_t *borrowers;	/* pend indexes of jobs that would borrow, for the fair-share pass */
@@ -169,6 +174,8 @@ struct gf_loop {
 	size_t nbinds, binds_cap;
 	uint32_t *evicted;
 	size_t nevicted, evicted_cap;
+	uint32_t *tried;	/* jobs this cycle tried (a placement attempted), then those that failed */
+	size_t ntried, tried_cap;
 	int64_t *budget_left;	/* disruptions each budget still allows (< 0: violated) */
 	size_t nbudgets, budgets_cap;
 	int64_t start_delay;	/* the next confirm starts the job this much later (a preemptor's grace) */

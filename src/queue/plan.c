@@ -360,6 +360,13 @@ static bool bind_reserved(gf_loop *L, size_t i)
 	struct job *j = &L->jobs[r->holder];
 	struct gf_pod_spec p = gf_loop_pod_of(j);
 
+	const uint64_t *a = gf_loop_admission(L, r->holder);
+
+	for (uint32_t m = 0; a && m < j->npods; m++)
+		if (!(a[r->members[m].node / 64] >> (r->members[m].node % 64) & 1)) {
+			L->res_unadmitted = true;	/* a planned node no longer admits it */
+			return false;
+		}
 	if (!gf_loop_quota_admits(L, j, r->members)) {
 		L->quota_refused = true;
 		return false;
@@ -419,6 +426,7 @@ static bool try_holder(gf_loop *L, size_t i, bool *replan)
 	struct gf_pod_spec p = gf_loop_pod_of(j);
 
 	*replan = false;
+	L->res_unadmitted = false;
 	if (gf_loop_try_job(L, r->holder, NULL)) {
 		if (move_in_shadows(L, i, &p, r->members, &L->members[j->member0], j->npods,
 				    L->now + j->estimate))
@@ -431,7 +439,7 @@ static bool try_holder(gf_loop *L, size_t i, bool *replan)
 		*replan = L->now > r->time;
 		return true;
 	}
-	if (!r->displaced && !L->quota_refused)
+	if (!r->displaced && !L->quota_refused && !L->res_unadmitted)
 		L->stats.late++;	/* a promise broken without a higher priority taking it: a bug */
 	return false;
 }
@@ -538,6 +546,13 @@ gf_err gf_loop_backfill_step(gf_loop *L, uint32_t id, size_t *nahead, bool *ok)
 		if (*ok) {
 			remove_res(L, *nahead);
 			return replan ? gf_loop_drop_reservations(L, *nahead) : GF_OK;
+		}
+		if (L->res_unadmitted) {
+			/* its planned nodes no longer admit it: planned again below, from now */
+			L->res[*nahead].displaced = true;
+			if ((err = gf_loop_drop_reservations(L, *nahead)))
+				return err;
+			return gf_loop_backfill_step(L, id, nahead, ok);
 		}
 		if (L->quota_refused) {
 			/* its queue's quota, not room, holds it back: it holds no room either */

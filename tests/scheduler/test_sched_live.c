@@ -996,6 +996,82 @@ static void test_forget_keeps_queue_place(void **st)
 	gf_live_destroy(l);
 }
 
+/*
+ * kube mode too: a pod whose binding failed goes back to the loop's queue at
+ * its place (gf_loop_unbind), ahead of a pod that came after it, instead of
+ * waiting out a backoff while the later pod takes its room.
+ */
+static void test_forget_keeps_queue_place_kube(void **st)
+{
+	(void)st;
+	gf_live *l;
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	struct gf_k8s_node n = mknode("n1", 1, "H100", 81559, false);
+	gf_live_node_set(l, &n);
+	gf_live_requeue_due(l, 1.0);
+	struct gf_k8s_pod a = deadline_pod("a", 1, 0), b = deadline_pod("b", 1, 0), p;
+	struct gf_live_decision d;
+	gf_live_pod_set(l, &a);
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_string_equal(p.name, "a");
+	assert_false(gf_live_schedule_next(l, &p, &d));
+	gf_live_forget(l, a.uid, false); /* a's binding failed */
+	assert_int_equal(gpus_used(l), 0);
+	gf_live_requeue_due(l, 1.5);
+	gf_live_pod_set(l, &b);
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_string_equal(p.name, "a"); /* its place kept: ahead of b */
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_string_equal(p.name, "b");
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+	assert_int_equal(gpus_used(l), 1);
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+}
+
+/*
+ * Not kube: the extender binds a pod that waits in the loop's queue (the
+ * node freed, before the next cycle): the pod leaves the loop's queue, so a
+ * node that joins later does not get it a second time.
+ */
+static void test_extender_binds_queued_pod(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("backfill", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node n1 = mknode("n1", 1, "H100", 81559, false);
+	gf_live_node_set(l, &n1);
+	gf_live_requeue_due(l, 1.0);
+	struct gf_k8s_pod a = deadline_pod("a", 1, 0), b = deadline_pod("b", 1, 0);
+	struct gf_live_decision d;
+	gf_live_pod_set(l, &a);
+	assert_int_equal(drain(l, NULL, NULL, NULL), 1);
+	gf_live_requeue_due(l, 2.0);
+	gf_live_pod_set(l, &b);
+	assert_int_equal(drain(l, NULL, NULL, &d), 1);
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE); /* b waits in the loop's queue */
+	gf_live_pod_delete(l, a.uid);
+	assert_int_equal(gf_live_assume_on(l, &b, "n1", &d), GF_OK);
+	assert_int_equal(gpus_used(l), 1);
+	struct gf_k8s_node n2 = mknode("n2", 1, "H100", 81559, false);
+	gf_live_node_set(l, &n2);
+	gf_live_requeue_due(l, 3.0);
+	assert_int_equal(drain(l, NULL, NULL, NULL), 0); /* no second placement of b */
+	assert_int_equal(gpus_used(l), 1);
+	struct gf_live_stats s;
+	gf_live_stats(l, &s);
+	assert_int_equal(s.running_pods, 1);
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+}
+
 static void test_running_jobs(void **st)
 {
 	(void)st;
@@ -1933,6 +2009,50 @@ static void test_queue_lookups(void **st)
 	gf_live_destroy(l);
 }
 
+/* A gang is charged to its own Queue (its namespace's), not to the first one. */
+static void test_gang_charged_to_its_queue(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("best-effort-fifo", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp, .queues = true };
+	gf_live *l;
+	gf_gangs *g;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	assert_int_equal(gf_gangs_create(&g), GF_OK);
+	gf_live_set_gangs(l, g);
+	struct gf_k8s_node n0 = mknode("n0", 8, "H100", 81559, false), n1 = mknode("n1", 8, "H100", 81559, false);
+	gf_live_node_set(l, &n0);
+	gf_live_node_set(l, &n1);
+	const char *names[2] = { "q-a", "q-b" };
+	for (int i = 0; i < 2; i++) {
+		struct gf_queue_def d;
+		memset(&d, 0, sizeof(d));
+		snprintf(d.name, sizeof(d.name), "%s", names[i]);
+		d.nominal = 16000;
+		d.borrowing_limit = d.lending_limit = GF_QUOTA_UNLIMITED;
+		d.weight = 1;
+		assert_int_equal(gf_live_queue_set(l, &d, NULL), GF_OK);
+	}
+	assert_int_equal(gf_live_namespace_queue(l, "t", "q-b"), GF_OK);
+	set_group(g, "gq", 2);
+	struct gf_k8s_pod m[2] = { gang_pod("gq-0", "gq"), gang_pod("gq-1", "gq") };
+	gf_live_pod_set(l, &m[0]);
+	gf_live_pod_set(l, &m[1]);
+	struct gf_k8s_pod got[4];
+	struct gf_live_decision gd[4];
+	size_t n = 0;
+	decide_all(l, got, gd, &n, NULL, 0);
+	assert_int_equal(n, 2);
+	int64_t used = -1;
+	assert_true(gf_live_queue_usage(l, "q-b", &used));
+	assert_int_equal(used, 16000);
+	assert_true(gf_live_queue_usage(l, "q-a", &used));
+	assert_int_equal(used, 0);
+	gf_live_destroy(l);
+	gf_gangs_destroy(g);
+}
+
 static uint64_t cycles(gf_live *l)
 {
 	struct gf_live_stats s;
@@ -2272,6 +2392,9 @@ int main(void)
 		cmocka_unit_test(test_empty_pod_masked),
 		cmocka_unit_test(test_target_every_pod),
 		cmocka_unit_test(test_queue_policy_live),
+		cmocka_unit_test(test_gang_charged_to_its_queue),
+		cmocka_unit_test(test_extender_binds_queued_pod),
+		cmocka_unit_test(test_forget_keeps_queue_place_kube),
 		cmocka_unit_test(test_gangs_live),
 		cmocka_unit_test(test_gangs_extra_member),
 		cmocka_unit_test(test_gangs_kube_mode_partial),

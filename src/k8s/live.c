@@ -2659,6 +2659,16 @@ static void kube_settle(gf_live *l, struct lpod *lp, uint32_t job, const struct 
 		b = out->binds[i].job == job ? &out->binds[i] : NULL;
 	struct gf_live_decision d;
 	memset(&d, 0, sizeof(d));
+	bool tried = b || e;
+	for (size_t i = 0; !tried && i < out->nfailed; i++)
+		tried = out->failed[i] == job;
+	if (!tried && lp->refused && lp->r.retry.not_before * 1000.0 > (double)t) {
+		/* a refused binding's backoff (gf_live_forget): it waits at its place, no decision */
+		lp->job = job;
+		l->in_loop++;
+		return;
+	}
+	lp->refused = false;
 	if (b) {
 		take_bound(l, lp, job, b, &d);
 	} else {
@@ -2784,8 +2794,8 @@ static bool run_cycle(gf_live *l)
 	}
 	for (size_t k = 0; k < l->ntried; k++)
 		kube_settle(l, &l->pods[l->tried[k].slot], l->tried[k].job, &out, e, t);
-	records_check(l); /* every job of the cycle runs or left the loop */
-	return true;
+	records_check(l); /* every job of the cycle runs, left the loop or backs off in it */
+	return took || l->ndec > 0;
 }
 
 bool gf_live_schedule_next(gf_live *l, struct gf_k8s_pod *pod, struct gf_live_decision *d)
@@ -2825,6 +2835,10 @@ void gf_live_forget(gf_live *l, const char *uid, bool requeue)
 		lp->note_s = NOTE_NEVER;
 		gf_pod_forget(&l->queue, &lp->r, (uint32_t)(lp - l->pods), ours, false, l->now,
 			      l->changes.end ? l->changes.end - 1 : 0);
+		/* refused (not to be retried at once): the loop waits out the pod's backoff too, or
+		 * every cycle would bind it again; the FIFO's wake-up at its end runs the cycle */
+		if (!requeue)
+			lp->refused = gf_loop_hold(l->loop, job, (int64_t)(lp->r.retry.not_before * 1000.0)) == GF_OK;
 		return;
 	}
 	unaccount(l, lp);

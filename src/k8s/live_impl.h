@@ -163,6 +163,7 @@ struct lpod {
 	bool rules;		/* the pod has a node selector, tolerations or affinity */
 	bool evicted;		/* preemption chose it: being deleted, not accounted ("preemption") */
 	bool held;		/* a preemptor waiting for its node's evicted pods to go */
+	bool refused;		/* its binding was refused: it backs off in the loop's queue (gf_live_forget) */
 	bool placed;		/* a new loop is made: it held room in the old one, at r.gpus */
 	uint32_t gen;
 	uint32_t plen;		/* packed bytes */

@@ -1690,6 +1690,20 @@ gf_err gf_loop_unbind(gf_loop *L, uint32_t id)
 	return GF_OK;
 }
 
+gf_err gf_loop_hold(gf_loop *L, uint32_t id, int64_t until)
+{
+	if (id >= L->njobs)
+		return GF_RANGE;
+	struct job *j = &L->jobs[id];
+
+	if (j->state != GF_JOB_PENDING)
+		return GF_STATE;
+	if (until <= L->now || until <= j->not_before)
+		return GF_OK;
+	j->not_before = until;
+	return gf_events_push(&L->events, until, GF_EV_WAKE, id);
+}
+
 void gf_loop_job(const gf_loop *L, uint32_t id, struct gf_job_info *out)
 {
 	const struct job *j = &L->jobs[id];

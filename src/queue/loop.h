@@ -487,6 +487,17 @@ gf_err gf_loop_end(gf_loop *L, uint32_t id, int64_t now);
 gf_err gf_loop_unbind(gf_loop *L, uint32_t id);
 
 /*
+ * Pending job id is not tried before `until` (loop time), keeping its place
+ * in the queue as a job backing off does (config.backoff_initial: under a
+ * strict ordering it still blocks the jobs behind it; a reservation holder
+ * is tried regardless); a wake-up event runs a cycle then.  The caller's
+ * backoff after a binding the API refused (kube-scheduler's backoff queue),
+ * given after gf_loop_unbind.  An until not after the clock: nothing.
+ * Errors: GF_RANGE (no such job), GF_STATE (not pending), GF_NOMEM.
+ */
+gf_err gf_loop_hold(gf_loop *L, uint32_t id, int64_t until);
+
+/*
  * The time of the earliest queued event (an arrival, an end, a reservation's
  * wake-up): a caller driving the loop runs a cycle then at the latest.
  * false if none is queued.

@@ -1004,6 +1004,7 @@ static void test_forget_keeps_queue_place(void **st)
 static void test_forget_keeps_queue_place_kube(void **st)
 {
 	(void)st;
+	/* requeue: a binding to retry at once (scheduler.c: a transient error, a lost lease) */
 	gf_live *l;
 	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
 	struct gf_k8s_node n = mknode("n1", 1, "H100", 81559, false);
@@ -1016,7 +1017,7 @@ static void test_forget_keeps_queue_place_kube(void **st)
 	assert_int_equal(d.result, GF_LIVE_PLACED);
 	assert_string_equal(p.name, "a");
 	assert_false(gf_live_schedule_next(l, &p, &d));
-	gf_live_forget(l, a.uid, false); /* a's binding failed */
+	gf_live_forget(l, a.uid, true); /* a's binding failed, to be retried */
 	assert_int_equal(gpus_used(l), 0);
 	gf_live_requeue_due(l, 1.5);
 	gf_live_pod_set(l, &b);
@@ -1027,6 +1028,87 @@ static void test_forget_keeps_queue_place_kube(void **st)
 	assert_string_equal(p.name, "b");
 	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
 	assert_int_equal(gpus_used(l), 1);
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+}
+
+/*
+ * Kube mode, a binding the API refused (not to be retried at once): the
+ * pod backs off as kube-scheduler's backoff queue holds it (1 s after the
+ * first failure), so the cycles meanwhile do not bind it again and again;
+ * b gets the node; after the backoff a is tried again.
+ */
+/*
+ * Backfill, a binding the API refused: the job keeps its place in the
+ * loop's queue but is not tried (so not bound again) until the pod's
+ * backoff ends; then it is placed again.
+ */
+static void test_refused_bind_backs_off_loop(void **st)
+{
+	(void)st;
+	enum gf_queue_policy qp;
+	assert_true(gf_queue_policy_find("backfill", &qp));
+	struct gf_live_opts o = { .queue_policy = (int)qp };
+	gf_live *l;
+	assert_int_equal(gf_live_create(&o, &l), GF_OK);
+	struct gf_k8s_node n = mknode("n1", 1, "H100", 81559, false);
+	gf_live_node_set(l, &n);
+	gf_live_requeue_due(l, 1.0);
+	struct gf_k8s_pod a = deadline_pod("a", 1, 0), p;
+	struct gf_live_decision d;
+	gf_live_pod_set(l, &a);
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_string_equal(p.name, "a");
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	gf_live_forget(l, a.uid, false); /* refused */
+	for (double t = 1.1; t < 1.95; t += 0.2) {
+		gf_live_requeue_due(l, t);
+		assert_false(gf_live_schedule_next(l, &p, &d)); /* backing off: not bound again */
+	}
+	gf_live_requeue_due(l, 2.1);
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_string_equal(p.name, "a");
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_int_equal(gpus_used(l), 1);
+	char why[256];
+	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
+	gf_live_destroy(l);
+}
+
+static void test_refused_bind_backs_off_kube(void **st)
+{
+	(void)st;
+	gf_live *l;
+	assert_int_equal(gf_live_create(NULL, &l), GF_OK);
+	struct gf_k8s_node n = mknode("n1", 1, "H100", 81559, false);
+	gf_live_node_set(l, &n);
+	gf_live_requeue_due(l, 1.0);
+	struct gf_k8s_pod a = deadline_pod("a", 1, 0), b = deadline_pod("b", 1, 0), p;
+	struct gf_live_decision d;
+	gf_live_pod_set(l, &a);
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_string_equal(p.name, "a");
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	gf_live_forget(l, a.uid, false); /* refused */
+	gf_live_requeue_due(l, 1.2);
+	assert_false(gf_live_schedule_next(l, &p, &d)); /* backing off: not bound again */
+	gf_live_pod_set(l, &b);
+	gf_live_requeue_due(l, 1.5);
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_string_equal(p.name, "b"); /* skips ahead of a, which backs off */
+	assert_int_equal(d.result, GF_LIVE_PLACED);
+	assert_false(gf_live_schedule_next(l, &p, &d));
+	gf_live_requeue_due(l, 2.5); /* a's backoff is over: tried at its place, b holds the GPU */
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_string_equal(p.name, "a");
+	assert_int_equal(d.result, GF_LIVE_UNSCHEDULABLE);
+	assert_false(gf_live_schedule_next(l, &p, &d));
+	gf_live_pod_delete(l, b.uid);
+	gf_live_requeue_due(l, 5.0); /* the GPU freed, the second backoff (2 s) over: placed */
+	assert_true(gf_live_schedule_next(l, &p, &d));
+	assert_string_equal(p.name, "a");
+	assert_int_equal(d.result, GF_LIVE_PLACED);
 	char why[256];
 	assert_int_equal(gf_live_check(l, why, sizeof(why)), GF_OK);
 	gf_live_destroy(l);
@@ -2395,6 +2477,8 @@ int main(void)
 		cmocka_unit_test(test_gang_charged_to_its_queue),
 		cmocka_unit_test(test_extender_binds_queued_pod),
 		cmocka_unit_test(test_forget_keeps_queue_place_kube),
+		cmocka_unit_test(test_refused_bind_backs_off_kube),
+		cmocka_unit_test(test_refused_bind_backs_off_loop),
 		cmocka_unit_test(test_gangs_live),
 		cmocka_unit_test(test_gangs_extra_member),
 		cmocka_unit_test(test_gangs_kube_mode_partial),

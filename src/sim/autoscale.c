@@ -7,10 +7,10 @@
  * request's nodes joining, a bought node's idle time running out, the next
  * look at the queue (while anything is pending, held or on its way): the
  * loop's cycle at t, then the joins due (gf_loop_node_add, held for their
- * job in gpufleet mode), the holds that end (their job started, or they
- * waited scale_down since joining), the look at the queue when due (the
- * requests), the idle nodes that leave (gf_loop_node_remove), and one more
- * cycle at t when nodes joined or holds ended, so they are used at once.
+ * job in gpufleet mode), the holds that end (their job runs elsewhere or
+ * ended, or they waited scale_down since joining), one more cycle at t when
+ * nodes joined, so they are used at once, then the look at the queue when
+ * due (the requests), and the idle nodes that leave (gf_loop_node_remove).
  *
  * Holds are admission masks (gf_loop_config.admit): while any bought node
  * is present in gpufleet mode, every job gets a mask of the nodes not held
@@ -383,13 +383,14 @@ static gf_err drive(struct run *r)
 		    (err = grow_jobs(r)))
 			return err;
 		holds(r, t);
+		/* joined nodes used at once, before anyone looks at what is still pending */
+		if (changed && (err = gf_loop_cycle(r->L, t, NULL)))
+			return err;
 		if (t >= next_look) {
 			if ((err = look(r, t, &pending)))
 				return err;
 			next_look = t + r->cfg->check_every;
 		}
-		if (changed && (err = gf_loop_cycle(r->L, t, NULL)))
-			return err;
 		if ((err = idle(r, t)))
 			return err;
 	}

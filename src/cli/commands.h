@@ -16,6 +16,7 @@ int gf_cmd_metrics_api(int argc, char **argv);
 int gf_cmd_replay(int argc, char **argv);
 int gf_cmd_replay_serving(int argc, char **argv);
 int gf_cmd_replay_spot(int argc, char **argv);
+int gf_cmd_replay_autoscale(int argc, char **argv);
 int gf_cmd_replay_jobs(int argc, char **argv);
 int gf_cmd_cost(int argc, char **argv);
 int gf_cmd_queue(int argc, char **argv);

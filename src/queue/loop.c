@@ -1658,6 +1658,7 @@ void gf_loop_compact(gf_loop *L, uint32_t *map)
 			L->prev[r].holder = map[L->prev[r].holder];
 	gf_events_remap(&L->events, map, old);
 	L->nbinds = L->nevicted = 0;
+	L->min_prio_n = 0;	/* preempt.c's lowest priority: counted again over the new ids */
 }
 
 gf_err gf_loop_unbind(gf_loop *L, uint32_t id)

@@ -252,9 +252,10 @@ static bool quota_with_victims(gf_loop *L, const struct job *j, bool reclaim, ui
 }
 
 /*
- * The lowest priority of any job the loop holds, kept incrementally: only
- * for loops whose job list is append-only (spot loops: the replay; the
- * live scheduler's gf_loop_clear_jobs would leave it stale).
+ * The lowest priority of any job the loop holds, done ones included (so it
+ * is never above the running jobs' lowest: skipping the victim scan at or
+ * below it stays safe), kept incrementally over the jobs appended since;
+ * gf_loop_compact starts it again.
  */
 static int32_t lowest_priority(gf_loop *L)
 {
